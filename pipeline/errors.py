@@ -1,0 +1,98 @@
+"""One error type for everything a user can get wrong, with a location.
+
+A :class:`Problem` says where (``file:line:col``), which key, what is wrong and, when
+one is obvious, a hint. A :class:`PipelineError` carries one or more problems, so a
+whole file's mistakes are reported in one run. The CLI prints ``str(problem)`` one per
+line and exits 1; nothing a user can cause ends in a traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Location:
+    """A place in a file; ``line`` and ``col`` are 1-based, either may be unknown."""
+
+    file: str | None = None
+    line: int | None = None
+    col: int | None = None
+
+    def __str__(self) -> str:
+        parts = [self.file or "<input>"]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.col is not None:
+                parts.append(str(self.col))
+        return ":".join(parts)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong (or suspicious) in user input."""
+
+    message: str
+    location: Location | None = None
+    key: str | None = None
+    hint: str | None = None
+    severity: Severity = "error"
+    code: str | None = None
+
+    def __str__(self) -> str:
+        head = f"{self.location}: " if self.location else ""
+        key = f"{self.key}: " if self.key else ""
+        tail = f" ({self.hint})" if self.hint else ""
+        label = "warning: " if self.severity == "warning" else ""
+        return f"{head}{label}{key}{self.message}{tail}"
+
+    def at(self, location: Location) -> "Problem":
+        return replace(self, location=location)
+
+    def to_json(self) -> dict:
+        loc = self.location or Location()
+        return {
+            "severity": self.severity,
+            "file": loc.file,
+            "line": loc.line,
+            "col": loc.col,
+            "key": self.key,
+            "message": self.message,
+            "hint": self.hint,
+            "code": self.code,
+        }
+
+
+@dataclass
+class PipelineError(Exception):
+    """Raised for input a user can fix; carries every problem found."""
+
+    problems: tuple[Problem, ...] = field(default_factory=tuple)
+
+    def __init__(self, problems: Problem | str | Iterable[Problem], **kwargs) -> None:
+        if isinstance(problems, str):
+            problems = (Problem(problems, **kwargs),)
+        elif isinstance(problems, Problem):
+            problems = (problems,)
+        self.problems = tuple(problems)
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return "\n".join(str(p) for p in self.problems)
+
+    def __hash__(self) -> int:  # exceptions must stay hashable for tracebacks
+        return id(self)
+
+
+class UsageError(PipelineError):
+    """The command line itself is wrong (exit code 2)."""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """A "did you mean `x`?" hint for the closest choice, or None."""
+    match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"did you mean `{match[0]}`?" if match else None
