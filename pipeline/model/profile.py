@@ -1,0 +1,266 @@
+"""The profile language: pydantic models, strict (``extra="forbid"``) and frozen.
+
+A profile is plain data. Every sentence the model sees is a :class:`~pipeline.model.text.Text`
+field here; every threshold pi hard-codes is a number here. The models check what one
+field can check (types, ranges, enums); checks that span fields or need the variable
+context of a field live in :mod:`pipeline.compiler`. ``docs/profile.md`` documents every
+key; ``pipeline schema`` prints the JSON Schema generated from these classes.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from pipeline.model.text import Text
+
+#: Render inputs a section condition can test for presence.
+InputName = Literal[
+    "custom_prompt",
+    "append_prompt",
+    "context_files",
+    "skills",
+    "tool_guidelines",
+    "caller_guidelines",
+]
+
+SectionKind = Literal[
+    "text",
+    "custom_prompt",
+    "tool_list",
+    "rules",
+    "append_prompt",
+    "context_files",
+    "skills",
+]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+# --------------------------------------------------------------------------- system prompt
+
+
+class When(Strict):
+    """A condition; every listed test must hold (an empty condition always holds)."""
+
+    tools_include: tuple[str, ...] = Field((), description="every one of these tools is selected")
+    tools_exclude: tuple[str, ...] = Field((), description="none of these tools is selected")
+    present: tuple[InputName, ...] = Field((), description="every one of these inputs is present (non-empty)")
+    absent: tuple[InputName, ...] = Field((), description="every one of these inputs is absent (empty)")
+
+
+class Rule(Strict):
+    """One entry of a `rules` section: a fixed text, or the guidelines an input brings."""
+
+    text: Optional[Text] = None
+    from_: Optional[Literal["tool_guidelines", "caller_guidelines"]] = Field(None, alias="from")
+    when: Optional[When] = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "Rule":
+        if (self.text is None) == (self.from_ is None):
+            raise ValueError("a rule has exactly one of `text` or `from`")
+        return self
+
+
+class Section(Strict):
+    """One block of the system prompt. Order in the list is output order.
+
+    Layout: ``separator`` + ``open`` + (``heading`` + newline) + body + ``close``,
+    where the body is ``text`` (kind ``text``), the caller's input (``custom_prompt``,
+    ``append_prompt``) or the items joined by ``item_separator``. A list section with
+    no items renders ``empty`` instead of its items, or is left out when ``empty`` is
+    not set. The first rendered section drops its separator.
+    """
+
+    id: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+    kind: SectionKind = "text"
+    when: Optional[When] = None
+    replaced_by_custom_prompt: bool = Field(
+        False, description="left out when the caller gives a custom prompt"
+    )
+    separator: str = Field("\n\n", description="text between the previous rendered section and this one")
+    open: Text = Text("")
+    heading: Optional[Text] = None
+    text: Optional[Text] = None
+    item: Optional[Text] = None
+    item_separator: str = "\n"
+    empty: Optional[Text] = None
+    close: Text = Text("")
+    rules: tuple[Rule, ...] = ()
+    escape: Literal["none", "xml"] = Field("none", description="escaping of inserted item values")
+
+
+class SystemPrompt(Strict):
+    default_tools: tuple[str, ...] = Field(
+        ("read", "bash", "edit", "write"), description="tools selected when the caller names none"
+    )
+    sections: tuple[Section, ...] = ()
+
+
+# --------------------------------------------------------------------------- templates
+
+TemplateSource = str  # "global", "project", or a path
+
+
+class Templates(Strict):
+    sources: tuple[TemplateSource, ...] = Field(
+        ("global", "project"),
+        description='where prompt templates come from, in order: "global", "project", or paths',
+    )
+    global_dir: str = Field("~/.pi/agent/prompts", description="the user's template directory")
+    project_dir: str = Field(".pi/prompts", description="the project's template directory, relative to the cwd")
+
+
+# --------------------------------------------------------------------------- compaction
+
+
+class SummaryBudget(Strict):
+    history: float = Field(0.8, gt=0, le=1, description="history summary max tokens, fraction of reserve_tokens")
+    turn_prefix: float = Field(0.5, gt=0, le=1, description="split-turn prefix summary, fraction of reserve_tokens")
+
+
+class BranchSummarySettings(Strict):
+    reserve_tokens: int = Field(16384, ge=0)
+    max_tokens: int = Field(2048, gt=0, description="output budget of a branch summary")
+    default_context_window: int = Field(128000, gt=0, description="window assumed when the model's is unknown")
+    summary_share_limit: float = Field(
+        0.9, gt=0, le=1, description="summaries are still taken while the running total is below this share"
+    )
+
+
+class Compaction(Strict):
+    enabled: bool = True
+    reserve_tokens: int = Field(16384, ge=0)
+    keep_recent_tokens: int = Field(20000, ge=0)
+    chars_per_token: int = Field(4, gt=0)
+    image_chars: int = Field(4800, ge=0, description="characters charged per image")
+    tool_result_max_chars: int = Field(2000, gt=0, description="tool results longer than this are cut in summaries")
+    summary_budget: SummaryBudget = SummaryBudget()
+    overflow_retries: int = Field(1, ge=0, description="compact-and-retry attempts per overflow")
+    branch: BranchSummarySettings = BranchSummarySettings()
+
+
+# --------------------------------------------------------------------------- summary
+
+
+class SchemaItem(Strict):
+    heading: str = Field(min_length=1)
+    guidance: Optional[Text] = None
+
+
+class SchemaSection(Strict):
+    heading: str = Field(min_length=1)
+    guidance: Optional[Text] = None
+    items: tuple[SchemaItem, ...] = ()
+    required: bool = True
+
+
+class SchemaFormat(Strict):
+    section_prefix: str = "## "
+    item_prefix: str = "### "
+
+
+class Instructions(Strict):
+    initial: Text
+    update: Text
+    turn_prefix: Text
+    branch: Text
+    custom_label: Text = Field(description="put before custom instructions: `\\n\\n<label>: <instructions>`")
+
+
+class Tags(Strict):
+    conversation: str = "conversation"
+    previous_summary: str = "previous-summary"
+    read_files: str = "read-files"
+    modified_files: str = "modified-files"
+
+
+class Labels(Strict):
+    """Markers of the serialized conversation the summarizer reads."""
+
+    user: str = "[User]: "
+    assistant: str = "[Assistant]: "
+    thinking: str = "[Assistant thinking]: "
+    tool_calls: str = "[Assistant tool calls]: "
+    tool_result: str = "[Tool result]: "
+
+
+class Wrapper(Strict):
+    open: Text
+    close: Text
+
+
+class Projection(Strict):
+    compaction: Wrapper
+    branch: Wrapper
+
+
+class Summary(Strict):
+    system_prompt: Text
+    schema_: tuple[SchemaSection, ...] = Field(alias="schema")
+    branch_schema: tuple[SchemaSection, ...] = ()
+    schema_format: SchemaFormat = SchemaFormat()
+    on_schema_violation: Literal["retry", "warn", "fail"] = "retry"
+    instructions: Instructions
+    tags: Tags = Tags()
+    labels: Labels = Labels()
+    truncation_marker: Text = Field(description="after a cut tool result; `${count}` characters were cut")
+    split_turn_separator: Text = Field(description="between the history summary and the turn-prefix summary")
+    no_history: Text = Field(description="stands for the history summary when a split turn has no history")
+    branch_empty: Text = Field(description="the branch summary when there is nothing to summarize")
+    branch_preamble: Text
+    projection: Projection
+
+
+# --------------------------------------------------------------------------- context conversion
+
+
+class BashExecutionTexts(Strict):
+    """How a user's own shell command (`!cmd`) is shown to the model."""
+
+    ran: Text
+    output: Text
+    no_output: Text
+    cancelled: Text
+    exit_code: Text
+    truncated: Text
+
+
+class Context(Strict):
+    bash_execution: BashExecutionTexts
+
+
+# --------------------------------------------------------------------------- summarizer
+
+
+class Summarizer(Strict):
+    provider: Literal["offline", "openai", "anthropic"] = "offline"
+    model: Optional[str] = None
+    base_url: Optional[str] = None
+    api_key_env: Optional[str] = Field(None, description="the NAME of the environment variable holding the key")
+    max_tokens: Optional[int] = Field(None, gt=0, description="the model's maximum output tokens")
+    context_window: Optional[int] = Field(None, gt=0)
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(3, ge=0)
+
+
+# --------------------------------------------------------------------------- profile
+
+
+class Profile(Strict):
+    """A whole, merged profile (after ``extends:`` is resolved)."""
+
+    schema_ref: Optional[str] = Field(None, alias="$schema", description="editor hint; ignored")
+    version: Literal[1] = 1
+    name: str = Field(min_length=1)
+    description: Optional[str] = None
+    system_prompt: SystemPrompt
+    templates: Templates = Templates()
+    compaction: Compaction = Compaction()
+    summary: Summary
+    context: Context
+    summarizer: Summarizer = Summarizer()

@@ -1,0 +1,121 @@
+"""Text with ``${name}`` context variables, parsed once by ``grammar/profile_text.lark``.
+
+A :class:`Text` is what every prose field of a profile holds: the raw string (kept for
+``explain``, diffs and the JSON Schema) and the parsed parts. ``render`` substitutes
+values in one pass; inserted values are never re-scanned. Which variables a field may
+use is checked by the compiler, which knows each field's context.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Mapping
+
+from lark import Lark, Token, Transformer
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic_core import core_schema
+
+from pipeline.resources import grammar_text
+
+
+@dataclass(frozen=True)
+class Var:
+    """A ``${name}`` reference; ``offset`` is its index in the raw text."""
+
+    name: str
+    offset: int
+    line: int  # 1-based, within the text
+    col: int  # 1-based, within the text
+
+
+Part = str | Var
+
+
+class _ToParts(Transformer):
+    def start(self, items: list[Part]) -> tuple[Part, ...]:
+        merged: list[Part] = []
+        for item in items:
+            if isinstance(item, str) and merged and isinstance(merged[-1], str):
+                merged[-1] += item
+            else:
+                merged.append(item)
+        return tuple(merged)
+
+    def variable(self, tokens: list[Token]) -> Var:
+        tok = tokens[0]
+        return Var(str(tok)[2:-1], tok.start_pos, tok.line, tok.column)
+
+    def escape(self, tokens: list[Token]) -> str:
+        return "${"
+
+    def literal(self, tokens: list[Token]) -> str:
+        return str(tokens[0])
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    return Lark(grammar_text("profile_text.lark"), parser="lalr", propagate_positions=True)
+
+
+@lru_cache(maxsize=4096)
+def _parse(raw: str) -> tuple[Part, ...]:
+    if "$" not in raw:
+        return (raw,) if raw else ()
+    return _ToParts().transform(_parser().parse(raw))
+
+
+class Text:
+    """Immutable parsed text; compares and hashes by its raw string."""
+
+    __slots__ = ("raw", "parts")
+
+    def __init__(self, raw: str) -> None:
+        object.__setattr__(self, "raw", raw)
+        object.__setattr__(self, "parts", _parse(raw))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Text is immutable")
+
+    @property
+    def variables(self) -> tuple[Var, ...]:
+        return tuple(p for p in self.parts if isinstance(p, Var))
+
+    def render(self, values: Mapping[str, str] | None = None, /, **more: str) -> str:
+        """Substitute variables; a variable without a value is an error (a bug, not user input)."""
+        env = {**(values or {}), **more}
+        return "".join(p if isinstance(p, str) else env[p.name] for p in self.parts)
+
+    def __str__(self) -> str:
+        return self.raw
+
+    def __repr__(self) -> str:
+        return f"Text({self.raw!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Text) and other.raw == self.raw
+
+    def __hash__(self) -> int:
+        return hash(self.raw)
+
+    def __bool__(self) -> bool:
+        return bool(self.raw)
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler):
+        from_str = core_schema.no_info_plain_validator_function(cls._coerce)
+        return core_schema.json_or_python_schema(
+            json_schema=core_schema.chain_schema([core_schema.str_schema(), from_str]),
+            python_schema=core_schema.union_schema(
+                [core_schema.is_instance_schema(cls), core_schema.chain_schema([core_schema.str_schema(), from_str])]
+            ),
+            serialization=core_schema.plain_serializer_function_ser_schema(lambda t: t.raw),
+        )
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: Any, handler: GetJsonSchemaHandler):
+        return {"type": "string", "description": "Text; `${name}` inserts a context variable, `$${` a literal `${`."}
+
+    @classmethod
+    def _coerce(cls, value: Any) -> "Text":
+        return value if isinstance(value, Text) else cls(value)
