@@ -1,1 +1,95 @@
-"""llm stage."""
+"""LLM client layer: send a summary request, get a completion back.
+
+Provider-neutral types (:class:`SummaryRequest`, :class:`Completion`, :class:`Usage`),
+two HTTP wire formats on httpx (:class:`OpenAIChatClient`, :class:`AnthropicMessagesClient`),
+one retry policy (:mod:`pipeline.llm.retry`) and :func:`make_client`. This package only
+transports what the caller gives: it holds no prompt text.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pipeline.llm.errors import (
+    LLMAuthError,
+    LLMConfigError,
+    LLMConnectionError,
+    LLMEmptyCompletionError,
+    LLMError,
+    LLMResponseError,
+    LLMRetriesExhaustedError,
+    LLMRetryDelayError,
+    LLMStatusError,
+    LLMTimeoutError,
+)
+from pipeline.llm.types import REASONING_LEVELS, Completion, StopReason, SummaryClient, SummaryRequest, Usage
+
+# The HTTP side (httpx) is imported on first use, so code that only needs the types
+# (the compaction engine, the offline summarizer, CLI start-up) does not pay for it.
+_LAZY = {
+    "AnthropicMessagesClient": "pipeline.llm.anthropic_messages",
+    "THINKING_BUDGETS": "pipeline.llm.anthropic_messages",
+    "thinking_budget": "pipeline.llm.anthropic_messages",
+    "DEFAULT_KEY_ENV": "pipeline.llm.factory",
+    "make_client": "pipeline.llm.factory",
+    "HTTPSummaryClient": "pipeline.llm.http",
+    "OpenAIChatClient": "pipeline.llm.openai_chat",
+    "RetryPolicy": "pipeline.llm.retry",
+    "call_with_retries": "pipeline.llm.retry",
+    "is_retryable_status": "pipeline.llm.retry",
+    "parse_retry_after": "pipeline.llm.retry",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.llm.anthropic_messages import THINKING_BUDGETS, AnthropicMessagesClient, thinking_budget
+    from pipeline.llm.factory import DEFAULT_KEY_ENV, make_client
+    from pipeline.llm.http import HTTPSummaryClient
+    from pipeline.llm.openai_chat import OpenAIChatClient
+    from pipeline.llm.retry import RetryPolicy, call_with_retries, is_retryable_status, parse_retry_after
+
+
+def __getattr__(name: str):
+    """Import the HTTP-side names on first access (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+__all__ = [
+    "AnthropicMessagesClient",
+    "Completion",
+    "DEFAULT_KEY_ENV",
+    "HTTPSummaryClient",
+    "LLMAuthError",
+    "LLMConfigError",
+    "LLMConnectionError",
+    "LLMEmptyCompletionError",
+    "LLMError",
+    "LLMResponseError",
+    "LLMRetriesExhaustedError",
+    "LLMRetryDelayError",
+    "LLMStatusError",
+    "LLMTimeoutError",
+    "OpenAIChatClient",
+    "REASONING_LEVELS",
+    "RetryPolicy",
+    "StopReason",
+    "SummaryClient",
+    "SummaryRequest",
+    "THINKING_BUDGETS",
+    "Usage",
+    "call_with_retries",
+    "is_retryable_status",
+    "make_client",
+    "parse_retry_after",
+    "thinking_budget",
+]

@@ -137,7 +137,8 @@ class LLMRetriesExhaustedError(LLMError):
         self.attempts = attempts
         self.last = last
         label, _, rest = last.message.partition(": ")
-        super().__init__(f"{label}: gave up after {attempts} attempts: {rest}", hint=last.problems[0].hint)
+        tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+        super().__init__(f"{label}: gave up after {tries}: {rest}", hint=last.problems[0].hint)
 
 
 class LLMRetryDelayError(LLMError):

@@ -1,0 +1,263 @@
+"""What both HTTP wire formats share: key lookup, one POST, status and JSON checks.
+
+A subclass says where to send (``default_base_url`` + ``path``), which headers carry the
+key, how to build the body and how to read a 2xx answer; :class:`HTTPSummaryClient` does
+the rest: every :meth:`~HTTPSummaryClient.complete` reads the key from the environment
+variable whose *name* it was given, serialises the body like ``JSON.stringify``, POSTs it
+with a fresh request (no caching headers, no conversation state) and retries through
+:func:`~pipeline.llm.retry.call_with_retries`.
+
+The key is never stored on the client: it is read per call, lives only in locals, and
+every text that can reach an error (server bodies, exception texts) goes through
+:func:`~pipeline.llm.errors.redact` first. Errors are raised outside ``except`` blocks so
+they do not chain to httpx exceptions (whose request objects hold the headers).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from typing import Callable, Mapping
+
+import httpx
+
+from pipeline.jsutil import js_json, js_trim
+from pipeline.llm.errors import (
+    LLMAuthError,
+    LLMConfigError,
+    LLMConnectionError,
+    LLMEmptyCompletionError,
+    LLMError,
+    LLMResponseError,
+    LLMStatusError,
+    LLMTimeoutError,
+    one_line,
+    redact,
+)
+from pipeline.llm.retry import RetryPolicy, call_with_retries, is_retryable_status, parse_retry_after
+from pipeline.llm.types import Completion, SummaryRequest
+
+DEFAULT_TIMEOUT = 600.0
+CONNECT_TIMEOUT = 10.0
+JSONObject = dict  # a decoded JSON object (wire data; checked field by field when read)
+
+
+class HTTPSummaryClient:
+    """Base of the HTTP clients; subclasses define the wire format."""
+
+    provider = ""
+    default_base_url = ""
+    default_key_env = ""
+    path = ""
+
+    def __init__(
+        self,
+        *,
+        model: str = "",
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        env: Mapping[str, str] | None = None,
+        http_client: httpx.Client | None = None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], object] = time.sleep,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
+        if not timeout > 0:
+            raise LLMConfigError(f"{self.provider}: timeout must be > 0 seconds, got {timeout!r}")
+        self.model = model
+        self.base_url = (base_url or self.default_base_url).rstrip("/")
+        self.api_key_env = api_key_env or self.default_key_env
+        self.timeout = float(timeout)
+        self.retry = retry or RetryPolicy()
+        self._env = os.environ if env is None else env
+        self._http = http_client
+        self._owns_http = http_client is None
+        self._transport = transport
+        self._sleep = sleep
+        self._rng = rng
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(model={self.model!r}, url={self.url!r},"
+            f" api_key_env={self.api_key_env!r}, timeout={self.timeout!r})"
+        )
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the HTTP connection pool if this client created it."""
+        if self._http is not None and self._owns_http:
+            self._http.close()
+            self._http = None
+
+    @property
+    def url(self) -> str:
+        """The endpoint requests are POSTed to."""
+        return self.base_url + self.path
+
+    # -- what subclasses define -------------------------------------------------------
+
+    def build_body(self, request: SummaryRequest) -> JSONObject:
+        """The exact JSON body for ``request``; needs no key and sends nothing."""
+        raise NotImplementedError
+
+    def _headers(self, key: str) -> dict[str, str]:
+        raise NotImplementedError
+
+    def _parse(self, data: JSONObject, request: SummaryRequest) -> Completion:
+        raise NotImplementedError
+
+    # -- shared machinery ---------------------------------------------------------------
+
+    def redacted_headers(self) -> dict[str, str]:
+        """The request headers with the key shown as ``$NAME`` of its variable."""
+        return self._headers(f"${self.api_key_env}")
+
+    def resolve_model(self, request: SummaryRequest) -> str:
+        """``request.model``, or the client's model when the request leaves it empty."""
+        model = request.model or self.model
+        if not model:
+            raise LLMConfigError(f"{self.provider}: no model given (set summarizer.model or pass --model)")
+        return model
+
+    def complete(self, request: SummaryRequest) -> Completion:
+        """Send ``request`` (retrying per ``self.retry``) and return the completion."""
+        key = self._api_key()
+        payload = js_json(self.build_body(request)).encode("utf-8")
+        return call_with_retries(
+            lambda: self._attempt(request, payload, key), self.retry, sleep=self._sleep, rng=self._rng
+        )
+
+    def _api_key(self) -> str:
+        value = (self._env.get(self.api_key_env) or "").strip()
+        if not value:
+            raise LLMAuthError(self.provider, self.api_key_env)
+        if not (value.isascii() and value.isprintable()):
+            raise LLMConfigError(
+                f"{self.provider}: the value of {self.api_key_env} cannot be an API key"
+                " (it holds non-ASCII or control characters)"
+            )
+        return value
+
+    def _attempt(self, request: SummaryRequest, payload: bytes, key: str) -> Completion:
+        response = self._post(payload, key)
+        if not 200 <= response.status_code <= 299:
+            raise self._status_error(response, key, request)
+        completion = self._parse(self._decode(response, key), request)
+        if not js_trim(completion.text):
+            raise LLMEmptyCompletionError(self.provider, completion.stop_reason, request.max_tokens)
+        return completion
+
+    def _client(self) -> httpx.Client:
+        if self._http is None:
+            self._http = httpx.Client(transport=self._transport)
+        return self._http
+
+    def _post(self, payload: bytes, key: str) -> httpx.Response:
+        timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT))
+        try:
+            return self._client().post(self.url, content=payload, headers=self._headers(key), timeout=timeout)
+        except httpx.TimeoutException as exc:
+            failure: LLMError = LLMTimeoutError(
+                f"{self.provider}: timed out after {self.timeout:g}s waiting for {self.url} ({type(exc).__name__})"
+            )
+        except (httpx.UnsupportedProtocol, httpx.LocalProtocolError, httpx.InvalidURL) as exc:
+            failure = LLMConfigError(f"{self.provider}: cannot send to {self.url}: {redact(str(exc), key)}")
+        except httpx.TransportError as exc:
+            failure = LLMConnectionError(
+                f"{self.provider}: connection error to {self.url}: {redact(str(exc), key) or type(exc).__name__}"
+            )
+        raise failure
+
+    def _status_error(self, response: httpx.Response, key: str, request: SummaryRequest) -> LLMStatusError:
+        status = response.status_code
+        return LLMStatusError(
+            self.provider,
+            status,
+            error_text(response.content, key),
+            retryable=is_retryable_status(status),
+            retry_after=parse_retry_after(response.headers),
+            hint=self._status_hint(status, request),
+        )
+
+    def _status_hint(self, status: int, request: SummaryRequest) -> str | None:
+        if status in (401, 403):
+            return f"check the API key in {self.api_key_env}"
+        if status == 404:
+            return f"check base_url {self.base_url!r} and model {request.model or self.model!r}"
+        return None
+
+    def _decode(self, response: httpx.Response, key: str) -> JSONObject:
+        try:
+            data = json.loads(response.content)
+        except ValueError:
+            excerpt = one_line(redact(response.content.decode("utf-8", "replace"), key), 120) or "(empty body)"
+            failure = LLMResponseError(
+                f"{self.provider}: invalid JSON in the HTTP {response.status_code} response: {excerpt}",
+                hint=f"is {self.base_url} the {self.provider} API?",
+            )
+        else:
+            message = _error_in_body(data, key)
+            if message is None:
+                return data
+            failure = LLMResponseError(f"{self.provider}: {message}")
+        raise failure
+
+    def unexpected(self, what: str) -> LLMResponseError:
+        """An error for a 2xx JSON answer without a field the wire format requires."""
+        return LLMResponseError(f"{self.provider}: unexpected response: {what}")
+
+
+def _error_in_body(data: object, secret: str) -> str | None:
+    if not isinstance(data, dict):
+        return f"unexpected response: expected a JSON object, got {type(data).__name__}"
+    if "error" in data and "choices" not in data and "content" not in data:
+        found = _message_of(data) or json.dumps(data, ensure_ascii=False)
+        return f"the provider reported an error: {one_line(redact(found, secret))}"
+    return None
+
+
+def error_text(body: bytes, secret: str | None = None) -> str:
+    """The message of an error body (``error.message`` when JSON has one, else the raw
+    text), with ``secret`` redacted before it is shortened (so no part of it survives)."""
+    text = redact(body.decode("utf-8", "replace"), secret)
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return one_line(text)
+    found = _message_of(data)
+    return one_line(redact(found, secret) if found else text)
+
+
+def _message_of(data: object) -> str | None:
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, str):
+            return error
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            kind = error.get("type")
+            return f"{kind}: {error['message']}" if isinstance(kind, str) and kind else error["message"]
+    return None
+
+
+def obj(value: object) -> JSONObject | None:
+    """``value`` if it is a JSON object, else ``None``."""
+    return value if isinstance(value, dict) else None
+
+
+def count(value: object) -> int:
+    """A token count from JSON: a non-negative int, anything else counts as 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def text_of(value: object) -> str | None:
+    """``value`` if it is a string, else ``None``."""
+    return value if isinstance(value, str) else None
