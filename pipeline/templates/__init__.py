@@ -1,1 +1,40 @@
-"""templates stage."""
+"""Prompt templates: the argument language, Markdown template files, ``/name args``.
+
+Behaviour follows pi 0.84.0 (``parseCommandArgs``, ``substituteArgs``,
+``loadPromptTemplates``, ``expandPromptTemplate``); the language itself is defined once,
+in ``grammar/template_args.lark``.
+
+>>> substitute_args("Review $1 focusing on ${@:2}", parse_args("a.py speed 'memory use'"))
+'Review a.py focusing on speed memory use'
+>>> expand_input("/t x", [PromptTemplate("t", "", "[$1][${2:-none}]")])
+'[x][none]'
+"""
+
+from __future__ import annotations
+
+from .analysis import Arity, Finding, TemplateAnalysis, analyze
+from .args import parse_args
+from .discovery import (
+    LoadedTemplates,
+    TemplateSource,
+    agent_dir,
+    default_sources,
+    explicit_sources,
+    load_sources,
+    load_templates,
+    scan_directory,
+)
+from .files import PromptTemplate, read_template
+from .frontmatter import Frontmatter, FrontmatterError, parse_frontmatter, split_frontmatter
+from .invoke import Invocation, expand_input, find_template, match_invocation
+from .nodes import AllArgs, Default, Literal, Node, Pos, Positional, Slice, Template
+from .substitute import parse_template, substitute_args
+
+__all__ = [
+    "AllArgs", "Arity", "Default", "Finding", "Frontmatter", "FrontmatterError", "Invocation",
+    "Literal", "LoadedTemplates", "Node", "Pos", "Positional", "PromptTemplate", "Slice",
+    "Template", "TemplateAnalysis", "TemplateSource", "agent_dir", "analyze", "default_sources",
+    "expand_input", "explicit_sources", "find_template", "load_sources", "load_templates",
+    "match_invocation", "parse_args", "parse_frontmatter", "parse_template", "read_template",
+    "scan_directory", "split_frontmatter", "substitute_args",
+]

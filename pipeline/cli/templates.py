@@ -1,0 +1,93 @@
+"""List the prompt templates pi would offer, with what their bodies expect.
+
+For each template: its name (typed as /name), description (frontmatter `description`,
+else the first body line cut to 60 characters), the `argument-hint` from its
+frontmatter, the arity found by reading the body (`<1>` a position used as $1, `[2]` one
+with a default or only in a slice, `[rest...]`/`[args...]` when $@, $ARGUMENTS or
+${@:N} take the remaining arguments) and the file it comes from. Templates are listed in
+the order pi loads them; a name shadowed by an earlier file is reported as a warning.
+
+Where templates come from: the --templates-dir directories or .md files (repeatable; a
+directory is read without filtering, not recursive). Without --templates-dir, pi's
+default locations: ./.pi/prompts/ relative to the current directory, then
+~/.pi/agent/prompts/ ($PI_CODING_AGENT_DIR/prompts when that is set).
+
+Load problems (unreadable files, broken links, invalid frontmatter) are printed to
+stderr as `path: reason` warnings, then the suspicious spots found in template bodies
+(`${1}`, `$ARGS`, `$0`, an unclosed `${@:2` ...) as `file:line:col: warning: ...`.
+The exit code stays 0.
+
+examples:
+  pipeline templates
+  pipeline templates --templates-dir prompts/ --templates-dir ~/shared/review.md
+  pipeline templates --format json
+
+--format json prints a list of {"name", "description", "argumentHint", "arity": {"hint",
+"required", "optional", "variadicFrom"}, "file", "source", "findings"}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pipeline.cli.expand import add_template_options, emit, load
+
+HELP = "list the prompt templates with their descriptions, argument hints and arity"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_template_options(parser)
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pipeline.jsutil import js_json
+
+    loaded = load(args)
+    for template in loaded:
+        for problem in template.problems():
+            print(problem, file=sys.stderr)
+    if args.format == "json":
+        emit(js_json([_json_item(t) for t in loaded]))
+    else:
+        for line in _table(list(loaded)):
+            emit(line)
+    return 0
+
+
+def _json_item(t) -> dict:
+    arity = t.analyze().arity
+    return {
+        "name": t.name,
+        "description": t.description,
+        "argumentHint": t.argument_hint,
+        "arity": {
+            "hint": arity.hint(),
+            "required": list(arity.required),
+            "optional": list(arity.optional),
+            "variadicFrom": arity.variadic_from,
+        },
+        "file": str(t.path) if t.path else None,
+        "source": t.source,
+        "findings": [p.to_json() for p in t.problems()],
+    }
+
+
+_HEAD = ("NAME", "DESCRIPTION", "ARGUMENT HINT", "ARITY", "FILE")
+
+
+def _table(templates) -> list[str]:
+    if not templates:
+        return ["(no templates found)"]
+    rows = [_HEAD] + [
+        ("/" + t.name, _cell(t.description), _cell(t.argument_hint or "-"),
+         t.analyze().arity.hint() or "-", str(t.path or "-"))
+        for t in templates
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(_HEAD) - 1)]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1] for r in rows]
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()) or "-"

@@ -1,0 +1,121 @@
+"""One prompt template file: a Markdown body with optional YAML frontmatter.
+
+The template's name is the file name minus one trailing ``.md``. Its display description
+is the frontmatter ``description`` when truthy, else the first body line with a
+non-whitespace character, untrimmed, cut to 60 UTF-16 units with ``...`` appended only
+when the line was longer (a cut may leave half an emoji, as in pi). ``argument-hint``
+is kept for autocomplete. Files are read as UTF-8 with replacement characters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Sequence
+
+from pipeline.errors import Location, PipelineError, Problem
+from pipeline.jsutil import js_trim, u16len, u16slice
+
+from .analysis import TemplateAnalysis, analyze
+from .frontmatter import Frontmatter, FrontmatterError, parse_frontmatter
+from .nodes import Template
+from .substitute import parse_template
+from .yamljs import js_string, js_truthy
+
+SourceKind = Literal["project", "user", "path", "inline"]
+DESCRIPTION_LIMIT = 60
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A loaded template; ``template`` is its parsed body."""
+
+    name: str
+    description: str
+    body: str
+    argument_hint: str | None = None
+    path: Path | None = None
+    source: SourceKind = "inline"
+    #: where the body starts in the file (1-based), to locate findings
+    body_line: int = 1
+    body_col: int = 1
+    template: Template = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "template", parse_template(self.body))
+
+    def expand(self, args: Sequence[str]) -> str:
+        """The body with ``args`` substituted."""
+        return self.template.substitute(args)
+
+    def analyze(self) -> TemplateAnalysis:
+        """Static analysis of the body (positions relative to the body)."""
+        return analyze(self.template)
+
+    def problems(self) -> list[Problem]:
+        """The analysis findings as warnings located in the template file."""
+        file = str(self.path) if self.path is not None else f"/{self.name}"
+        return [self._locate(f.to_problem(file)) for f in self.analyze().findings]
+
+    def _locate(self, problem: Problem) -> Problem:
+        loc = problem.location
+        if loc is None or loc.line is None:
+            return problem
+        col = loc.col + self.body_col - 1 if loc.line == 1 and loc.col else loc.col
+        return problem.at(Location(loc.file, loc.line + self.body_line - 1, col))
+
+    @classmethod
+    def from_text(
+        cls, name: str, text: str, *, path: Path | None = None, source: SourceKind = "inline"
+    ) -> "PromptTemplate":
+        """Build from file text; raises :class:`FrontmatterError` for invalid YAML."""
+        fm = parse_frontmatter(text)
+        return cls(name, describe(fm), fm.body, argument_hint(fm), path, source, fm.body_line, fm.body_col)
+
+
+def describe(fm: Frontmatter) -> str:
+    """The display description: frontmatter ``description`` or the first body line."""
+    value = fm.get("description")
+    if js_truthy(value):
+        return js_string(value)
+    return first_line_description(fm.body)
+
+
+def argument_hint(fm: Frontmatter) -> str | None:
+    """The ``argument-hint`` key when truthy, else None."""
+    value = fm.get("argument-hint")
+    return js_string(value) if js_truthy(value) else None
+
+
+def first_line_description(body: str) -> str:
+    """First line with a non-whitespace character, cut to 60 UTF-16 units (+ ``...``)."""
+    for line in body.split("\n"):
+        if js_trim(line):
+            cut = u16slice(line, 0, DESCRIPTION_LIMIT)
+            return cut + "..." if u16len(line) > DESCRIPTION_LIMIT else cut
+    return ""
+
+
+def template_name(path: Path) -> str:
+    """File name minus one trailing ``.md``."""
+    name = path.name
+    return name[:-3] if name.endswith(".md") else name
+
+
+def read_template(path: Path, source: SourceKind = "path") -> PromptTemplate:
+    """Read one template file; raises :class:`PipelineError` (one Problem) when it cannot."""
+    try:
+        text = path.read_bytes().decode("utf-8", "replace")
+    except OSError as err:
+        raise PipelineError(_problem(path, f"cannot read template: {err.strerror or err}",
+                                     "template-unreadable")) from None
+    try:
+        return PromptTemplate.from_text(template_name(path), text, path=path, source=source)
+    except FrontmatterError as err:
+        loc = Location(str(path), err.line, err.col)
+        raise PipelineError(Problem(err.reason, loc, severity="warning", code="template-frontmatter",
+                                    hint="the template is skipped")) from None
+
+
+def _problem(path: Path, message: str, code: str, hint: str | None = "the template is skipped") -> Problem:
+    return Problem(message, Location(str(path)), hint=hint, severity="warning", code=code)

@@ -1,0 +1,124 @@
+"""Parse a template body with ``grammar/template_args.lark`` into :mod:`~.nodes`.
+
+The grammar is the single definition of the argument language; this module only loads
+it (once) and turns lark's parse tree into the frozen node classes.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from lark import Lark, Token, Transformer, v_args
+
+from pipeline.resources import grammar_text
+
+from .nodes import AllArgs, Default, Literal, Node, Pos, Positional, Slice, Template
+
+GRAMMAR_FILE = "template_args.lark"
+
+#: NEAR_* terminal name -> the ``near_miss`` kind stored on the Literal.
+NEAR_MISS_KINDS = {
+    "NEAR_BARE": "bare",
+    "NEAR_OPERATOR": "operator",
+    "NEAR_SPACED": "spaced",
+    "NEAR_SLICE": "slice",
+    "NEAR_UNCLOSED": "unclosed",
+    "NEAR_NEGATIVE": "negative",
+    "NEAR_NAME": "name",
+    "NEAR_DIGIT": "digit",
+}
+
+
+@cache
+def parser() -> Lark:
+    """The LALR parser for the argument language (built on first use)."""
+    return Lark(
+        grammar_text(GRAMMAR_FILE),
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=True,
+        maybe_placeholders=True,
+    )
+
+
+#: Numbers are capped here: no argument list gets anywhere near this long, and Python
+#: refuses to convert strings of more than 4300 digits.
+NUMBER_CAP = 10**30
+
+
+def _number(digits: str) -> int:
+    """The value of an ASCII digit string, capped at :data:`NUMBER_CAP`."""
+    significant = digits.lstrip("0")
+    return int(significant or "0") if len(significant) <= 30 else NUMBER_CAP
+
+
+def _pos(first: Token, last: Token | None = None) -> Pos:
+    end = (last or first).end_pos
+    return Pos(line=first.line, col=first.column, offset=first.start_pos, end=end)
+
+
+@v_args(inline=True)
+class _ToNodes(Transformer):
+    """lark tree -> list of nodes (``start`` builds the Template in :func:`build`)."""
+
+    def text(self, tok: Token) -> Literal:
+        return Literal(str(tok), _pos(tok))
+
+    def near_miss(self, tok: Token) -> Literal:
+        return Literal(str(tok), _pos(tok), NEAR_MISS_KINDS[tok.type])
+
+    def positional(self, tok: Token) -> Positional:
+        return Positional(_number(tok[1:]), _pos(tok))
+
+    def all_args(self, tok: Token) -> AllArgs:
+        return AllArgs(_pos(tok), "@" if tok == "$@" else "ARGUMENTS")
+
+    def index_target(self, tok: Token) -> Positional:
+        return Positional(_number(tok), _pos(tok))
+
+    def all_target(self, tok: Token) -> AllArgs:
+        return AllArgs(_pos(tok), "@" if tok == "@" else "ARGUMENTS")
+
+    def _default(self, opener: Token, target, text: Token | None, closer: Token) -> Default:
+        angle = opener.type.startswith("ANGLE")
+        return Default(target, "" if text is None else str(text), _pos(opener, closer), angle)
+
+    def _slice(self, opener: Token, start: Token, length: Token | None, closer: Token) -> Slice:
+        count = None if length is None else _number(length)
+        return Slice(_number(start), count, _pos(opener, closer), opener.type.startswith("ANGLE"))
+
+    braced_default = angle_default = _default
+    braced_slice = angle_slice = _slice
+
+    def start(self, *nodes: Node) -> list[Node]:
+        return list(nodes)
+
+
+def _merge_text(nodes: list[Node]) -> tuple[Node, ...]:
+    """Join runs of plain Literal nodes (near misses stay separate)."""
+    out: list[Node] = []
+    run: list[Literal] = []
+    for node in nodes:
+        if isinstance(node, Literal) and node.near_miss is None:
+            run.append(node)
+            continue
+        _flush(run, out)
+        out.append(node)
+    _flush(run, out)
+    return tuple(out)
+
+
+def _flush(run: list[Literal], out: list[Node]) -> None:
+    if len(run) == 1:
+        out.append(run[0])
+    elif run:
+        first, last = run[0].pos, run[-1].pos
+        pos = Pos(first.line, first.col, first.offset, last.end)
+        out.append(Literal("".join(n.text for n in run), pos))
+    run.clear()
+
+
+def build(body: str) -> Template:
+    """Parse ``body`` (uncached; see :func:`pipeline.templates.parse_template`)."""
+    tree = parser().parse(body)
+    return Template(body, _merge_text(_ToNodes().transform(tree)))

@@ -1,0 +1,104 @@
+"""Static analysis: usage summary, arity hints and findings with their positions."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from pipeline.templates import Finding, PromptTemplate, analyze
+
+
+def only(body: str) -> Finding:
+    [finding] = analyze(body).findings
+    return finding
+
+
+@pytest.mark.parametrize(("body", "code", "hint_part"), [
+    ("$0", "zero-index", "`$1`"),
+    ("${0:-x}", "zero-index", "numbered from 1"),
+    ("${@:0}", "zero-slice", "`${@:1}`"),
+    ("${@:00:2}", "zero-slice", "`${@:1:2}`"),
+    ("${@:1:0}", "empty-slice", "at least 1"),
+    ("${1}", "bare-brace", "`$1`"),
+    ("${@}", "bare-brace", "`$@`"),
+    ("${ARGUMENTS}", "bare-brace", "`$ARGUMENTS`"),
+    ("$<3>", "bare-brace", "`$<3:-default>`"),
+    ("${1-x}", "bash-operator", "`${1:-x}`"),
+    ("${2:=none}", "bash-operator", "`${2:-none}`"),
+    ("$<1-x>", "bash-operator", "`$<1:-x>`"),
+    ("${ 1:-x}", "blank-in-form", "`${1:-x}`"),
+    ("${@: 2}", "malformed-slice", "`${@:N}`"),
+    ("${@:2:}", "malformed-slice", "`${@:N:L}`"),
+    ("$<@:2", "unclosed-form", "`>`"),
+    ("${1:-no end", "unclosed-form", "`}`"),
+    ("${-1:-d}", "negative-index", "numbered from 1"),
+    ("$ARGS", "argument-name", "`$ARGUMENTS`"),
+    ("$arguments", "argument-name", "`$ARGUMENTS`"),
+    ("${@:-2}", "default-not-slice", "`${@:2}`"),
+    ("${1:-$2}", "placeholder-in-default", "cannot refer"),
+    ("$٣", "non-ascii-digit", "`$3`"),
+    ("$99999999999999999999", "large-index", "check"),
+])
+def test_each_suspicious_form_has_a_finding_with_a_hint(body, code, hint_part):
+    finding = only(body)
+    assert finding.code == code
+    assert hint_part in finding.hint
+    assert (finding.line, finding.col) == (1, 1)
+
+
+def test_finding_positions_are_line_and_column():
+    body = "Intro line\n  then ${1} here\n\tand $ARGS"
+    first, second = analyze(body).findings
+    assert (first.code, first.line, first.col) == ("bare-brace", 2, 8)
+    assert (second.code, second.line, second.col) == ("argument-name", 3, 6)
+
+
+def test_clean_templates_have_no_findings():
+    for body in ["Review $1 focusing on ${@:2}. All: $@", "${1:-main} ${ARGUMENTS:-all}", "$$5 costs", ""]:
+        assert analyze(body).findings == ()
+
+
+def test_severity_is_info_for_forms_that_work_but_read_oddly():
+    assert only("${@:0}").severity == "info"
+    assert only("${@:-1}").severity == "info"
+    assert only("${1}").severity == "warning"
+
+
+@pytest.mark.parametrize(("body", "hint"), [
+    ("Review $1 focusing on ${@:2}", "<1> [rest...]"),
+    ("$1 $2 $@", "<1> <2> [rest...]"),
+    ("$@", "[args...]"),
+    ("${ARGUMENTS:-all}", "[args...]"),
+    ("$1 $3", "<1> [2] <3>"),
+    ("${2:-x} $1", "<1> [2]"),
+    ("${@:2:2}", "[1] [2] [3]"),
+    ("${@:3}", "[1] [2] [rest...]"),
+    ("plain", ""),
+    ("$0 $99999999999999999999", ""),
+])
+def test_arity_hint(body, hint):
+    assert analyze(body).argument_hint == hint
+
+
+def test_usage_summary():
+    a = analyze("$2 ${5:-x} ${@:3:1}")
+    assert (a.highest_positional, a.uses_all_args, a.uses_slices, a.has_defaults) == (5, False, True, True)
+    assert (a.arity.required, a.arity.optional, a.arity.variadic_from) == ((2,), (3, 5), None)
+    b = analyze("${@:-none}")
+    assert (b.highest_positional, b.uses_all_args, b.uses_slices, b.has_defaults) == (0, True, False, True)
+
+
+def test_analysis_is_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        analyze("$1").highest_positional = 3
+
+
+def test_template_file_findings_are_located_in_the_file(tmp_path):
+    text = "---\ndescription: d\n---\n\n  Use ${1} and\n$0 here\n"
+    t = PromptTemplate.from_text("x", text, path=tmp_path / "x.md")
+    first, second = t.problems()
+    assert (first.location.file, first.location.line, first.location.col) == (str(tmp_path / "x.md"), 5, 7)
+    assert (second.location.line, second.location.col, second.code) == (6, 1, "zero-index")
+    assert second.severity == "warning"
+    assert str(first).startswith(f"{tmp_path / 'x.md'}:5:7: warning: `${{1}}`")

@@ -1,0 +1,106 @@
+"""`pipeline expand` and `pipeline templates`, run as real processes on real directories."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def pipeline(*args: str, cwd: Path, env: dict | None = None, stdin: str | None = None):
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args],
+        cwd=cwd, env={**os.environ, **(env or {})}, input=stdin,
+        capture_output=True, text=True, encoding="utf-8", timeout=60,
+    )
+
+
+@pytest.fixture()
+def prompts(tmp_path) -> Path:
+    d = tmp_path / "prompts"
+    d.mkdir()
+    (d / "review.md").write_text(
+        "---\ndescription: Review a file\nargument-hint: <file> [focus...]\n---\n"
+        "Review $1 focusing on ${@:2}. Keep ${1} literal.\n", encoding="utf-8")
+    (d / "bad.md").write_text("---\ndescription: [never closed\n---\nbody\n", encoding="utf-8")
+    os.symlink(d / "gone.md", d / "broken.md")
+    return d
+
+
+def test_expand_uses_the_valid_template_and_reports_the_others(prompts, tmp_path):
+    done = pipeline("expand", "/review src/a.py speed 'memory use'", "--templates-dir", str(prompts), cwd=tmp_path)
+    assert done.returncode == 0
+    assert done.stdout == "Review src/a.py focusing on speed memory use. Keep ${1} literal.\n"
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2
+    broken = next(l for l in lines if l.startswith(f"{prompts / 'broken.md'}: "))
+    bad = next(l for l in lines if l.startswith(f"{prompts / 'bad.md'}:2:14: "))
+    assert "broken symbolic link" in broken and "No such file" in broken
+    assert "invalid YAML frontmatter" in bad and "warning" in bad
+
+
+def test_expand_json(prompts, tmp_path):
+    done = pipeline("expand", "/review\ta.py", "--templates-dir", str(prompts), "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0
+    out = json.loads(done.stdout)
+    assert out == {
+        "input": "/review\ta.py", "template": "review", "file": str(prompts / "review.md"),
+        "args": ["a.py"], "expansion": "Review a.py focusing on . Keep ${1} literal.",
+    }
+
+
+@pytest.mark.parametrize("text", ["/unknown a b", "review a", "/REVIEW a", "/ review"])
+def test_expand_leaves_other_input_unchanged(prompts, tmp_path, text):
+    done = pipeline("expand", text, "--templates-dir", str(prompts), "--format", "json", cwd=tmp_path)
+    out = json.loads(done.stdout)
+    assert (done.returncode, out["template"], out["args"], out["expansion"]) == (0, None, [], text)
+
+
+def test_expand_reads_stdin(prompts, tmp_path):
+    done = pipeline("expand", "-", "--templates-dir", str(prompts), cwd=tmp_path, stdin="/review\nx.py\ny")
+    assert done.stdout == "Review x.py focusing on y. Keep ${1} literal.\n"
+
+
+def test_expand_default_locations(tmp_path):
+    home, proj = tmp_path / "home", tmp_path / "proj"
+    (proj / ".pi" / "prompts").mkdir(parents=True)
+    (home / ".pi" / "agent" / "prompts").mkdir(parents=True)
+    (proj / ".pi" / "prompts" / "hi.md").write_text("project [$1]", encoding="utf-8")
+    (home / ".pi" / "agent" / "prompts" / "hi.md").write_text("user [$1]", encoding="utf-8")
+    (home / ".pi" / "agent" / "prompts" / "bye.md").write_text("user bye $@", encoding="utf-8")
+    env = {"HOME": str(home), "PI_CODING_AGENT_DIR": ""}
+    assert pipeline("expand", "/hi x", cwd=proj, env=env).stdout == "project [x]\n"
+    assert pipeline("expand", "/bye a b", cwd=proj, env=env).stdout == "user bye a b\n"
+
+
+def test_templates_lists_name_description_hint_arity_and_file(prompts, tmp_path):
+    done = pipeline("templates", "--templates-dir", str(prompts), "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0
+    [item] = json.loads(done.stdout)
+    assert (item["name"], item["description"], item["argumentHint"]) == ("review", "Review a file", "<file> [focus...]")
+    assert item["arity"] == {"hint": "<1> [rest...]", "required": [1], "optional": [], "variadicFrom": 2}
+    assert item["file"] == str(prompts / "review.md") and item["source"] == "path"
+    [finding] = item["findings"]
+    assert (finding["code"], finding["line"], finding["col"]) == ("bare-brace", 5, 36)
+    assert "broken symbolic link" in done.stderr and "invalid YAML frontmatter" in done.stderr
+
+
+def test_templates_text_table(prompts, tmp_path):
+    done = pipeline("templates", "--templates-dir", str(prompts), cwd=tmp_path)
+    header, row = done.stdout.splitlines()
+    assert header.split()[:2] == ["NAME", "DESCRIPTION"]
+    assert row.startswith("/review") and "<1> [rest...]" in row and row.endswith(str(prompts / "review.md"))
+    assert f"{prompts / 'review.md'}:5:36: warning: `${{1}}`" in done.stderr
+
+
+def test_help_texts_have_examples(tmp_path):
+    for cmd in ("expand", "templates"):
+        done = pipeline(cmd, "--help", cwd=tmp_path)
+        assert done.returncode == 0
+        assert "examples:" in done.stdout and "~/.pi/agent/prompts" in done.stdout and "--templates-dir" in done.stdout
