@@ -1,1 +1,89 @@
-"""session stage."""
+"""Sessions: pi 0.84.0's append-only JSONL tree store and its projection to LLM context.
+
+Typical use::
+
+    from pipeline.session import ContextTexts, SessionFile, build_context
+
+    session = SessionFile.open("chat.jsonl")       # streaming load; damage in .problems
+    session.entries, session.leaf_id, session.path_to(session.leaf_id)
+    context = build_context(session, ContextTexts.from_profile(profile))
+    context.messages                                 # pi's convertToLlm output (typed)
+    session.append_message({"role": "user", "content": "hi", "timestamp": 1})
+
+Modules: :mod:`~pipeline.session.messages` and :mod:`~pipeline.session.entries` (typed
+models keeping their raw JSON), :mod:`~pipeline.session.reader` (streaming load,
+problems), :mod:`~pipeline.session.migrate` (v1→v2→v3 in memory),
+:mod:`~pipeline.session.tree` (navigation, integrity), :mod:`~pipeline.session.store`
+(appending under a lock), :mod:`~pipeline.session.context` (projection),
+:mod:`~pipeline.session.texts` (the profile words the projection adds).
+"""
+
+from pipeline.session.context import (
+    LAST,
+    LlmContext,
+    ModelRef,
+    SessionContext,
+    bash_execution_text,
+    build_context,
+    build_context_entries,
+    build_session_context,
+    context_entries_of_path,
+    context_settings,
+    convert_to_llm,
+    entry_messages,
+    session_path,
+)
+from pipeline.session.entries import (
+    CURRENT_VERSION,
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    Entry,
+    FileLists,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionHeader,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+    UnknownEntry,
+    parse_entry,
+)
+from pipeline.session.ids import iso_timestamp, new_entry_id, uuid7
+from pipeline.session.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    ContentBlock,
+    Cost,
+    CustomMessage,
+    ImageContent,
+    LlmMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UnknownBlock,
+    UnknownMessage,
+    Usage,
+    UserMessage,
+    parse_message,
+)
+from pipeline.session.store import SessionFile
+from pipeline.session.texts import ContextTexts
+from pipeline.session.tree import SessionTree
+
+__all__ = [
+    "AgentMessage", "AssistantMessage", "BashExecutionMessage", "BranchSummaryEntry", "BranchSummaryMessage",
+    "CURRENT_VERSION", "CompactionEntry", "CompactionSummaryMessage", "ContentBlock", "ContextTexts", "Cost",
+    "CustomEntry", "CustomMessage", "CustomMessageEntry", "Entry", "FileLists", "ImageContent", "LAST",
+    "LabelEntry", "LlmContext", "LlmMessage", "MessageEntry", "ModelChangeEntry", "ModelRef", "SessionContext",
+    "SessionFile", "SessionHeader", "SessionInfoEntry", "SessionTree", "TextContent", "ThinkingContent",
+    "ThinkingLevelChangeEntry", "ToolCall", "ToolResultMessage", "UnknownBlock", "UnknownEntry", "UnknownMessage",
+    "Usage", "UserMessage", "bash_execution_text", "build_context", "build_context_entries",
+    "build_session_context", "context_entries_of_path", "context_settings", "convert_to_llm", "entry_messages",
+    "iso_timestamp", "new_entry_id", "parse_entry", "parse_message", "session_path", "uuid7",
+]

@@ -1,0 +1,347 @@
+"""From a session tree to the LLM context: pi 0.84.0's ``buildSessionContext`` and
+``convertToLlm`` (spec §5).
+
+Two steps, kept apart because the compaction engine uses the first on its own:
+
+1. :func:`build_session_context` — walk the path to the leaf, track the thinking level
+   and model, apply the latest compaction on the path (its summary, then the kept entries
+   from ``firstKeptEntryId`` on, then everything after it) and project each entry into
+   agent messages (:func:`entry_messages`);
+2. :func:`convert_to_llm` — turn pi's own roles into user messages, with the wrapper and
+   shell-command words taken from a :class:`~pipeline.session.texts.ContextTexts`.
+
+Leaf selection follows pi: ``None`` → an empty context; a known id → that entry;
+anything else (the default :data:`LAST`, or an unknown id) → the last entry in file
+order. Odd values in a file (``null`` content, a missing summary, a bad timestamp) are
+treated the way JavaScript treats them, so the result equals pi's for any file pi loads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Protocol, Sequence, Union
+
+from pipeline.session.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomMessageEntry,
+    Entry,
+    MessageEntry,
+    ModelChangeEntry,
+    ThinkingLevelChangeEntry,
+)
+from pipeline.session.jsvalues import MISSING, compact, date_ms, get, js_str, nullish, truthy
+from pipeline.session.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    LlmMessage,
+    ToolResultMessage,
+    UserMessage,
+    parse_message,
+)
+from pipeline.session.texts import ContextTexts
+from pipeline.session.tree import SessionTree
+
+
+class _Last:
+    def __repr__(self) -> str:
+        return "LAST"
+
+
+#: Leaf argument meaning "the last entry in file order" (pi's default).
+LAST: Any = _Last()
+
+class HasTree(Protocol):
+    """A session file (:class:`~pipeline.session.store.SessionFile`): a tree and a current leaf."""
+
+    tree: SessionTree
+    leaf_id: str | None
+
+
+#: Where entries come from: a session file, a tree, or entries in file order.
+Source = Union[HasTree, SessionTree, Sequence[Entry]]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRef:
+    """The model in effect: from the last model change or assistant message on the path.
+
+    ``raw`` is pi's ``{provider, modelId}`` object with the values as found (a missing
+    value is left out, a null one kept).
+    """
+
+    provider: str | None
+    model_id: str | None
+    raw: dict[str, Any]
+
+    @classmethod
+    def of(cls, source: Any, model_key: str) -> "ModelRef":
+        """From a ``model_change`` entry (``modelId``) or an assistant message (``model``)."""
+        raw = compact([("provider", get(source, "provider")), ("modelId", get(source, model_key))])
+        provider, model = raw.get("provider"), raw.get("modelId")
+        return cls(provider if isinstance(provider, str) else None, model if isinstance(model, str) else None, raw)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.raw
+
+
+@dataclass(frozen=True, slots=True)
+class SessionContext:
+    """pi's ``buildSessionContext`` result: agent messages plus the settings on the path."""
+
+    messages: tuple[AgentMessage, ...]
+    thinking_level: str | None
+    model: ModelRef | None
+    thinking_level_json: Any = field(default=MISSING, repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class LlmContext:
+    """The projection all the way to provider messages (``convertToLlm`` applied)."""
+
+    messages: tuple[LlmMessage, ...]
+    agent_messages: tuple[AgentMessage, ...]
+    thinking_level: str | None
+    model: ModelRef | None
+    thinking_level_json: Any = field(default=MISSING, repr=False, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """The oracle's ``build_context`` shape: ``{messages, agentMessages, thinkingLevel, model}``."""
+        return compact([
+            ("messages", [m.raw for m in self.messages]),
+            ("agentMessages", [m.raw for m in self.agent_messages]),
+            ("thinkingLevel", self.thinking_level_json),
+            ("model", self.model.to_json() if self.model else None),
+        ])
+
+
+# --------------------------------------------------------------------------- path
+
+
+def _tree(source: Any) -> SessionTree:
+    if isinstance(source, SessionTree):
+        return source
+    tree = getattr(source, "tree", None)
+    return tree if isinstance(tree, SessionTree) else SessionTree(source)
+
+
+def _default_leaf(source: Any) -> Any:
+    """A session file's current leaf (it moves on append/branch); otherwise the last entry."""
+    return LAST if isinstance(source, SessionTree) else getattr(source, "leaf_id", LAST)
+
+
+def session_path(source: Source, leaf_id: Any = LAST) -> list[Entry]:
+    """pi's ``buildSessionPath``: root → leaf, with pi's leaf rules (see the module doc)."""
+    tree = _tree(source)
+    if leaf_id is None:
+        return []
+    if leaf_id is LAST or leaf_id not in tree:
+        leaf_id = tree.last_id
+    return tree.path_to(leaf_id)
+
+
+def context_entries_of_path(path: Sequence[Entry]) -> list[Entry]:
+    """The compaction-aware entry list of one path (pi's ``buildContextEntries`` after the walk)."""
+    latest = next((e for e in reversed(path) if isinstance(e, CompactionEntry)), None)
+    if latest is None:
+        return list(path)
+    index = next(i for i, e in enumerate(path) if e is latest)
+    kept: list[Entry] = [latest]
+    found = False
+    for entry in path[:index]:
+        found = found or entry.id == latest.first_kept_entry_id
+        if found:
+            kept.append(entry)
+    kept.extend(path[index + 1 :])
+    return kept
+
+
+def build_context_entries(source: Source, leaf_id: Any = LAST) -> list[Entry]:
+    """pi's ``buildContextEntries``: the entries behind the context, latest compaction first."""
+    return context_entries_of_path(session_path(source, leaf_id))
+
+
+# --------------------------------------------------------------------------- entries → messages
+
+
+def entry_messages(entry: Entry) -> list[AgentMessage]:
+    """pi's ``sessionEntryToContextMessages``: what one entry contributes to the context."""
+    if isinstance(entry, MessageEntry):
+        return [_with_content(entry.message)]
+    if isinstance(entry, CustomMessageEntry):
+        return [_custom_message(entry)]
+    if isinstance(entry, BranchSummaryEntry) and truthy(get(entry.raw, "summary")):
+        return [_branch_summary_message(entry)]
+    if isinstance(entry, CompactionEntry):
+        return [_compaction_summary_message(entry)]
+    return []
+
+
+def _with_content(message: AgentMessage) -> AgentMessage:
+    """User/assistant/tool-result messages with null or missing content get ``content: []``."""
+    if message.role in ("user", "assistant", "toolResult") and nullish(get(message.raw, "content")):
+        return parse_message({**message.raw, "content": []})
+    return message
+
+
+def _custom_message(entry: CustomMessageEntry) -> CustomMessage:
+    raw, content = entry.raw, get(entry.raw, "content")
+    return CustomMessage.from_json(compact([
+        ("role", "custom"), ("customType", get(raw, "customType")),
+        ("content", [] if nullish(content) else content), ("display", get(raw, "display")),
+        ("details", get(raw, "details")), ("timestamp", date_ms(get(raw, "timestamp"))),
+    ]))
+
+
+def _branch_summary_message(entry: BranchSummaryEntry) -> BranchSummaryMessage:
+    raw = entry.raw
+    return BranchSummaryMessage.from_json(compact([
+        ("role", "branchSummary"), ("summary", get(raw, "summary")), ("fromId", get(raw, "fromId")),
+        ("timestamp", date_ms(get(raw, "timestamp"))),
+    ]))
+
+
+def _compaction_summary_message(entry: CompactionEntry) -> CompactionSummaryMessage:
+    raw = entry.raw
+    return CompactionSummaryMessage.from_json(compact([
+        ("role", "compactionSummary"), ("summary", get(raw, "summary")),
+        ("tokensBefore", get(raw, "tokensBefore")), ("timestamp", date_ms(get(raw, "timestamp"))),
+    ]))
+
+
+# --------------------------------------------------------------------------- session context
+
+
+def context_settings(path: Sequence[Entry]) -> tuple[str | None, ModelRef | None]:
+    """Thinking level (default ``off``) and model: the last change of each on the path;
+    an assistant message counts as a model change. A change entry without a string
+    level gives ``None``."""
+    thinking, model = _settings(path)
+    return (thinking if isinstance(thinking, str) else None), model
+
+
+def _settings(path: Sequence[Entry]) -> tuple[Any, ModelRef | None]:
+    """The level as its JSON value (:data:`~pipeline.session.jsvalues.MISSING` when absent)."""
+    thinking: tuple[Any] | None = None
+    model: ModelRef | None = None
+    for entry in reversed(path):
+        if thinking is None and isinstance(entry, ThinkingLevelChangeEntry):
+            thinking = (get(entry.raw, "thinkingLevel"),)
+        elif model is None and isinstance(entry, ModelChangeEntry):
+            model = ModelRef.of(entry.raw, "modelId")
+        elif model is None and isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
+            model = ModelRef.of(entry.message.raw, "model")
+        if thinking is not None and model is not None:
+            break
+    return (thinking[0] if thinking else "off"), model
+
+
+def build_session_context(source: Source, leaf_id: Any = LAST) -> SessionContext:
+    """pi's ``buildSessionContext``: agent messages of the leaf's path, plus its settings.
+
+    With a session file and no ``leaf_id``, the file's current leaf is used (as pi's
+    ``SessionManager.buildSessionContext()`` does).
+    """
+    tree = _tree(source)
+    if leaf_id is LAST:
+        leaf_id = _default_leaf(source)
+    path = session_path(tree, leaf_id)
+    thinking, model = _settings(path)
+    messages = tuple(m for e in context_entries_of_path(path) for m in entry_messages(e))
+    return SessionContext(messages, thinking if isinstance(thinking, str) else None, model, thinking)
+
+
+# --------------------------------------------------------------------------- convertToLlm
+
+
+def convert_to_llm(
+    messages: Iterable[AgentMessage], texts: ContextTexts, *, drop_failed: bool = False
+) -> list[LlmMessage]:
+    """pi's ``convertToLlm``: pi's own roles become user messages, unknown roles are dropped.
+
+    ``drop_failed`` also drops assistant messages whose ``stopReason`` is ``error`` or
+    ``aborted``, as pi's provider layer does just before a request (they stay in the file
+    and in pi's ``convertToLlm`` output, so the default keeps them).
+    """
+    out: list[LlmMessage] = []
+    for message in messages:
+        converted = _convert_one(message, texts)
+        if converted is None or (drop_failed and _failed(converted)):
+            continue
+        out.append(converted)
+    return out
+
+
+def _failed(message: LlmMessage) -> bool:
+    return isinstance(message, AssistantMessage) and get(message.raw, "stopReason") in ("error", "aborted")
+
+
+def _convert_one(message: AgentMessage, texts: ContextTexts) -> LlmMessage | None:
+    if isinstance(message, (UserMessage, AssistantMessage, ToolResultMessage)):
+        return message
+    if isinstance(message, BashExecutionMessage):
+        if truthy(get(message.raw, "excludeFromContext")):
+            return None
+        return _user_text(bash_execution_text(message, texts), message)
+    if isinstance(message, CustomMessage):
+        content = get(message.raw, "content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        return UserMessage.from_json(compact([("role", "user"), ("content", blocks), _timestamp(message)]))
+    if isinstance(message, BranchSummaryMessage):
+        return _user_text(_wrap(texts.branch_open, message, texts.branch_close), message)
+    if isinstance(message, CompactionSummaryMessage):
+        return _user_text(_wrap(texts.compaction_open, message, texts.compaction_close), message)
+    return None
+
+
+def _timestamp(message: AgentMessage) -> tuple[str, Any]:
+    return ("timestamp", get(message.raw, "timestamp"))
+
+
+def _user_text(text: str, source: AgentMessage) -> UserMessage:
+    return UserMessage.from_json(
+        compact([("role", "user"), ("content", [{"type": "text", "text": text}]), _timestamp(source)])
+    )
+
+
+def _wrap(open_text: Any, message: AgentMessage, close_text: Any) -> str:
+    return open_text.render() + js_str(get(message.raw, "summary")) + close_text.render()
+
+
+def bash_execution_text(message: BashExecutionMessage, texts: ContextTexts) -> str:
+    """pi's ``bashExecutionToText`` with the profile's words: ran + (output | no output)
+    + (cancelled | non-zero exit code) + (truncated, when there is a full-output path)."""
+    raw = message.raw
+    text = texts.bash_ran.render(command=js_str(get(raw, "command")))
+    output = get(raw, "output")
+    text += texts.bash_output.render(output=js_str(output)) if truthy(output) else texts.bash_no_output.render()
+    code = get(raw, "exitCode")
+    if truthy(get(raw, "cancelled")):
+        text += texts.bash_cancelled.render()
+    elif not nullish(code) and not _is_zero(code):
+        text += texts.bash_exit_code.render(code=js_str(code))
+    path = get(raw, "fullOutputPath")
+    if truthy(get(raw, "truncated")) and truthy(path):
+        text += texts.bash_truncated.render(path=js_str(path))
+    return text
+
+
+def _is_zero(value: Any) -> bool:
+    """``value === 0`` (a boolean is never 0 in JavaScript)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0
+
+
+# --------------------------------------------------------------------------- all at once
+
+
+def build_context(
+    source: Source, texts: ContextTexts, leaf_id: Any = LAST, *, drop_failed: bool = False
+) -> LlmContext:
+    """:func:`build_session_context` then :func:`convert_to_llm` (the oracle's ``build_context``)."""
+    context = build_session_context(source, leaf_id)
+    llm = convert_to_llm(context.messages, texts, drop_failed=drop_failed)
+    return LlmContext(tuple(llm), context.messages, context.thinking_level, context.model, context.thinking_level_json)

@@ -1,0 +1,401 @@
+"""Typed session entries: pi 0.84.0's session file format, version 3 (spec §2.2).
+
+A session file is a header line (:class:`SessionHeader`) followed by one entry per
+line. Every entry has ``type``, ``id`` (8 hex chars), ``parentId`` (``None`` for a
+root) and ``timestamp`` (ISO-8601 UTC with milliseconds); ``id``/``parentId`` form a
+tree. Each model keeps the parsed JSON object in ``raw`` (key order and unknown fields
+included, so an entry is written back byte for byte) and ``line``, the 1-based line it
+was read from (``None`` for entries built in memory). Entry types pi does not define
+become :class:`UnknownEntry` and are kept untouched.
+
+The ``create`` constructors build new entries with their keys in the order pi writes
+them (``custom`` and ``custom_message`` put their own keys before ``id``) and optional
+keys left out when ``None``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping, Union
+
+from pipeline.session.jsvalues import MISSING, compact
+from pipeline.session.messages import (
+    AgentMessage,
+    ContentBlock,
+    Usage,
+    parse_content,
+    parse_message,
+)
+
+Raw = Mapping[str, Any]
+CURRENT_VERSION = 3
+
+
+def _str(d: Raw, key: str) -> str | None:
+    value = d.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _num(d: Raw, key: str) -> int | float | None:
+    value = d.get(key)
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _json(value: Any) -> Any:
+    """A model's JSON (its ``raw``), a plain JSON value as is, ``None`` → key left out."""
+    if value is None:
+        return MISSING
+    return getattr(value, "raw", value)
+
+
+def _content_json(content: Any) -> Any:
+    if isinstance(content, (list, tuple)):
+        return [_json(b) for b in content]
+    return content
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FileLists:
+    """``details`` of a pi-made compaction or branch summary: the files the summary covers."""
+
+    read_files: tuple[str, ...]
+    modified_files: tuple[str, ...]
+
+    @classmethod
+    def from_json(cls, d: Any) -> "FileLists | None":
+        if not isinstance(d, dict):
+            return None
+        read, modified = d.get("readFiles"), d.get("modifiedFiles")
+        if not isinstance(read, list) or not isinstance(modified, list):
+            return None
+        return cls(
+            read_files=tuple(f for f in read if isinstance(f, str)),
+            modified_files=tuple(f for f in modified if isinstance(f, str)),
+        )
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        return {"readFiles": list(self.read_files), "modifiedFiles": list(self.modified_files)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionHeader:
+    """Line 1: ``{"type":"session","version":3,"id":UUIDv7,"timestamp","cwd","parentSession"?}``."""
+
+    version: int | float | None
+    id: str
+    timestamp: str | None
+    cwd: str | None
+    parent_session: str | None
+    raw: Raw
+    line: int | None = field(default=None, compare=False)
+    type: ClassVar[str] = "session"
+
+    @classmethod
+    def from_json(cls, d: Raw, line: int | None = None) -> "SessionHeader":
+        return cls(
+            version=_num(d, "version"), id=d["id"], timestamp=_str(d, "timestamp"), cwd=_str(d, "cwd"),
+            parent_session=_str(d, "parentSession"), raw=d, line=line,
+        )
+
+    @classmethod
+    def create(cls, *, id: str, timestamp: str, cwd: str, parent_session: str | None = None) -> "SessionHeader":
+        raw = compact([
+            ("type", "session"), ("version", CURRENT_VERSION), ("id", id), ("timestamp", timestamp),
+            ("cwd", cwd), ("parentSession", _json(parent_session)),
+        ])
+        return cls.from_json(raw)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _EntryBase:
+    id: str
+    parent_id: str | None
+    timestamp: str | None
+    raw: Raw
+    line: int | None = field(default=None, compare=False)
+
+    @staticmethod
+    def _head(d: Raw, line: int | None) -> dict[str, Any]:
+        parent = d.get("parentId")
+        return {
+            "id": d["id"], "parent_id": parent if isinstance(parent, str) else None,
+            "timestamp": _str(d, "timestamp"), "raw": d, "line": line,
+        }
+
+    def to_json(self) -> Raw:
+        """The entry's JSON object (as read, or as pi would write it)."""
+        return self.raw
+
+
+def _base(kind: str, id: str, parent_id: str | None, timestamp: str) -> list[tuple[str, Any]]:
+    return [("type", kind), ("id", id), ("parentId", parent_id), ("timestamp", timestamp)]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageEntry(_EntryBase):
+    """``type: "message"``: one agent message (any role but the two summary roles)."""
+
+    message: AgentMessage
+    type: ClassVar[str] = "message"
+
+    @classmethod
+    def from_json(cls, d: Raw, line: int | None = None) -> "MessageEntry":
+        return cls(message=parse_message(d["message"]), **cls._head(d, line))
+
+    @classmethod
+    def create(cls, *, id: str, parent_id: str | None, timestamp: str, message: AgentMessage | Raw) -> "MessageEntry":
+        return cls.from_json(compact([*_base("message", id, parent_id, timestamp), ("message", _json(message))]))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingLevelChangeEntry(_EntryBase):
+    """``type: "thinking_level_change"``: ``off|minimal|low|medium|high|xhigh``."""
+
+    thinking_level: str | None
+    type: ClassVar[str] = "thinking_level_change"
+
+    @classmethod
+    def from_json(cls, d: Raw, line: int | None = None) -> "ThinkingLevelChangeEntry":
+        return cls(thinking_level=_str(d, "thinkingLevel"), **cls._head(d, line))
+
+    @classmethod
+    def create(cls, *, id: str, parent_id: str | None, timestamp: str, thinking_level: str) -> "ThinkingLevelChangeEntry":
+        return cls.from_json(dict([*_base(cls.type, id, parent_id, timestamp), ("thinkingLevel", thinking_level)]))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelChangeEntry(_EntryBase):
+    """``type: "model_change"``: the user switched provider/model."""
+
+    provider: str | None
+    model_id: str | None
+    type: ClassVar[str] = "model_change"
+
+    @classmethod
+    def from_json(cls, d: Raw, line: int | None = None) -> "ModelChangeEntry":
+        return cls(provider=_str(d, "provider"), model_id=_str(d, "modelId"), **cls._head(d, line))
+
+    @classmethod
+    def create(cls, *, id: str, parent_id: str | None, timestamp: str, provider: str, model_id: str) -> "ModelChangeEntry":
+        pairs = [*_base(cls.type, id, parent_id, timestamp), ("provider", provider), ("modelId", model_id)]
+        return cls.from_json(dict(pairs))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionEntry(_EntryBase):
+    """``type: "compaction"``: history before ``first_kept_entry_id`` is replaced by ``summary``."""
+
+    summary: str | None
+    first_kept_entry_id: str | None
+    tokens_before: int | float | None
+    details: FileLists | None
+    usage: Usage | None
+    from_hook: bool | None
+    type: ClassVar[str] = "compaction"
+
+    @classmethod
+    def from_json(cls, d: Raw, line: int | None = None) -> "CompactionEntry":
+        hook = d.get("fromHook")
+        return cls(
+            summary=_str(d, "summary"), first_kept_entry_id=_str(d, "firstKeptEntryId"),
+            tokens_before=_num(d, "tokensBefore"), details=FileLists.from_json(d.get("details")),
+            usage=Usage.from_json(d.get("usage")), from_hook=hook if isinstance(hook, bool) else None,
+            **cls._head(d, line),
+        )
+
+    @classmethod
+    def create(
+        cls, *, id: str, parent_id: str | None, timestamp: str, summary: str, first_kept_entry_id: str,
+        tokens_before: int | float, details: Any = None, usage: Any = None, from_hook: bool | None = None,
+    ) -> "CompactionEntry":
+        return cls.from_json(compact([
+            *_base(cls.type, id, parent_id, timestamp), ("summary", summary),
+            ("firstKeptEntryId", first_kept_entry_id), ("tokensBefore", tokens_before),
+            ("details", _json(details)), ("usage", _json(usage)), ("fromHook", _json(from_hook)),
+        ]))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BranchSummaryEntry(_EntryBase):
+    """``type: "branch_summary"``: a summary of the branch the user left (``from_id`` or ``"root"``)."""
+
+    from_id: str | None
+    summary: str | None
+    details: FileLists | None
+    usage: Usage | None
+    from_hook: bool | None
+    type: ClassVar[str] = "branch_summary"
+
+    @classmethod
+    def from_json(cls, d: Raw, line: int | None = None) -> "BranchSummaryEntry":
+        hook = d.get("fromHook")
+        return cls(
+            from_id=_str(d, "fromId"), summary=_str(d, "summary"), details=FileLists.from_json(d.get("details")),
+            usage=Usage.from_json(d.get("usage")), from_hook=hook if isinstance(hook, bool) else None,
+            **cls._head(d, line),
+        )
+
+    @classmethod
+    def create(
+        cls, *, id: str, parent_id: str | None, timestamp: str, from_id: str, summary: str,
+        details: Any = None, usage: Any = None, from_hook: bool | None = None,
+    ) -> "BranchSummaryEntry":
+        return cls.from_json(compact([
+            *_base(cls.type, id, parent_id, timestamp), ("fromId", from_id), ("summary", summary),
+            ("details", _json(details)), ("usage", _json(usage)), ("fromHook", _json(from_hook)),
+        ]))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CustomEntry(_EntryBase):
+    """``type: "custom"``: extension state; never part of the context."""
+
+    custom_type: str | None
+    data: Any
+    type: ClassVar[str] = "custom"
+
+    @classmethod
+    def from_json(cls, d: Raw, line: int | None = None) -> "CustomEntry":
+        return cls(custom_type=_str(d, "customType"), data=d.get("data"), **cls._head(d, line))
+
+    @classmethod
+    def create(cls, *, id: str, parent_id: str | None, timestamp: str, custom_type: str, data: Any = None) -> "CustomEntry":
+        own = [("type", cls.type), ("customType", custom_type), ("data", _json(data))]
+        return cls.from_json(compact([*own, *_base(cls.type, id, parent_id, timestamp)[1:]]))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CustomMessageEntry(_EntryBase):
+    """``type: "custom_message"``: an extension message that does enter the context."""
+
+    custom_type: str | None
+    content: str | tuple[ContentBlock, ...]
+    display: bool | None
+    details: Any
+    type: ClassVar[str] = "custom_message"
+
+    @classmethod
+    def from_json(cls, d: Raw, line: int | None = None) -> "CustomMessageEntry":
+        display = d.get("display")
+        return cls(
+            custom_type=_str(d, "customType"), content=parse_content(d.get("content")),
+            display=display if isinstance(display, bool) else None, details=d.get("details"),
+            **cls._head(d, line),
+        )
+
+    @classmethod
+    def create(
+        cls, *, id: str, parent_id: str | None, timestamp: str, custom_type: str, content: Any,
+        display: bool = True, details: Any = None,
+    ) -> "CustomMessageEntry":
+        own = [
+            ("type", cls.type), ("customType", custom_type), ("content", _content_json(content)),
+            ("display", display), ("details", _json(details)),
+        ]
+        return cls.from_json(compact([*own, *_base(cls.type, id, parent_id, timestamp)[1:]]))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LabelEntry(_EntryBase):
+    """``type: "label"``: set (or, when empty/missing, clear) the label of ``target_id``."""
+
+    target_id: str | None
+    label: str | None
+    type: ClassVar[str] = "label"
+
+    @classmethod
+    def from_json(cls, d: Raw, line: int | None = None) -> "LabelEntry":
+        return cls(target_id=_str(d, "targetId"), label=_str(d, "label"), **cls._head(d, line))
+
+    @classmethod
+    def create(cls, *, id: str, parent_id: str | None, timestamp: str, target_id: str, label: str | None) -> "LabelEntry":
+        pairs = [*_base(cls.type, id, parent_id, timestamp), ("targetId", target_id), ("label", _json(label))]
+        return cls.from_json(compact(pairs))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionInfoEntry(_EntryBase):
+    """``type: "session_info"``: the session's display name (latest wins; empty clears)."""
+
+    name: str | None
+    type: ClassVar[str] = "session_info"
+
+    @classmethod
+    def from_json(cls, d: Raw, line: int | None = None) -> "SessionInfoEntry":
+        return cls(name=_str(d, "name"), **cls._head(d, line))
+
+    @classmethod
+    def create(cls, *, id: str, parent_id: str | None, timestamp: str, name: str) -> "SessionInfoEntry":
+        return cls.from_json(dict([*_base(cls.type, id, parent_id, timestamp), ("name", name)]))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnknownEntry(_EntryBase):
+    """An entry type pi 0.84.0 does not write; kept and written back untouched."""
+
+    entry_type: Any
+    type: ClassVar[str] = "unknown"
+
+    @classmethod
+    def from_json(cls, d: Raw, line: int | None = None) -> "UnknownEntry":
+        return cls(entry_type=d.get("type"), **cls._head(d, line))
+
+
+Entry = Union[
+    MessageEntry, ThinkingLevelChangeEntry, ModelChangeEntry, CompactionEntry, BranchSummaryEntry,
+    CustomEntry, CustomMessageEntry, LabelEntry, SessionInfoEntry, UnknownEntry,
+]
+ENTRY_TYPES: dict[str, Any] = {
+    cls.type: cls
+    for cls in (
+        MessageEntry, ThinkingLevelChangeEntry, ModelChangeEntry, CompactionEntry, BranchSummaryEntry,
+        CustomEntry, CustomMessageEntry, LabelEntry, SessionInfoEntry,
+    )
+}
+
+
+def parse_entry(d: Raw, line: int | None = None) -> Entry:
+    """The typed entry for one JSON object; the caller checked ``id`` is a string and,
+    for ``message`` entries, that ``message`` is an object (see :func:`entry_issues`)."""
+    kind = d.get("type")
+    cls = ENTRY_TYPES.get(kind) if isinstance(kind, str) else None
+    return (cls or UnknownEntry).from_json(d, line)
+
+
+_REQUIRED: dict[str, tuple[tuple[str, type | tuple[type, ...]], ...]] = {
+    "message": (),
+    "thinking_level_change": (("thinkingLevel", str),),
+    "model_change": (("provider", str), ("modelId", str)),
+    "compaction": (("summary", str), ("firstKeptEntryId", str), ("tokensBefore", (int, float))),
+    "branch_summary": (("fromId", str), ("summary", str)),
+    "custom": (("customType", str),),
+    "custom_message": (("customType", str),),
+    "label": (("targetId", str),),
+    "session_info": (),
+}
+
+
+def entry_issues(d: Raw) -> list[tuple[str, str, bool]]:
+    """Shape problems of one entry object: ``(key, message, fatal)``.
+
+    Fatal issues make the entry unusable (no string ``id``; a ``message`` entry without
+    a message object, on which pi itself would crash); the others are reported and the
+    entry is kept, as pi keeps it.
+    """
+    issues: list[tuple[str, str, bool]] = []
+    if not isinstance(d.get("id"), str):
+        issues.append(("id", "entry has no string `id`", True))
+    parent = d.get("parentId", MISSING)
+    if parent is not None and not isinstance(parent, str):
+        issues.append(("parentId", "`parentId` must be a string or null", False))
+    if not isinstance(d.get("timestamp"), str):
+        issues.append(("timestamp", "`timestamp` should be an ISO-8601 string", False))
+    kind = d.get("type")
+    if kind == "message" and not isinstance(d.get("message"), dict):
+        issues.append(("message", "message entry without a `message` object", True))
+    for key, types in _REQUIRED.get(kind, ()) if isinstance(kind, str) else ():
+        value = d.get(key)
+        if not isinstance(value, types) or isinstance(value, bool):
+            issues.append((key, f"{kind} entry: `{key}` is missing or has the wrong type", False))
+    return issues

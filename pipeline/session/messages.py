@@ -1,0 +1,387 @@
+"""Typed views of pi's agent messages and their content blocks (spec §2.1).
+
+Every model keeps ``raw``, the JSON object exactly as read (key order and unknown
+fields included), so writing a message back with :func:`pipeline.jsutil.js_json`
+reproduces pi's bytes. The typed fields are read from ``raw`` leniently: pi never
+validates session files, so a field of the wrong JSON type reads as ``None`` (or an
+empty tuple) here while ``raw`` keeps the original value. New messages are built with
+the ``create`` constructors, which lay keys out in the order pi writes them.
+
+Treat ``raw`` as read-only: models are frozen and share it with the loaded file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping, Union
+
+from pipeline.session.jsvalues import MISSING, compact
+
+Raw = Mapping[str, Any]
+
+
+def _str(d: Raw, key: str) -> str | None:
+    value = d.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _num(d: Raw, key: str) -> int | float | None:
+    value = d.get(key)
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _bool(d: Raw, key: str) -> bool:
+    return d.get(key) is True
+
+
+def _opt(value: Any) -> Any:
+    """``None`` means "leave the key out" in ``create`` constructors."""
+    return MISSING if value is None else value
+
+
+# --------------------------------------------------------------------------- blocks
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextContent:
+    """``{"type": "text", "text": ...}``."""
+
+    text: str
+    raw: Raw
+    type: ClassVar[str] = "text"
+
+    @classmethod
+    def from_json(cls, d: Raw) -> "TextContent":
+        return cls(text=_str(d, "text") or "", raw=d)
+
+    @classmethod
+    def create(cls, text: str) -> "TextContent":
+        return cls.from_json({"type": "text", "text": text})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingContent:
+    """``{"type": "thinking", "thinking": ..., "thinkingSignature"?, "redacted"?}``."""
+
+    thinking: str
+    signature: str | None
+    redacted: bool
+    raw: Raw
+    type: ClassVar[str] = "thinking"
+
+    @classmethod
+    def from_json(cls, d: Raw) -> "ThinkingContent":
+        return cls(
+            thinking=_str(d, "thinking") or "",
+            signature=_str(d, "thinkingSignature"),
+            redacted=_bool(d, "redacted"),
+            raw=d,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ImageContent:
+    """``{"type": "image", "data": base64, "mimeType": ...}``."""
+
+    data: str
+    mime_type: str | None
+    raw: Raw
+    type: ClassVar[str] = "image"
+
+    @classmethod
+    def from_json(cls, d: Raw) -> "ImageContent":
+        return cls(data=_str(d, "data") or "", mime_type=_str(d, "mimeType"), raw=d)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """``{"type": "toolCall", "id", "name", "arguments"}`` inside an assistant message."""
+
+    id: str | None
+    name: str | None
+    arguments: Any
+    raw: Raw
+    type: ClassVar[str] = "toolCall"
+
+    @classmethod
+    def from_json(cls, d: Raw) -> "ToolCall":
+        return cls(id=_str(d, "id"), name=_str(d, "name"), arguments=d.get("arguments"), raw=d)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnknownBlock:
+    """A block of a type pi 0.84.0 does not define (or not an object at all); kept as is."""
+
+    block_type: str | None
+    raw: Any
+    type: ClassVar[str] = "unknown"
+
+
+ContentBlock = Union[TextContent, ThinkingContent, ImageContent, ToolCall, UnknownBlock]
+_BLOCKS = {"text": TextContent, "thinking": ThinkingContent, "image": ImageContent, "toolCall": ToolCall}
+
+
+def parse_block(d: Any) -> ContentBlock:
+    """One content block from its JSON object."""
+    if not isinstance(d, dict):
+        return UnknownBlock(block_type=None, raw=d)
+    kind = d.get("type")
+    cls = _BLOCKS.get(kind) if isinstance(kind, str) else None
+    return cls.from_json(d) if cls else UnknownBlock(block_type=kind if isinstance(kind, str) else None, raw=d)
+
+
+def parse_content(value: Any) -> str | tuple[ContentBlock, ...]:
+    """``content``: a string, or a list of blocks (anything else reads as no blocks)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return tuple(parse_block(b) for b in value)
+    return ()
+
+
+def _content_json(content: str | tuple[ContentBlock, ...]) -> Any:
+    return content if isinstance(content, str) else [b.raw for b in content]
+
+
+# --------------------------------------------------------------------------- usage
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cost:
+    """``usage.cost`` in dollars."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+    total: float
+    raw: Raw
+
+    @classmethod
+    def from_json(cls, d: Raw) -> "Cost":
+        n = lambda k: _num(d, k) or 0  # noqa: E731
+        return cls(
+            input=n("input"), output=n("output"), cache_read=n("cacheRead"),
+            cache_write=n("cacheWrite"), total=n("total"), raw=d,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """Token usage of one LLM call (an assistant message, a compaction or a branch summary)."""
+
+    input: int | float
+    output: int | float
+    cache_read: int | float
+    cache_write: int | float
+    total_tokens: int | float
+    cost: Cost | None
+    raw: Raw
+
+    @classmethod
+    def from_json(cls, d: Any) -> "Usage | None":
+        if not isinstance(d, dict):
+            return None
+        n = lambda k: _num(d, k) or 0  # noqa: E731
+        cost = d.get("cost")
+        return cls(
+            input=n("input"), output=n("output"), cache_read=n("cacheRead"),
+            cache_write=n("cacheWrite"), total_tokens=n("totalTokens"),
+            cost=Cost.from_json(cost) if isinstance(cost, dict) else None, raw=d,
+        )
+
+
+# --------------------------------------------------------------------------- messages
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserMessage:
+    """``role: "user"``: text or text/image blocks."""
+
+    content: str | tuple[ContentBlock, ...]
+    timestamp: int | float | None
+    raw: Raw
+    role: ClassVar[str] = "user"
+
+    @classmethod
+    def from_json(cls, d: Raw) -> "UserMessage":
+        return cls(content=parse_content(d.get("content")), timestamp=_num(d, "timestamp"), raw=d)
+
+    @classmethod
+    def create(cls, content: str | tuple[ContentBlock, ...] | list, timestamp: int | float | None) -> "UserMessage":
+        blocks = content if isinstance(content, str) else tuple(content)
+        raw = compact([("role", "user"), ("content", _content_json(blocks)), ("timestamp", _opt(timestamp))])
+        return cls.from_json(raw)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssistantMessage:
+    """``role: "assistant"``: text, thinking and tool-call blocks plus provider metadata."""
+
+    content: tuple[ContentBlock, ...]
+    api: str | None
+    provider: str | None
+    model: str | None
+    usage: Usage | None
+    stop_reason: str | None
+    error_message: str | None
+    timestamp: int | float | None
+    raw: Raw
+    role: ClassVar[str] = "assistant"
+
+    @classmethod
+    def from_json(cls, d: Raw) -> "AssistantMessage":
+        content = parse_content(d.get("content"))
+        return cls(
+            content=() if isinstance(content, str) else content,
+            api=_str(d, "api"), provider=_str(d, "provider"), model=_str(d, "model"),
+            usage=Usage.from_json(d.get("usage")), stop_reason=_str(d, "stopReason"),
+            error_message=_str(d, "errorMessage"), timestamp=_num(d, "timestamp"), raw=d,
+        )
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        return tuple(b for b in self.content if isinstance(b, ToolCall))
+
+    @property
+    def failed(self) -> bool:
+        """True for ``stopReason`` ``error`` or ``aborted`` (the provider layer drops these)."""
+        return self.stop_reason in ("error", "aborted")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResultMessage:
+    """``role: "toolResult"``: the output of one tool call."""
+
+    tool_call_id: str | None
+    tool_name: str | None
+    content: tuple[ContentBlock, ...]
+    is_error: bool
+    timestamp: int | float | None
+    raw: Raw
+    role: ClassVar[str] = "toolResult"
+
+    @classmethod
+    def from_json(cls, d: Raw) -> "ToolResultMessage":
+        content = parse_content(d.get("content"))
+        return cls(
+            tool_call_id=_str(d, "toolCallId"), tool_name=_str(d, "toolName"),
+            content=() if isinstance(content, str) else content,
+            is_error=_bool(d, "isError"), timestamp=_num(d, "timestamp"), raw=d,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BashExecutionMessage:
+    """``role: "bashExecution"``: a user ``!command`` and its output (pi's own role)."""
+
+    command: str | None
+    output: str | None
+    exit_code: int | float | None
+    cancelled: bool
+    truncated: bool
+    full_output_path: str | None
+    exclude_from_context: bool
+    timestamp: int | float | None
+    raw: Raw
+    role: ClassVar[str] = "bashExecution"
+
+    @classmethod
+    def from_json(cls, d: Raw) -> "BashExecutionMessage":
+        return cls(
+            command=_str(d, "command"), output=_str(d, "output"), exit_code=_num(d, "exitCode"),
+            cancelled=_bool(d, "cancelled"), truncated=_bool(d, "truncated"),
+            full_output_path=_str(d, "fullOutputPath"),
+            exclude_from_context=_bool(d, "excludeFromContext"), timestamp=_num(d, "timestamp"), raw=d,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CustomMessage:
+    """``role: "custom"``: an extension's message for the model (``hookMessage`` before v3)."""
+
+    custom_type: str | None
+    content: str | tuple[ContentBlock, ...]
+    display: bool
+    details: Any
+    timestamp: int | float | None
+    raw: Raw
+    role: ClassVar[str] = "custom"
+
+    @classmethod
+    def from_json(cls, d: Raw) -> "CustomMessage":
+        return cls(
+            custom_type=_str(d, "customType"), content=parse_content(d.get("content")),
+            display=_bool(d, "display"), details=d.get("details"), timestamp=_num(d, "timestamp"), raw=d,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BranchSummaryMessage:
+    """``role: "branchSummary"``: what a ``branch_summary`` entry projects to."""
+
+    summary: str | None
+    from_id: str | None
+    timestamp: int | float | None
+    raw: Raw
+    role: ClassVar[str] = "branchSummary"
+
+    @classmethod
+    def from_json(cls, d: Raw) -> "BranchSummaryMessage":
+        return cls(summary=_str(d, "summary"), from_id=_str(d, "fromId"), timestamp=_num(d, "timestamp"), raw=d)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionSummaryMessage:
+    """``role: "compactionSummary"``: what a ``compaction`` entry projects to."""
+
+    summary: str | None
+    tokens_before: int | float | None
+    timestamp: int | float | None
+    raw: Raw
+    role: ClassVar[str] = "compactionSummary"
+
+    @classmethod
+    def from_json(cls, d: Raw) -> "CompactionSummaryMessage":
+        return cls(
+            summary=_str(d, "summary"), tokens_before=_num(d, "tokensBefore"),
+            timestamp=_num(d, "timestamp"), raw=d,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnknownMessage:
+    """A message whose role pi 0.84.0 does not know; kept, never sent to the model."""
+
+    message_role: str | None
+    raw: Raw
+    role: ClassVar[str] = "unknown"
+
+    @property
+    def timestamp(self) -> Any:
+        return self.raw.get("timestamp")
+
+
+AgentMessage = Union[
+    UserMessage, AssistantMessage, ToolResultMessage, BashExecutionMessage,
+    CustomMessage, BranchSummaryMessage, CompactionSummaryMessage, UnknownMessage,
+]
+#: What :func:`pipeline.session.context.convert_to_llm` returns.
+LlmMessage = Union[UserMessage, AssistantMessage, ToolResultMessage]
+
+_ROLES: dict[str, Any] = {
+    cls.role: cls
+    for cls in (
+        UserMessage, AssistantMessage, ToolResultMessage, BashExecutionMessage,
+        CustomMessage, BranchSummaryMessage, CompactionSummaryMessage,
+    )
+}
+
+
+def parse_message(d: Raw) -> AgentMessage:
+    """The typed view of one message object (dispatch on ``role``)."""
+    role = d.get("role")
+    cls = _ROLES.get(role) if isinstance(role, str) else None
+    if cls is None:
+        return UnknownMessage(message_role=role if isinstance(role, str) else None, raw=d)
+    return cls.from_json(d)

@@ -1,0 +1,226 @@
+"""Streaming reader for session files: lines → JSON objects → typed entries.
+
+The file is read line by line (split on ``\\n`` only, as pi splits it); only the parsed
+objects are kept, never the text, so a 150 MB file costs one copy in memory. Nothing
+is dropped silently: every line pi would skip is reported as a located
+:class:`~pipeline.errors.Problem` (``file:line``):
+
+* ``session.torn-line`` — the last line has no newline and does not parse (a crash
+  mid-write); left out of the context;
+* ``session.not-json`` / ``session.not-object`` — a complete line that is not a JSON object;
+* ``session.blank-line``, ``session.extra-header`` (a second ``type: "session"`` line,
+  which pi ignores) and ``session.no-newline`` (a complete last line without its
+  newline) — warnings;
+* shape problems of single entries (``session.bad-entry``) and unknown entry types
+  or message roles (``session.unknown-type``, warnings).
+
+Tree problems (duplicate ids, dangling parents, cycles) are found by
+:mod:`pipeline.session.tree`.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, Iterator
+
+from pipeline.errors import Location, PipelineError, Problem
+from pipeline.jsutil import js_trim
+from pipeline.session.entries import Entry, MessageEntry, SessionHeader, entry_issues, parse_entry
+from pipeline.session.messages import UnknownMessage
+from pipeline.session.migrate import header_version, migrate, needs_migration
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+#: ``JSON.parse``: like Python's decoder minus ``NaN``/``Infinity``.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+@dataclass
+class Scanner:
+    """Turns raw lines into JSON objects, counting lines and bytes and reporting bad lines."""
+
+    file: str
+    line: int = 0
+    offset: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    tail_start: int | None = None  # offset of an unterminated last line
+    torn: Problem | None = None
+
+    def scan(self, lines: Iterator[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
+        """Yield ``(line number, object)`` for every line holding a JSON object."""
+        for raw in lines:
+            self.line += 1
+            start, self.offset = self.offset, self.offset + len(raw)
+            terminated = raw.endswith(b"\n")
+            self.tail_start = None if terminated else start
+            obj = self._decode(raw, terminated)
+            if obj is not None:
+                yield self.line, obj
+
+    def _decode(self, raw: bytes, terminated: bool) -> dict[str, Any] | None:
+        text = raw.decode("utf-8", "replace")
+        if text[:1] != "{" and not js_trim(text):
+            self.report("blank line (skipped)", "session.blank-line", "warning")
+            return None
+        try:
+            obj = _DECODER.decode(text)
+        except ValueError as err:
+            return self._bad_json(err, terminated)
+        if not isinstance(obj, dict):
+            self.report(f"line is JSON but not an object ({type(obj).__name__}); skipped", "session.not-object")
+            return None
+        if not terminated:
+            self.report("last line has no newline; the next append starts a new line", "session.no-newline", "warning")
+        return obj
+
+    def _bad_json(self, err: ValueError, terminated: bool) -> None:
+        if terminated:
+            self.report(f"line is not valid JSON ({_reason(err)}); skipped", "session.not-json")
+            return None
+        self.torn = self.report(
+            "torn last line (a write was cut short); left out", "session.torn-line",
+            hint="the next append starts on a fresh line",
+        )
+        return None
+
+    def report(self, message: str, code: str, severity: str = "error", hint: str | None = None) -> Problem:
+        problem = Problem(message, Location(self.file, self.line), severity=severity, code=code, hint=hint)
+        self.problems.append(problem)
+        return problem
+
+
+def _reason(err: ValueError) -> str:
+    return getattr(err, "msg", None) or str(err)
+
+
+def is_header(obj: dict[str, Any]) -> bool:
+    """pi's header test: ``type == "session"`` and a string ``id``."""
+    return obj.get("type") == "session" and isinstance(obj.get("id"), str)
+
+
+@dataclass
+class Loaded:
+    """Everything read from one file."""
+
+    header: SessionHeader
+    entries: list[Entry]
+    problems: list[Problem]
+    migrated_from: Any  # the file's version when it was migrated in memory, else None
+    scanner: Scanner
+
+
+def load(path: Path) -> Loaded:
+    """Read a session file; raises :class:`PipelineError` when it is not a session at all."""
+    label = str(path)
+    scanner = Scanner(label)
+    with _no_gc():
+        try:
+            with open(path, "rb") as handle:
+                header_line, objects = _read_objects(handle, scanner)
+        except OSError as err:
+            raise PipelineError(Problem(f"cannot read session file: {err.strerror or err}", Location(label))) from None
+        if header_line is None:
+            raise PipelineError(_not_a_session(label, None))
+        return _finish(label, header_line, objects, scanner)
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many acyclic objects.
+
+    Loading creates millions of small dicts that all stay alive; every collection pass
+    would walk all of them again (more than half the load time for a 100k-entry file).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _read_objects(handle: BinaryIO, scanner: Scanner) -> tuple[tuple[int, dict] | None, list[tuple[int, dict]]]:
+    header: tuple[int, dict] | None = None
+    objects: list[tuple[int, dict]] = []
+    for line, obj in scanner.scan(iter(handle)):
+        if header is None:
+            if not is_header(obj):
+                raise PipelineError(_not_a_session(scanner.file, line))
+            header = (line, obj)
+        elif obj.get("type") == "session":
+            scanner.report("a second session header (ignored, as pi ignores it)", "session.extra-header", "warning")
+        else:
+            objects.append((line, obj))
+    return header, objects
+
+
+def _not_a_session(label: str, line: int | None) -> Problem:
+    """pi's rule: the first line that parses must be a header with a string ``id``."""
+    if line is None:
+        return Problem("not a pi session file: no JSON line in it", Location(label), code="session.not-a-session")
+    return Problem(
+        "not a pi session file: the first JSON line must be a header "
+        '{"type":"session","version":3,"id":...}',
+        Location(label, line), code="session.not-a-session",
+    )
+
+
+def _finish(label: str, header_line: tuple[int, dict], objects: list[tuple[int, dict]], scanner: Scanner) -> Loaded:
+    line, header_obj = header_line
+    version = header_version(header_obj)
+    migrated_from = None
+    if needs_migration(version):
+        migrate([header_obj] + [obj for _, obj in objects])
+        migrated_from = version
+        scanner.problems.append(Problem(
+            f"session format version {version} migrated to 3 in memory (the file is not rewritten)",
+            Location(label, line), severity="warning", code="session.migrated",
+        ))
+    header = SessionHeader.from_json(header_obj, line)
+    entries = build_entries(objects, label, scanner.problems)
+    return Loaded(header, entries, scanner.problems, migrated_from, scanner)
+
+
+def build_entries(objects: list[tuple[int, dict[str, Any]]], label: str, problems: list[Problem]) -> list[Entry]:
+    """Typed entries for parsed objects; entries pi could not use are reported and left out."""
+    entries: list[Entry] = []
+    for line, obj in objects:
+        entry = entry_or_none(obj, line, label, problems)
+        if entry is not None:
+            entries.append(entry)
+    return entries
+
+
+def entry_or_none(obj: dict[str, Any], line: int, label: str, problems: list[Problem]) -> Entry | None:
+    """One typed entry, or None (reported) when it has no id or a message entry has no message."""
+    fatal = False
+    for key, message, is_fatal in entry_issues(obj):
+        severity = "error" if is_fatal else "warning"
+        problems.append(Problem(message, Location(label, line), key=key, severity=severity, code="session.bad-entry"))
+        fatal = fatal or is_fatal
+    if fatal:
+        return None
+    entry = parse_entry(obj, line)
+    _note_unknown(entry, label, problems)
+    return entry
+
+
+def _note_unknown(entry: Entry, label: str, problems: list[Problem]) -> None:
+    if entry.type == "unknown":
+        what = f"unknown entry type {json.dumps(entry.raw.get('type'))} (kept as is; not in the context)"
+    elif isinstance(entry, MessageEntry) and isinstance(entry.message, UnknownMessage):
+        what = f"unknown message role {json.dumps(entry.message.raw.get('role'))} (kept; pi leaves it out of the context)"
+    else:
+        return
+    problems.append(Problem(what, Location(label, entry.line), severity="warning", code="session.unknown-type"))
+
+
+__all__ = ["Loaded", "Scanner", "build_entries", "entry_or_none", "is_header", "load"]
