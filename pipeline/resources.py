@@ -17,6 +17,9 @@ _PROJECT_ROOT = Path(__file__).resolve().parent.parent
 @cache
 def data_dir(kind: str) -> Path:
     """The directory holding shipped data of one kind: ``"grammar"`` or ``"configs"``."""
+    packaged = Path(__file__).resolve().parent / kind  # a wheel: pipeline/grammar, pipeline/configs
+    if packaged.is_dir():
+        return packaged
     try:
         installed = Path(str(resources.files(f"pipeline.{kind}")))
     except ModuleNotFoundError:

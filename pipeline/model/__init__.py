@@ -13,9 +13,11 @@ from pipeline.model.profile import (
     Summary,
     SystemPrompt,
     Templates,
+    Tool,
     When,
 )
 from pipeline.model.text import Text, Var
+from pipeline.model.variables import VARIABLE_TABLE, variables_for
 
 __all__ = [
     "BashExecutionTexts",
@@ -31,6 +33,9 @@ __all__ = [
     "SystemPrompt",
     "Templates",
     "Text",
+    "Tool",
+    "VARIABLE_TABLE",
     "Var",
     "When",
+    "variables_for",
 ]

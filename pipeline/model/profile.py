@@ -94,9 +94,20 @@ class Section(Strict):
     escape: Literal["none", "xml"] = Field("none", description="escaping of inserted item values")
 
 
+class Tool(Strict):
+    """What the system prompt says about one tool the host may offer (its catalog entry)."""
+
+    snippet: Optional[Text] = Field(None, description="one line for the tool list; no snippet = not listed")
+    guidelines: tuple[Text, ...] = Field((), description="rules the tool brings while it is selected")
+
+
 class SystemPrompt(Strict):
     default_tools: tuple[str, ...] = Field(
         ("read", "bash", "edit", "write"), description="tools selected when the caller names none"
+    )
+    tools: dict[str, Tool] = Field(
+        default_factory=dict,
+        description="tool catalog: snippet and guidelines per tool name, used when the host brings none",
     )
     sections: tuple[Section, ...] = ()
 
@@ -170,6 +181,14 @@ class Instructions(Strict):
     turn_prefix: Text
     branch: Text
     custom_label: Text = Field(description="put before custom instructions: `\\n\\n<label>: <instructions>`")
+    schema_retry: Optional[Text] = Field(
+        None,
+        description=(
+            "appended (after a blank line) to a summary request whose answer missed required schema sections,"
+            " for one corrective retry; `${missing}` = the missing heading lines joined by `, `,"
+            " `${schema}` = the rendered schema. Without it there is no corrective retry."
+        ),
+    )
 
 
 class Tags(Strict):
@@ -187,6 +206,38 @@ class Labels(Strict):
     thinking: str = "[Assistant thinking]: "
     tool_calls: str = "[Assistant tool calls]: "
     tool_result: str = "[Tool result]: "
+
+
+OfflineSource = Literal["requests", "last_request", "tool_calls", "files_read", "files_modified", "notes"]
+
+
+class OfflineFill(Strict):
+    """What the offline summarizer writes under one heading.
+
+    ``heading`` names a schema section (``Goal``) or an item (``Progress/Done``); for
+    ``turn_prefix`` fills it is a free heading. ``sources``: ``requests`` (the user's
+    messages), ``last_request`` (the last one), ``tool_calls`` (calls made, as
+    ``name(args)``), ``files_read``/``files_modified`` (paths of read/write/edit calls),
+    ``notes`` (the assistant's last text). On an update, a fill that uses ``last_request``
+    replaces the previous summary's lines; the others add to them.
+    """
+
+    heading: str = Field(min_length=1)
+    sources: tuple[OfflineSource, ...] = Field(min_length=1)
+    item: Text = Field(Text("- ${text}"), description="one line; `${text}` = the value")
+    max_items: int = Field(20, gt=0, description="keep at most this many lines (the most recent)")
+
+
+class Offline(Strict):
+    """Fixed words and layout of the offline summarizer (the embedded default, no network)."""
+
+    empty: Text = Field(description="written under a heading that has nothing to show")
+    max_item_chars: int = Field(240, gt=0, description="longer values are cut (UTF-16 units) and get `ellipsis`")
+    ellipsis: str = "…"
+    fill: tuple[OfflineFill, ...] = ()
+    turn_prefix: tuple[OfflineFill, ...] = Field(
+        (), description="headings of a split turn's prefix summary; empty = the schema with `fill`"
+    )
 
 
 class Wrapper(Strict):
@@ -214,6 +265,7 @@ class Summary(Strict):
     branch_empty: Text = Field(description="the branch summary when there is nothing to summarize")
     branch_preamble: Text
     projection: Projection
+    offline: Optional[Offline] = Field(None, description="words of the offline summarizer; required to use it")
 
 
 # --------------------------------------------------------------------------- context conversion
@@ -243,6 +295,9 @@ class Summarizer(Strict):
     base_url: Optional[str] = None
     api_key_env: Optional[str] = Field(None, description="the NAME of the environment variable holding the key")
     max_tokens: Optional[int] = Field(None, gt=0, description="the model's maximum output tokens")
+    reasoning: bool = Field(
+        False, description="the model supports reasoning: summaries ask for the session's thinking level"
+    )
     context_window: Optional[int] = Field(None, gt=0)
     timeout_s: float = Field(120.0, gt=0)
     max_retries: int = Field(3, ge=0)

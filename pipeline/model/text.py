@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from lark import Lark, Token, Transformer
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
-from pydantic_core import core_schema
+from pydantic_core import PydanticCustomError, core_schema
 
 from pipeline.resources import grammar_text
 
@@ -101,14 +101,24 @@ class Text:
     def __bool__(self) -> bool:
         return bool(self.raw)
 
+    # Immutable: copies are the object itself; pickling rebuilds from the raw string.
+    def __copy__(self) -> "Text":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "Text":
+        return self
+
+    def __reduce__(self):
+        return (Text, (self.raw,))
+
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler):
-        from_str = core_schema.no_info_plain_validator_function(cls._coerce)
+        # One plain validator (not a union), so a wrong type is one clear error.
         return core_schema.json_or_python_schema(
-            json_schema=core_schema.chain_schema([core_schema.str_schema(), from_str]),
-            python_schema=core_schema.union_schema(
-                [core_schema.is_instance_schema(cls), core_schema.chain_schema([core_schema.str_schema(), from_str])]
+            json_schema=core_schema.chain_schema(
+                [core_schema.str_schema(), core_schema.no_info_plain_validator_function(cls._coerce)]
             ),
+            python_schema=core_schema.no_info_plain_validator_function(cls._coerce),
             serialization=core_schema.plain_serializer_function_ser_schema(lambda t: t.raw),
         )
 
@@ -118,4 +128,8 @@ class Text:
 
     @classmethod
     def _coerce(cls, value: Any) -> "Text":
-        return value if isinstance(value, Text) else cls(value)
+        if isinstance(value, Text):
+            return value
+        if isinstance(value, str):
+            return cls(value)
+        raise PydanticCustomError("string_type", "Input should be a valid string")

@@ -1,1 +1,46 @@
-"""source stage."""
+"""source stage: profile files -> one merged, positioned tree.
+
+* :mod:`~pipeline.source.reader`: one file -> positioned tree (safe, located errors);
+* :mod:`~pipeline.source.chain`: following ``extends:`` (paths, ``builtin:NAME``, cycles);
+* :mod:`~pipeline.source.merge`: the overlay rules (deep merge, sections by id);
+* :mod:`~pipeline.source.tree`: the tree, :func:`flatten` and the :class:`SourceMap`;
+* :mod:`~pipeline.source.locate`: key paths by section id, ``${var}`` positions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.source.chain import BUILTIN, Layer, builtin_names, display_path, read_chain
+from pipeline.source.merge import merge_layers
+from pipeline.source.reader import MAX_BYTES, MAX_DEPTH, MAX_NODES, parse
+from pipeline.source.tree import SourceEntry, SourceMap, Span, flatten
+
+
+def load_merged(path: Path, label: str) -> tuple[object, SourceMap]:
+    """The merged plain data of the profile at ``path`` and where each value was set.
+
+    Raises :class:`~pipeline.errors.PipelineError` with every problem found in the
+    chain's files (syntax, duplicate keys, bad ``extends:``, bad section placement).
+    """
+    layers = read_chain(path, label)
+    data, source_map = flatten(merge_layers(layers))
+    return data, SourceMap(source_map.entries, tuple(layer.label for layer in layers))
+
+
+__all__ = [
+    "BUILTIN",
+    "Layer",
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "MAX_NODES",
+    "SourceEntry",
+    "SourceMap",
+    "Span",
+    "builtin_names",
+    "display_path",
+    "flatten",
+    "load_merged",
+    "parse",
+    "read_chain",
+]

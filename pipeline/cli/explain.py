@@ -1,0 +1,58 @@
+"""Show every effective value of a profile and the file:line:col that set it.
+
+After `extends:` is resolved and the files are merged, each value is printed with
+the place it comes from (the profile itself, a file it extends, or `(default)` for
+values no file sets). KEY limits the output to one dotted path and what is under it,
+e.g. `compaction.reserve_tokens` or `system_prompt.sections.rules` (sections are
+named by id).
+
+Text format, one value per line:  FILE:LINE:COL: KEY = VALUE  (VALUE as JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from pipeline.errors import UsageError, did_you_mean
+
+HELP = "show each effective value of a profile and which file set it"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("profile", metavar="PROFILE", help="a profile file, builtin:NAME or a built-in name")
+    parser.add_argument("key", nargs="?", metavar="KEY", help="a dotted key path, e.g. compaction.reserve_tokens")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+
+
+def run(args: argparse.Namespace) -> int:
+    _tolerant_output()
+    from pipeline.compiler import load_profile
+    from pipeline.source.explain import effective_values, known_prefixes, select
+
+    loaded = load_profile(args.profile)
+    data = loaded.profile.model_dump(mode="json", by_alias=True)
+    values = effective_values(data, loaded.source_map)
+    chosen = select(values, args.key)
+    if not chosen:
+        hint = did_you_mean(args.key.strip("."), known_prefixes(values))
+        raise UsageError(f"no key `{args.key}` in this profile" + (f" ({hint})" if hint else ""))
+    if args.format == "json":
+        out = {"profile": loaded.origin, "files": list(loaded.files), "values": [v.to_json() for v in chosen]}
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+    else:
+        for value in chosen:
+            where = str(value.location) if value.location else "(default)"
+            print(f"{where}: {value.key} = {json.dumps(value.value, ensure_ascii=False)}")
+    return 0
+
+
+def _tolerant_output() -> None:
+    """Never fail on printing: odd characters (lone surrogates from escapes or file
+    names) are written as backslash escapes instead of raising."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass

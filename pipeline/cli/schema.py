@@ -1,0 +1,49 @@
+"""Print the JSON Schema of profile files, for editors (yaml-language-server) and CI.
+
+The schema accepts standalone profiles and overlays (`extends:`, partial sections,
+`remove`/`replace`/`before`/`after`). The committed copy is docs/profile.schema.json;
+`pipeline schema --check docs/profile.schema.json` exits 1 when it is out of date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pipeline.errors import PipelineError, Problem, UsageError
+
+HELP = "print the JSON Schema of profile files"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the schema to FILE instead of stdout")
+    parser.add_argument("--check", metavar="FILE", help="exit 1 if FILE differs from the schema")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pipeline.model.schema import schema_json
+
+    text = schema_json()
+    if args.check:
+        return _check(Path(args.check), text)
+    if args.output:
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as err:
+            raise UsageError(f"cannot write {args.output}: {err.strerror or err}") from None
+        return 0
+    sys.stdout.write(text)
+    return 0
+
+
+def _check(path: Path, text: str) -> int:
+    try:
+        current = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise UsageError(f"cannot read {path}: {getattr(err, 'strerror', None) or err}") from None
+    if current != text:
+        raise PipelineError(
+            Problem("out of date with the profile models", hint=f"run `pipeline schema -o {path}`", key=str(path))
+        )
+    return 0

@@ -1,0 +1,155 @@
+"""Check profiles: every YAML error, unknown key, wrong type, unknown ${variable}
+and cross-field rule, each reported as `file:line:col: key.path: message (hint)`.
+
+PATH may be a file or a directory; directories are searched recursively for
+*.yaml and *.yml files (hidden directories skipped), and every file found is
+treated as a profile. Prompt-template files that a profile lists explicitly in
+`templates.sources` are checked too.
+
+Exit status: 0 all valid (warnings allowed unless --strict), 1 a problem was
+found, 2 usage error (no PATH, a PATH that does not exist).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from pipeline.errors import Problem, UsageError
+
+HELP = "check profiles for errors (files or directories)"
+FORMATS = ("text", "json", "github")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="profile files or directories")
+    parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    parser.add_argument("-v", "--verbose", action="store_true", help="also name every valid file (text format)")
+
+
+def run(args: argparse.Namespace) -> int:
+    _tolerant_output()
+    files = collect(args.paths)
+    results = [check_file(path) for path in files]
+    print_results(results, args.format, args.verbose, args.strict)
+    failed = any(_fails(problems, args.strict) for _, _, problems in results)
+    return 1 if failed else 0
+
+
+def collect(paths: list[str]) -> list[str]:
+    """The profile files named by PATH arguments, in a stable order, without repeats."""
+    if not paths:
+        raise UsageError("no PATH given (name profile files or directories)")
+    files: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = _walk(path)
+            if not found:
+                raise UsageError(f"{raw}: no *.yaml or *.yml files in this directory")
+            files.extend(found)
+        elif path.exists():
+            files.append(raw)
+        else:
+            raise UsageError(f"{raw}: no such file or directory")
+    return list(dict.fromkeys(files))
+
+
+def _walk(root: Path) -> list[str]:
+    found = []
+    for directory, subdirs, names in os.walk(root):
+        subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
+        found.extend(os.path.join(directory, n) for n in sorted(names) if n.endswith((".yaml", ".yml")))
+    return found
+
+
+def check_file(path: str) -> tuple[str, str | None, list[Problem]]:
+    """(path, fingerprint or None, problems) for one profile; never raises for bad input."""
+    from pipeline.compiler import compile_profile, template_problems
+    from pipeline.errors import PipelineError
+
+    try:
+        compiled = compile_profile(path)
+    except PipelineError as err:
+        return path, None, list(err.problems)
+    except RecursionError:
+        return path, None, [Problem("nested too deeply to check", _where(path))]
+    return path, compiled.fingerprint, list(compiled.warnings) + template_problems(compiled)
+
+
+def _where(path: str):
+    from pipeline.errors import Location
+
+    return Location(path)
+
+
+def _fails(problems: list[Problem], strict: bool) -> bool:
+    return any(p.severity == "error" or strict for p in problems)
+
+
+# --------------------------------------------------------------------------- output
+
+
+def print_results(results: list, fmt: str, verbose: bool, strict: bool = False) -> None:
+    if fmt == "json":
+        print(json.dumps(_json(results, strict), indent=2, ensure_ascii=False))
+        return
+    for path, fingerprint, problems in results:
+        for problem in problems:
+            print(_github(problem) if fmt == "github" else str(problem))
+        if verbose and fmt == "text" and fingerprint and not problems:
+            print(f"{path}: ok (fingerprint {fingerprint[:16]})", file=sys.stderr)
+
+
+def _json(results: list, strict: bool) -> dict:
+    files = []
+    for path, fingerprint, problems in results:
+        files.append(
+            {
+                "path": path,
+                "valid": not _fails(problems, strict),
+                "fingerprint": fingerprint,
+                "problems": [p.to_json() for p in problems],
+            }
+        )
+    count = {s: sum(p.severity == s for _, _, ps in results for p in ps) for s in ("error", "warning")}
+    return {"files": files, "errors": count["error"], "warnings": count["warning"]}
+
+
+def _github(problem: Problem) -> str:
+    """A GitHub Actions workflow command: ``::error file=F,line=L,col=C,title=KEY::MESSAGE``."""
+    loc = problem.location
+    props = []
+    if loc and loc.file:
+        props.append(f"file={_escape_property(loc.file)}")
+        if loc.line is not None:
+            props.append(f"line={loc.line}")
+            if loc.col is not None:
+                props.append(f"col={loc.col}")
+    if problem.key:
+        props.append(f"title={_escape_property(problem.key)}")
+    message = problem.message + (f" ({problem.hint})" if problem.hint else "")
+    head = "::" + problem.severity + (" " + ",".join(props) if props else "")
+    return f"{head}::{_escape_data(message)}"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _tolerant_output() -> None:
+    """Never fail on printing: odd characters (lone surrogates from escapes or file
+    names) are written as backslash escapes instead of raising."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass

@@ -1,0 +1,125 @@
+"""pydantic validation errors -> located problems in plain English.
+
+Every error of a validation run becomes one :class:`~pipeline.errors.Problem`: the
+key path, where it is written (the caller's ``locate``), a sentence without pydantic
+jargon or URLs, and a "did you mean" hint for unknown keys and misspelt values.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Literal, Sequence
+
+from pydantic import BaseModel, ValidationError
+
+from pipeline.errors import Location, Problem, did_you_mean
+from pipeline.model import introspect
+
+Where = Literal["key", "value", "parent"]
+#: ``locate(path, where)`` -> the location of a key path's key, value or parent key.
+Locate = Callable[[tuple, Where], "Location | None"]
+RenderKey = Callable[[tuple], str]
+
+_EXPECTED = {
+    "string_type": "text",
+    "int_type": "a whole number",
+    "int_from_float": "a whole number",
+    "int_parsing": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "tuple_type": "a list",
+    "list_type": "a list",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "dict_type": "a mapping",
+}
+_BOUNDS = {
+    "greater_than": ("must be greater than {}", "gt"),
+    "greater_than_equal": ("must be at least {}", "ge"),
+    "less_than": ("must be less than {}", "lt"),
+    "less_than_equal": ("must be at most {}", "le"),
+}
+_ID_HINT = "an id starts with a letter or `_` and holds only letters, digits, `_`, `.` and `-`"
+
+
+def describe(value: Any) -> str:
+    """A YAML value as a message shows it: ``the text "abc"``, ``a list``..."""
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"`{'true' if value else 'false'}`"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return "the text " + json.dumps(shown, ensure_ascii=False)
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _inline(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def problems_from(err: ValidationError, root: type[BaseModel], locate: Locate, render: RenderKey) -> list[Problem]:
+    """One problem per pydantic error (duplicates merged)."""
+    problems: list[Problem] = []
+    for error in err.errors(include_url=False):
+        path = tuple(p for p in error["loc"] if isinstance(p, int) or "[" not in str(p))
+        message, hint, where = _translate(error, path, root)
+        problem = Problem(message, locate(path, where), key=render(path) or None, hint=hint, code=error["type"])
+        if problem not in problems:
+            problems.append(problem)
+    return problems
+
+
+def _translate(error: dict, path: tuple, root: type[BaseModel]) -> tuple[str, str | None, Where]:
+    kind, value, ctx = error["type"], error.get("input"), error.get("ctx") or {}
+    if kind == "extra_forbidden":
+        parent = introspect.model_at(root, path[:-1]) if len(path) > 1 else root
+        choices = introspect.keys_of(parent) if parent else []
+        return "unknown key", did_you_mean(str(path[-1]), choices), "key"
+    if kind == "missing":
+        return "missing required key", None, "parent"
+    if kind in _EXPECTED:
+        return f"expected {_EXPECTED[kind]}, got {describe(value)}", None, "value"
+    if kind == "literal_error":
+        return _literal(value, path, root, ctx)
+    if kind in _BOUNDS:
+        template, name = _BOUNDS[kind]
+        return f"{template.format(_inline(ctx.get(name)))}, got {_inline(value)}", None, "value"
+    if kind == "string_too_short":
+        return "must not be empty", None, "value"
+    if kind == "string_pattern_mismatch":
+        if path and path[-1] == "id":
+            return f"invalid section id `{value}`", _ID_HINT, "value"
+        return f"`{value}` does not have the expected form", f"it must match `{ctx.get('pattern')}`", "value"
+    if kind == "value_error":
+        return str(error["msg"]).removeprefix("Value error, "), None, "value"
+    msg = str(error["msg"])
+    return msg[:1].lower() + msg[1:], None, "value"
+
+
+def _literal(value: Any, path: tuple, root: type[BaseModel], ctx: dict) -> tuple[str, str | None, Where]:
+    allowed = introspect.literal_values(introspect.annotation_at(root, path))
+    shown = [_inline(v) for v in allowed] or [str(ctx.get("expected", ""))]
+    hint = did_you_mean(_inline(value), shown) if isinstance(value, str) else None
+    if hint is None:
+        hint = "expected " + _one_of(shown)
+    return f"invalid value `{_inline(value)}`", hint, "value"
+
+
+def _one_of(values: Sequence[str]) -> str:
+    quoted = [f"`{v}`" for v in values]
+    if len(quoted) == 1:
+        return quoted[0]
+    return "one of " + ", ".join(quoted)

@@ -1,0 +1,123 @@
+"""Walking the profile models by key path: which keys a mapping accepts, which fields
+hold :class:`~pipeline.model.text.Text`. Used for "did you mean" hints and to find
+every text of a (possibly invalid) profile before validation.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any, Iterator, Literal, Sequence, Union
+
+from pydantic import BaseModel
+
+from pipeline.model.text import Text
+
+Key = Union[str, int]
+
+
+def unwrap(annotation: Any) -> Any:
+    """``Optional[X]`` -> ``X``; other annotations unchanged."""
+    origin = typing.get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return unwrap(args[0])
+    return annotation
+
+
+def item_type(annotation: Any) -> Any | None:
+    """The element type of ``tuple[X, ...]`` / ``list[X]``, else None."""
+    annotation = unwrap(annotation)
+    if typing.get_origin(annotation) in (tuple, list):
+        args = typing.get_args(annotation)
+        return args[0] if args else None
+    return None
+
+
+def is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def keys_of(model: type[BaseModel]) -> list[str]:
+    """The keys a profile writes for ``model`` (aliases where a field has one)."""
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def field_annotation(model: type[BaseModel], key: str) -> Any | None:
+    for name, info in model.model_fields.items():
+        if (info.alias or name) == key:
+            return info.annotation
+    return None
+
+
+def literal_values(annotation: Any) -> tuple[Any, ...]:
+    """The allowed values of a ``Literal`` (inside Optional or a tuple, too)."""
+    annotation = unwrap(annotation)
+    inner = item_type(annotation)
+    if inner is not None:
+        return literal_values(inner)
+    if typing.get_origin(annotation) is Literal:
+        return typing.get_args(annotation)
+    return ()
+
+
+def value_type(annotation: Any) -> Any | None:
+    """The value type of ``dict[str, X]``, else None."""
+    annotation = unwrap(annotation)
+    if typing.get_origin(annotation) is dict:
+        args = typing.get_args(annotation)
+        return args[1] if len(args) == 2 else None
+    return None
+
+
+def annotation_at(root: type[BaseModel], path: Sequence[Key]) -> Any | None:
+    """The annotation of the value at ``path`` below ``root`` (None when unknown)."""
+    current: Any = root
+    for key in path:
+        current = unwrap(current)
+        if isinstance(key, int):
+            current = item_type(current)
+        elif is_model(current):
+            current = field_annotation(current, key)
+        elif value_type(current) is not None:
+            current = value_type(current)
+        else:
+            return None
+        if current is None:
+            return None
+    return current
+
+
+def model_at(root: type[BaseModel], path: Sequence[Key]) -> type[BaseModel] | None:
+    """The model class of the mapping at ``path``, if it is one."""
+    annotation = unwrap(annotation_at(root, path))
+    return annotation if is_model(annotation) else None
+
+
+def is_text(annotation: Any) -> bool:
+    return unwrap(annotation) is Text
+
+
+def texts(root: type[BaseModel], data: Any, path: tuple = ()) -> Iterator[tuple[tuple, str]]:
+    """Every string in ``data`` that sits where ``root`` expects a Text, with its path."""
+    if isinstance(data, dict):
+        here = unwrap(annotation_at(root, path)) if path else root
+        if not is_model(here) and value_type(here) is None:
+            return
+        for key, value in data.items():
+            if not isinstance(key, str):
+                continue
+            annotation = field_annotation(here, key) if is_model(here) else value_type(here)
+            if annotation is None:
+                continue
+            if is_text(annotation) and isinstance(value, str):
+                yield path + (key,), value
+            else:
+                yield from texts(root, value, path + (key,))
+    elif isinstance(data, (list, tuple)):
+        for i, value in enumerate(data):
+            if is_text(annotation_at(root, path + (i,))) and isinstance(value, str):
+                yield path + (i,), value
+            else:
+                yield from texts(root, value, path + (i,))

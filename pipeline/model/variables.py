@@ -1,0 +1,118 @@
+"""Which ``${name}`` context variables each text field of a profile offers.
+
+This table is the one place that says it: the compiler rejects any other variable
+(with its position), renderers may rely on it, and ``docs/profile.md`` embeds
+:func:`markdown_table` (a test keeps the two identical). A field not listed offers no
+variables. ``*`` in a field path stands for any list entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence, Union
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    meaning: str
+
+
+@dataclass(frozen=True)
+class FieldVariables:
+    """The variables of one field; ``kind`` limits a row to sections of that kind."""
+
+    field: str
+    variables: tuple[Variable, ...]
+    kind: Optional[str] = None
+
+
+CWD = Variable("cwd", "the working directory, with `\\` written as `/`")
+_SECTION_TEXTS = ("open", "heading", "text", "empty", "close")
+_OFFLINE_TEXT = Variable("text", "one value the offline summarizer collected")
+
+VARIABLE_TABLE: tuple[FieldVariables, ...] = (
+    *(FieldVariables(f"system_prompt.sections.*.{name}", (CWD,)) for name in _SECTION_TEXTS),
+    FieldVariables("system_prompt.sections.*.rules.*.text", (CWD,)),
+    FieldVariables(
+        "system_prompt.sections.*.item",
+        (Variable("name", "the tool's name"), Variable("snippet", "the tool's one-line prompt snippet"), CWD),
+        kind="tool_list",
+    ),
+    FieldVariables(
+        "system_prompt.sections.*.item",
+        (Variable("rule", "one rule, trimmed (empty and repeated rules are dropped)"),),
+        kind="rules",
+    ),
+    FieldVariables(
+        "system_prompt.sections.*.item",
+        (Variable("path", "the context file's path, as discovered"), Variable("content", "the file's text, unchanged")),
+        kind="context_files",
+    ),
+    FieldVariables(
+        "system_prompt.sections.*.item",
+        (
+            Variable("name", "the skill's name"),
+            Variable("description", "the skill's description"),
+            Variable("location", "the path of the skill's file"),
+            Variable("base_dir", "the skill's directory"),
+        ),
+        kind="skills",
+    ),
+    *(
+        FieldVariables(
+            f"summary.instructions.{name}",
+            (
+                Variable(
+                    "schema", "the required summary structure (`summary.schema`, laid out by `summary.schema_format`)"
+                ),
+            ),
+        )
+        for name in ("initial", "update")
+    ),
+    FieldVariables(
+        "summary.instructions.branch",
+        (Variable("schema", "the branch summary structure (`summary.branch_schema`, or `summary.schema` when empty)"),),
+    ),
+    FieldVariables(
+        "summary.instructions.schema_retry",
+        (
+            Variable("missing", "the required headings the answer lacked, joined by `, `"),
+            Variable("schema", "the required summary structure, as in `initial`"),
+        ),
+    ),
+    *(
+        FieldVariables(f"summary.offline.{name}.*.item", (_OFFLINE_TEXT,))
+        for name in ("fill", "turn_prefix")
+    ),
+    FieldVariables("summary.truncation_marker", (Variable("count", "how many characters were cut"),)),
+    FieldVariables("context.bash_execution.ran", (Variable("command", "the command the user ran"),)),
+    FieldVariables("context.bash_execution.output", (Variable("output", "the command's output"),)),
+    FieldVariables("context.bash_execution.exit_code", (Variable("code", "the non-zero exit code"),)),
+    FieldVariables("context.bash_execution.truncated", (Variable("path", "the file holding the full output"),)),
+)
+
+
+def _matches(pattern: str, path: Sequence[Union[str, int]]) -> bool:
+    parts = pattern.split(".")
+    if len(parts) != len(path):
+        return False
+    return all((p == "*" and isinstance(k, int)) or p == k for p, k in zip(parts, path))
+
+
+def variables_for(path: Sequence[Union[str, int]], kind: Optional[str] = None) -> tuple[str, ...]:
+    """Names of the variables the field at ``path`` offers (``kind``: its section's kind)."""
+    for row in VARIABLE_TABLE:
+        if _matches(row.field, path) and (row.kind is None or row.kind == kind):
+            return tuple(v.name for v in row.variables)
+    return ()
+
+
+def markdown_table() -> str:
+    """The table as Markdown, as ``docs/profile.md`` shows it."""
+    lines = ["| field | section kind | variables |", "| --- | --- | --- |"]
+    for row in VARIABLE_TABLE:
+        names = "<br>".join(f"`${{{v.name}}}`: {v.meaning}" for v in row.variables)
+        lines.append(f"| `{row.field}` | {row.kind or 'any'} | {names} |")
+    lines.append("| every other text field | | none |")
+    return "\n".join(lines)

@@ -1,0 +1,137 @@
+"""Following ``extends:`` from a profile to its bases.
+
+``extends:`` names a path (relative to the file that says it) or ``builtin:NAME`` (a
+profile shipped in ``configs/``). The chain is read top first; a file that appears
+twice is a cycle, reported with the whole chain (``a.yaml -> b.yaml -> a.yaml``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from pipeline.errors import Location, PipelineError, Problem, did_you_mean
+from pipeline.source.reader import load
+from pipeline.source.tree import Map, Scalar, Span
+
+#: Longest ``extends:`` chain accepted.
+MAX_CHAIN = 32
+BUILTIN = "builtin:"
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One file of an ``extends:`` chain, parsed."""
+
+    label: str  # how the file is named in messages
+    real: str  # its resolved path, for cycle detection
+    tree: Map
+
+
+def display_path(path: Path) -> str:
+    """A path as messages show it: relative to the working directory when inside it."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return str(path)
+
+
+def builtin_names() -> dict[str, Path]:
+    from pipeline.resources import builtin_profiles
+
+    return builtin_profiles()
+
+
+def read_chain(path: Path, label: str) -> list[Layer]:
+    """Every file of the chain that starts at ``path``, the file itself first."""
+    layers: list[Layer] = []
+    while True:
+        real = os.path.realpath(path)
+        if any(layer.real == real for layer in layers):
+            raise PipelineError(_cycle(layers, label))
+        layers.append(Layer(label, real, _load(path, label)))
+        target = _extends(layers[-1])
+        if target is None:
+            return layers
+        if len(layers) >= MAX_CHAIN:
+            raise PipelineError(
+                Problem(f"`extends:` chain longer than {MAX_CHAIN} files", target.span.location, key="extends")
+            )
+        path, label = _resolve(target, path, layers[-1].label)
+
+
+def _load(path: Path, label: str) -> Map:
+    """A file's tree; unchanged files (same size and mtime) are parsed once per process.
+
+    Trees are immutable, so overlays that all extend the same base share its parse.
+    """
+    try:
+        stat = path.stat()
+    except OSError:
+        return load(path, label)  # the reader reports why
+    return _load_unchanged(os.path.realpath(path), label, stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=64)
+def _load_unchanged(real: str, label: str, mtime_ns: int, size: int) -> Map:
+    return load(Path(real), label)
+
+
+def _extends(layer: Layer) -> Scalar | None:
+    entry = layer.tree.entries.get("extends")
+    if entry is None or (isinstance(entry.node, Scalar) and entry.node.value is None):
+        return None
+    node = entry.node
+    if not isinstance(node, Scalar) or not isinstance(node.value, str) or not node.value.strip():
+        raise PipelineError(
+            Problem(
+                "`extends` must be a path or `builtin:NAME`",
+                node.span.location,
+                key="extends",
+                hint="for example `extends: builtin:default` or `extends: ../base.yaml`",
+            )
+        )
+    return node
+
+
+def _resolve(node: Scalar, parent: Path, parent_label: str) -> tuple[Path, str]:
+    target, span = str(node.value).strip(), node.span
+    if target.startswith(BUILTIN):
+        return _builtin(target[len(BUILTIN) :], span)
+    path = Path(target).expanduser()
+    if not path.is_absolute():
+        path = parent.parent / path
+        label = os.path.normpath(os.path.join(os.path.dirname(parent_label), target))
+    else:
+        label = str(path)
+    if not path.is_file():
+        what = "is a directory" if path.is_dir() else "is not a regular file" if path.exists() else "does not exist"
+        raise PipelineError(
+            Problem(f"`extends` target {label} {what}", span.location, key="extends", hint=_builtin_hint(target))
+        )
+    return path, label
+
+
+def _builtin(name: str, span: Span) -> tuple[Path, str]:
+    builtins = builtin_names()
+    if name not in builtins:
+        hint = did_you_mean(name, builtins) or "built-in profiles: " + ", ".join(sorted(builtins))
+        if hint.startswith("did you mean `"):
+            hint = hint.replace("`", "`builtin:", 1)
+        message = f"unknown built-in profile `builtin:{name}`"
+        raise PipelineError(Problem(message, span.location, key="extends", hint=hint))
+    path = builtins[name]
+    return path, display_path(path)
+
+
+def _builtin_hint(target: str) -> str | None:
+    stem = Path(target).stem
+    return f"did you mean `builtin:{stem}`?" if stem in builtin_names() else None
+
+
+def _cycle(layers: list[Layer], label: str) -> Problem:
+    chain = " -> ".join([layer.label for layer in layers] + [label])
+    node = _extends(layers[-1])
+    return Problem(f"`extends` cycle: {chain}", node.span.location if node else Location(label), key="extends")

@@ -1,0 +1,71 @@
+"""Naming and finding things in a merged profile: key paths and variable positions.
+
+Key paths name sections by id (``system_prompt.sections.rules.item``), not by index,
+because ids are what overlays and people refer to. A ``${name}`` inside a YAML
+scalar is located by reading the scalar's own source text, so the position is the
+one in the file whatever the style (plain, quoted, literal or folded block).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from pipeline.errors import Location
+from pipeline.model.text import Text, Var
+from pipeline.source.tree import Span
+
+SECTIONS = ("system_prompt", "sections")
+
+
+def section_ids(data: Any) -> list[Any]:
+    """The id of every section in ``data`` (plain data or a Profile), None where absent."""
+    prompt = getattr(data, "system_prompt", None)
+    if prompt is not None:
+        return [s.id for s in prompt.sections]
+    if isinstance(data, dict) and isinstance(data.get("system_prompt"), dict):
+        sections = data["system_prompt"].get("sections")
+        if isinstance(sections, (list, tuple)):
+            return [s.get("id") if isinstance(s, dict) else None for s in sections]
+    return []
+
+
+def render_key(path: Sequence[Any], data: Any = None) -> str:
+    """``("system_prompt", "sections", 3, "item")`` -> ``system_prompt.sections.tools.item``."""
+    parts = [str(p) for p in path]
+    if len(path) > 2 and tuple(path[:2]) == SECTIONS and isinstance(path[2], int):
+        ids = section_ids(data) if data is not None else []
+        if path[2] < len(ids) and isinstance(ids[path[2]], str) and ids[path[2]]:
+            parts[2] = ids[path[2]]
+    return ".".join(parts)
+
+
+def var_location(span: Span, value: str, index: int) -> Location:
+    """Where the ``index``-th variable of the scalar ``value`` is written in the file.
+
+    The k-th ``${name}`` of the value is the k-th ``${name}`` of the scalar's source
+    text (escapes and folding never produce or split one), so the position is exact
+    for every style; only a variable spelt with escapes (``"\\x24{cwd}"``) falls back
+    to an estimate.
+    """
+    variables = Text(value).variables
+    var = variables[index]
+    if span.source is not None:
+        nth = sum(1 for v in variables[:index] if v.name == var.name)
+        written = [v for v in Text(span.source).variables if v.name == var.name]
+        if nth < len(written):
+            return _absolute(span, written[nth].line, written[nth].col)
+    return _estimate(span, var)
+
+
+def _absolute(span: Span, line: int, col: int) -> Location:
+    if line == 1:
+        return Location(span.file, span.line, span.col + col - 1)
+    return Location(span.file, span.line + line - 1, col)
+
+
+def _estimate(span: Span, var: Var) -> Location:
+    """Best effort when the source does not show the variable literally (escapes)."""
+    opening = 1 if span.style in ("'", '"') else 0
+    if var.line == 1:
+        return Location(span.file, span.line, span.col + opening + var.col - 1)
+    return Location(span.file, span.line + var.line - 1, var.col)

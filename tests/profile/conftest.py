@@ -1,0 +1,65 @@
+"""Helpers for the profile-language tests: real files in tmp dirs, the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+#: The first two lines of most test overlays.
+HEAD = "extends: builtin:default\nname: t\n"
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def lines(self) -> list[str]:
+        return self.out.splitlines()
+
+
+def write_files(root: Path, files: dict[str, str | bytes]) -> None:
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch, tmp_path):
+    """Run ``pipeline ARGS`` in-process with ``tmp_path`` as the working directory."""
+    monkeypatch.chdir(tmp_path)
+
+    def run(*args: str) -> Run:
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return Run(code, captured.out, captured.err)
+
+    return run
+
+
+def run_process(*args: str, cwd: Path | None = None) -> Run:
+    """Run the installed ``pipeline`` command in a fresh process."""
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipeline", *args],
+        cwd=cwd or ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr)

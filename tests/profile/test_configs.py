@@ -1,0 +1,61 @@
+"""Every profile shipped in configs/ compiles cleanly and points editors at the schema."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_process
+from pipeline import compile_profile
+from pipeline.resources import builtin_profiles
+
+PROFILES = sorted((ROOT / "configs").rglob("*.yaml"))
+SCHEMA_COMMENT = "# yaml-language-server: $schema="
+
+
+def test_there_are_profiles():
+    names = {p.relative_to(ROOT / "configs").as_posix() for p in PROFILES}
+    assert {"default.yaml", "minimal.yaml", "examples/team.yaml"} <= names
+
+
+@pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_profile_compiles_without_warnings(path: Path):
+    pipeline = compile_profile(path)
+    assert pipeline.warnings == ()
+    assert len(pipeline.fingerprint) == 64
+
+
+@pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_profile_names_the_committed_schema(path: Path):
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith(SCHEMA_COMMENT)
+    target = (path.parent / first[len(SCHEMA_COMMENT) :]).resolve()
+    assert target == (ROOT / "docs" / "profile.schema.json").resolve()
+
+
+def test_validate_configs_exits_zero():
+    run = run_process("validate", "configs/")
+    assert (run.code, run.out, run.err) == (0, "", "")
+
+
+def test_builtins_by_name_and_prefix():
+    assert set(builtin_profiles()) >= {"default", "minimal"}
+    for name in ("default", "builtin:default", "minimal", "builtin:minimal"):
+        pipeline = compile_profile(name)
+        assert pipeline.profile.name == name.removeprefix("builtin:")
+        assert os.path.samefile(pipeline.origin, builtin_profiles()[pipeline.profile.name])
+
+
+def test_team_overlay_is_the_default_with_four_changes():
+    base = compile_profile("default").profile
+    team = compile_profile(ROOT / "configs/examples/team.yaml").profile
+    base_ids = [s.id for s in base.system_prompt.sections]
+    team_ids = [s.id for s in team.system_prompt.sections]
+    expected = [i for i in base_ids if i != "other_tools"]
+    expected.insert(expected.index("project_context"), "review_policy")
+    assert team_ids == expected
+    assert team.system_prompt.sections[team_ids.index("rules")].heading.raw == "Team rules:"
+    assert (team.compaction.reserve_tokens, team.compaction.keep_recent_tokens) == (24000, 30000)
+    assert team.summary == base.summary
