@@ -33,9 +33,10 @@ class Layer:
 def display_path(path: Path) -> str:
     """A path as messages show it: relative to the working directory when inside it."""
     try:
-        return os.path.relpath(path)
+        rel = os.path.relpath(path)
     except ValueError:  # another drive on Windows
         return str(path)
+    return str(path) if rel.startswith("..") else rel
 
 
 def builtin_names() -> dict[str, Path]:
