@@ -347,6 +347,8 @@ class _Builder:
         """The scalar's text; escaped surrogate pairs (``\\ud83d\\ude00``) are joined,
         and an escape for half a character is an error (None)."""
         text = str(node.value)
+        if getattr(node, "style", None) == ">":
+            text = text.replace("\a", "")  # ruamel marks fold points of `>` scalars with BEL
         if not any("\ud800" <= c <= "\udfff" for c in text):
             return text
         try:
