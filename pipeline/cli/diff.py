@@ -1,0 +1,100 @@
+"""Compare two profiles by what they render: prompt diffs, token deltas, changed settings.
+
+OLD and NEW are profile files, built-in names (`default`, `builtin:default`) or git
+references `REV:path` (read with `git show`; a relative `extends:` is read from the same
+revision). For each --scenario (default: the inputs `pipeline render` uses with no flags,
+for the current directory) both profiles render the prompt; the output shows a unified
+diff of the two prompts, the estimated tokens per section and the settings that differ
+(flattened key paths of the merged profiles).
+
+Exit status, like diff(1): 0 when nothing differs (no setting and no rendered prompt),
+1 when something does, 2 on usage errors and invalid profiles or scenarios.
+
+examples:
+  pipeline diff HEAD~1:configs/default.yaml configs/default.yaml
+  pipeline diff default team.yaml --scenario tests/scenarios/review.yaml --format markdown
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pipeline.errors import PipelineError, UsageError
+
+HELP = "compare the prompts and settings of two profiles (files, built-ins or REV:path)"
+
+EXIT_SAME, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("old", metavar="OLD", help="profile file, built-in name or REV:path")
+    parser.add_argument("new", metavar="NEW", help="profile file, built-in name or REV:path")
+    parser.add_argument("--scenario", action="append", default=[], metavar="FILE", help="render this scenario (repeatable)")
+    parser.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)")
+    parser.add_argument("--context", type=int, default=3, metavar="N", help="lines of context in prompt diffs (default: 3)")
+    parser.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.context < 0:
+        raise UsageError("--context must be 0 or more")
+    try:
+        diff = _compare(args)
+    except UsageError:
+        raise
+    except PipelineError as err:  # exit 1 means "different" here, so invalid input is trouble (2)
+        for problem in err.problems:
+            print(problem, file=sys.stderr)
+        return EXIT_TROUBLE
+    from pipeline.report.output import write_output
+
+    write_output(_format(diff, args.format), args.output)
+    return EXIT_SAME if diff.identical else EXIT_DIFFERENT
+
+
+def _compare(args: argparse.Namespace):
+    import tempfile
+    from pathlib import Path
+
+    from pipeline.report.diff import diff_profiles
+
+    with tempfile.TemporaryDirectory(prefix="pipeline-diff-") as tmp:
+        old = _profile_path(args.old, Path(tmp) / "old")
+        new = _profile_path(args.new, Path(tmp) / "new")
+        renders, profiles = _renders(old, new, args.scenario)
+        return diff_profiles(args.old, args.new, profiles[0], profiles[1], renders, args.context)
+
+
+def _profile_path(spec: str, workdir) -> str:
+    from pipeline.report.revisions import is_revision_ref, materialize
+
+    return str(materialize(spec, workdir)) if is_revision_ref(spec) else spec
+
+
+def _renders(old: str, new: str, scenario_files: list[str]):
+    from pipeline.compiler import compile_profile
+    from pipeline.prompt.inputs import RenderRequest, gather
+    from pipeline.prompt.scenario import load_scenario, scenario_pipeline
+    from pipeline.report import build_prompt_report
+
+    bases = (compile_profile(old), compile_profile(new))
+    renders = []
+    if not scenario_files:
+        reports = [build_prompt_report(p, gather(p.profile, RenderRequest()).context) for p in bases]
+        renders.append(("default inputs", *reports))
+    for path in scenario_files:
+        scenario = load_scenario(path)
+        pipes = [scenario_pipeline(ref, scenario, path) for ref in (old, new)]
+        renders.append((path, *[build_prompt_report(p, scenario.to_context(p.profile), path) for p in pipes]))
+    return renders, (bases[0].profile, bases[1].profile)
+
+
+def _format(diff, fmt: str) -> str:
+    from pipeline.report.diff import diff_json, diff_markdown, diff_text
+
+    if fmt == "json":
+        return diff_json(diff) + "\n"
+    if fmt == "markdown":
+        return diff_markdown(diff)
+    return diff_text(diff)

@@ -1,0 +1,131 @@
+"""The explicit, frozen inputs of one system-prompt render.
+
+A :class:`RenderContext` holds everything a render may use. Rendering reads no clock,
+no environment and no file system: the same pipeline and the same context always give
+the same bytes. Gathering these inputs from disk is :mod:`pipeline.prompt.discover`'s job.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping, Optional
+
+
+@dataclass(frozen=True)
+class ContextFile:
+    """A project instruction file (``AGENTS.md`` ...): its path as discovered and its raw text."""
+
+    path: str
+    content: str
+
+
+@dataclass(frozen=True)
+class Skill:
+    """A skill the model may load; ``file_path`` is its ``SKILL.md`` (or loose ``.md``) file."""
+
+    name: str
+    description: str
+    file_path: str
+    base_dir: str = ""
+    disable_model_invocation: bool = False
+
+
+def _frozen_map(value: Mapping[str, Any] | None, convert) -> Mapping[str, Any]:
+    return MappingProxyType({str(k): convert(v) for k, v in (value or {}).items()})
+
+
+def _str_tuple(values: Iterable[str] | str) -> tuple[str, ...]:
+    if isinstance(values, str):
+        raise TypeError("expected a list of strings, not one string")
+    return tuple(values)
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    """Everything one render reads (all fields keyword-only).
+
+    * ``cwd``: the working directory as the host knows it (backslashes are shown as ``/``).
+    * ``tools``: the selected tools in order; ``None`` selects the profile's ``default_tools``.
+    * ``tool_snippets``: one line per tool, as the host's tools carry them (normalised to
+      one line when rendered); a selected tool without one is left out of the tool list
+      but still counts as selected.
+    * ``tool_guidelines``: per tool, the guidelines it brings while selected (trimmed,
+      empties dropped, de-duplicated within the tool, then taken in tool order).
+    * ``guidelines``: guidelines the caller adds (after the tools' ones, where the
+      profile's ``from: caller_guidelines`` rule puts them).
+    * ``custom_prompt``: replaces the sections marked ``replaced_by_custom_prompt``;
+      ``None`` and ``""`` mean absent, whitespace-only counts as present.
+    * ``append_prompts``: joined with a blank line; absent when the result is empty.
+    * ``context_files``, ``skills``: as discovered, in order.
+    """
+
+    cwd: str
+    tools: Optional[tuple[str, ...]] = None
+    tool_snippets: Mapping[str, str] = field(default_factory=dict)
+    tool_guidelines: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    guidelines: tuple[str, ...] = ()
+    custom_prompt: Optional[str] = None
+    append_prompts: tuple[str, ...] = ()
+    context_files: tuple[ContextFile, ...] = ()
+    skills: tuple[Skill, ...] = ()
+
+    def __post_init__(self) -> None:
+        put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
+        if self.tools is not None:
+            put("tools", _str_tuple(self.tools))
+        put("tool_snippets", _frozen_map(self.tool_snippets, str))
+        put("tool_guidelines", _frozen_map(self.tool_guidelines, _str_tuple))
+        put("guidelines", _str_tuple(self.guidelines))
+        put("append_prompts", _str_tuple(self.append_prompts))
+        put("context_files", tuple(self.context_files))
+        put("skills", tuple(self.skills))
+
+    def __hash__(self) -> int:
+        return hash(json.dumps(self.to_json(), sort_keys=True, ensure_ascii=False))
+
+    def replace(self, **changes: Any) -> "RenderContext":
+        """A copy with some fields changed."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values.update(changes)
+        return RenderContext(**values)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (the same keys as the constructor and the vector files)."""
+        return {
+            "cwd": self.cwd,
+            "tools": None if self.tools is None else list(self.tools),
+            "tool_snippets": dict(self.tool_snippets),
+            "tool_guidelines": {k: list(v) for k, v in self.tool_guidelines.items()},
+            "guidelines": list(self.guidelines),
+            "custom_prompt": self.custom_prompt,
+            "append_prompts": list(self.append_prompts),
+            "context_files": [{"path": f.path, "content": f.content} for f in self.context_files],
+            "skills": [_skill_json(s) for s in self.skills],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "RenderContext":
+        """The inverse of :meth:`to_json`."""
+        return cls(
+            cwd=data["cwd"],
+            tools=None if data.get("tools") is None else tuple(data["tools"]),
+            tool_snippets=data.get("tool_snippets") or {},
+            tool_guidelines=data.get("tool_guidelines") or {},
+            guidelines=tuple(data.get("guidelines") or ()),
+            custom_prompt=data.get("custom_prompt"),
+            append_prompts=tuple(data.get("append_prompts") or ()),
+            context_files=tuple(ContextFile(**f) for f in data.get("context_files") or ()),
+            skills=tuple(Skill(**s) for s in data.get("skills") or ()),
+        )
+
+
+def _skill_json(skill: Skill) -> dict[str, Any]:
+    return {
+        "name": skill.name,
+        "description": skill.description,
+        "file_path": skill.file_path,
+        "base_dir": skill.base_dir,
+        "disable_model_invocation": skill.disable_model_invocation,
+    }

@@ -1,0 +1,110 @@
+"""Gathering a :class:`RenderContext` the way ``pipeline render`` does: flags, files, discovery.
+
+This is the impure side (it reads files, the working directory and, with ``discover``,
+the agent's directories); :mod:`pipeline.prompt.render` stays pure. Precedence, as in
+pi: an explicit custom prompt or append file replaces what discovery found
+(``SYSTEM.md``/``APPEND_SYSTEM.md``); explicit context files and skill paths come after the
+discovered ones (the first skill of a name wins). Snippets and guidelines start from the
+profile's tool catalog (``system_prompt.tools``); a tool named in ``tool_snippets`` /
+``tool_guidelines`` gets exactly what is given there instead.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Optional
+
+from pipeline.errors import Location, PipelineError, Problem
+from pipeline.model import Profile
+from pipeline.prompt.context import ContextFile, RenderContext
+from pipeline.prompt.discover import DEFAULT_AGENT_DIR, Diagnostic, discover, discover_skills, read_text
+from pipeline.prompt.scenario import catalog_inputs
+
+
+@dataclass(frozen=True)
+class RenderRequest:
+    """What a caller asks for; files are named, not read yet."""
+
+    cwd: Optional[str] = None  # None: the process's working directory
+    tools: Optional[tuple[str, ...]] = None
+    tool_snippets: tuple[tuple[str, str], ...] = ()
+    tool_guidelines: tuple[tuple[str, str], ...] = ()
+    guidelines: tuple[str, ...] = ()
+    custom_prompt_file: Optional[str] = None
+    append_files: tuple[str, ...] = ()
+    context_file_paths: tuple[str, ...] = ()
+    skill_paths: tuple[str, ...] = ()
+    discover: bool = False
+    agent_dir: str = DEFAULT_AGENT_DIR
+    trusted: bool = True
+    catalog: bool = True
+
+
+@dataclass(frozen=True)
+class Gathered:
+    context: RenderContext
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+
+def read_input_file(path: str, what: str) -> str:
+    """A file's text (UTF-8, newlines untouched); a located error when it cannot be read."""
+    try:
+        return read_text(path)
+    except OSError as err:
+        raise PipelineError(Problem(f"cannot read {what}: {err.strerror or err}", Location(path))) from None
+
+
+def tool_texts(profile: Profile, request: RenderRequest) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    """Snippets and guidelines: the catalog's, then the request's per tool."""
+    snippets, guidelines = catalog_inputs(profile) if request.catalog else ({}, {})
+    snippets.update(dict(request.tool_snippets))
+    given: dict[str, list[str]] = {}
+    for name, text in request.tool_guidelines:
+        given.setdefault(name, []).append(text)
+    guidelines.update({name: tuple(texts) for name, texts in given.items()})
+    return snippets, guidelines
+
+
+def gather(profile: Profile, request: RenderRequest) -> Gathered:
+    """The render context for ``request`` (reads the files it names; discovers when asked)."""
+    cwd = request.cwd if request.cwd is not None else os.getcwd()
+    _check_skill_paths(request.skill_paths)
+    custom, appends, files, skills, notes = None, (), (), (), ()
+    if request.discover:
+        found = discover(cwd, request.agent_dir, skill_paths=request.skill_paths, trusted=request.trusted)
+        custom, appends, files, skills, notes = (
+            found.custom_prompt, found.append_prompts, found.context_files, found.skills, found.diagnostics
+        )
+    elif request.skill_paths:
+        scan = discover_skills(cwd, paths=request.skill_paths, defaults=False)
+        skills, notes = scan.skills, scan.diagnostics
+    if request.custom_prompt_file is not None:
+        custom = read_input_file(request.custom_prompt_file, "custom prompt")
+    if request.append_files:
+        appends = tuple(read_input_file(p, "append prompt") for p in request.append_files)
+    files = files + tuple(_context_file(p) for p in request.context_file_paths)
+    snippets, guidelines = tool_texts(profile, request)
+    context = RenderContext(
+        cwd=cwd,
+        tools=request.tools,
+        tool_snippets=snippets,
+        tool_guidelines=guidelines,
+        guidelines=request.guidelines,
+        custom_prompt=custom,
+        append_prompts=appends,
+        context_files=files,
+        skills=skills,
+    )
+    return Gathered(context, tuple(notes))
+
+
+def _context_file(path: str) -> ContextFile:
+    absolute = os.path.abspath(os.path.expanduser(path))
+    return ContextFile(absolute, read_input_file(absolute, "context file"))
+
+
+def _check_skill_paths(paths: tuple[str, ...]) -> None:
+    missing = [p for p in paths if not os.path.exists(os.path.expanduser(p))]
+    if missing:
+        raise PipelineError([Problem("skills path does not exist", Location(p)) for p in missing])

@@ -1,0 +1,272 @@
+"""System prompt assembly: a compiled pipeline's sections applied to a :class:`RenderContext`.
+
+Pure: no clock, no environment, no file system. Layout follows
+:class:`pipeline.model.Section`: ``separator + open + (heading + "\\n") + body + close``;
+the first rendered section drops its separator; a list section without items renders
+``empty`` or is left out. What each kind inserts and which inputs it reads mirrors pi
+0.84.0's ``buildSystemPrompt`` (see ``docs/rendering.md``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional, Union
+
+from pipeline.errors import PipelineError, Problem
+from pipeline.jsutil import JS_WS_RE, js_trim
+from pipeline.model import Profile, Rule, Section, Text, When
+from pipeline.prompt.context import RenderContext, Skill
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.compiler import Pipeline
+
+_LINE_BREAKS = re.compile(r"[\r\n]+")
+_JS_SPACES = re.compile(JS_WS_RE + "+")
+
+
+@dataclass(frozen=True)
+class RenderedSection:
+    """One section as it appears in the prompt: ``prompt == "".join(separator + text)``."""
+
+    id: str
+    kind: str
+    index: int  # position in the profile's ``system_prompt.sections``
+    separator: str
+    text: str
+    items: Optional[int] = None  # number of items, for list sections
+
+
+@dataclass(frozen=True)
+class _State:
+    """Derived, immutable facts about one render."""
+
+    tools: tuple[str, ...]
+    cwd: str
+    custom: Optional[str]
+    append: Optional[str]
+    snippets: Mapping[str, str]
+    tool_guidelines: tuple[str, ...]
+    caller_guidelines: tuple[str, ...]
+    context: RenderContext
+    visible_skills: tuple[Skill, ...]
+
+    def present(self, name: str) -> bool:
+        return {
+            "custom_prompt": self.custom is not None,
+            "append_prompt": self.append is not None,
+            "context_files": bool(self.context.context_files),
+            "skills": bool(self.visible_skills),
+            "tool_guidelines": bool(self.tool_guidelines),
+            "caller_guidelines": bool(self.caller_guidelines),
+        }[name]
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def render_system_prompt(pipeline: Union["Pipeline", Profile], context: RenderContext) -> str:
+    """The system prompt for ``context``: the rendered sections joined with their separators."""
+    return "".join(s.separator + s.text for s in render_sections(pipeline, context))
+
+
+def render_sections(pipeline: Union["Pipeline", Profile], context: RenderContext) -> tuple[RenderedSection, ...]:
+    """The sections that appear in the prompt for ``context``, in output order."""
+    profile = pipeline if isinstance(pipeline, Profile) else pipeline.profile
+    state = _derive(profile, context)
+    out: list[RenderedSection] = []
+    for index, section in enumerate(profile.system_prompt.sections):
+        rendered = _render_one(section, index, state)
+        if rendered is not None:
+            separator = section.separator if out else ""
+            out.append(RenderedSection(section.id, section.kind, index, separator, *rendered))
+    return tuple(out)
+
+
+def normalize_snippet(text: Optional[str]) -> Optional[str]:
+    """A tool snippet as one line (line breaks and space runs become one space, trimmed); None if blank."""
+    if not text:
+        return None
+    one_line = js_trim(_JS_SPACES.sub(" ", _LINE_BREAKS.sub(" ", text)))
+    return one_line or None
+
+
+def normalize_guidelines(guidelines: Iterable[str]) -> tuple[str, ...]:
+    """One tool's guidelines: trimmed, empties dropped, duplicates removed (first kept)."""
+    return tuple(dict.fromkeys(g for g in (js_trim(x) for x in guidelines) if g))
+
+
+def xml_escape(value: str) -> str:
+    """``&`` first, then ``<`` ``>`` ``"`` ``'``."""
+    return (
+        value.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&apos;")
+    )
+
+
+# --------------------------------------------------------------------------- derived state
+
+
+def _derive(profile: Profile, ctx: RenderContext) -> _State:
+    tools = ctx.tools if ctx.tools is not None else tuple(profile.system_prompt.default_tools)
+    append = "\n\n".join(ctx.append_prompts)
+    return _State(
+        tools=tools,
+        cwd=ctx.cwd.replace("\\", "/"),
+        custom=ctx.custom_prompt or None,
+        append=append or None,
+        snippets=_snippets(ctx),
+        tool_guidelines=_tool_guidelines(ctx, tools),
+        caller_guidelines=tuple(g for g in (js_trim(x) for x in ctx.guidelines) if g),
+        context=ctx,
+        visible_skills=tuple(s for s in ctx.skills if not s.disable_model_invocation),
+    )
+
+
+def _snippets(ctx: RenderContext) -> dict[str, str]:
+    out = {}
+    for name, raw in ctx.tool_snippets.items():
+        line = normalize_snippet(raw)
+        if line is not None:
+            out[name] = line
+    return out
+
+
+def _tool_guidelines(ctx: RenderContext, tools: tuple[str, ...]) -> tuple[str, ...]:
+    out: list[str] = []
+    for name in tools:
+        out.extend(normalize_guidelines(ctx.tool_guidelines.get(name, ())))
+    return tuple(out)
+
+
+def _holds(when: Optional[When], state: _State) -> bool:
+    if when is None:
+        return True
+    selected = set(state.tools)
+    return (
+        all(t in selected for t in when.tools_include)
+        and not any(t in selected for t in when.tools_exclude)
+        and all(state.present(n) for n in when.present)
+        and not any(state.present(n) for n in when.absent)
+    )
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def _render_one(section: Section, index: int, state: _State) -> Optional[tuple[str, Optional[int]]]:
+    if section.replaced_by_custom_prompt and state.custom is not None:
+        return None
+    if not _holds(section.when, state):
+        return None
+    esc = xml_escape if section.escape == "xml" else _same  # applies to item values only
+    env = {"cwd": state.cwd}
+    body, count = _BODIES[section.kind](section, state, env, esc)
+    if body is None:
+        return None
+    where = _key(section)
+    head = _fill(section.heading, env, where, "heading") + "\n" if section.heading else ""
+    text = _fill(section.open, env, where, "open") + head + body + _fill(section.close, env, where, "close")
+    return text, count
+
+
+def _same(value: str) -> str:
+    return value
+
+
+def _fill(text: Optional[Text], env: Mapping[str, str], where: str, key: str) -> str:
+    if text is None:
+        return ""
+    try:
+        return text.render(env)
+    except KeyError as err:
+        raise PipelineError(
+            Problem(f"unknown variable ${{{err.args[0]}}}", key=f"{where}.{key}", hint=f"available: {', '.join(sorted(env))}")
+        ) from None
+
+
+Body = tuple[Optional[str], Optional[int]]
+
+
+def _text_body(section: Section, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
+    return _fill(section.text, env, _key(section), "text"), None
+
+
+def _custom_body(section: Section, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
+    return state.custom, None
+
+
+def _append_body(section: Section, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
+    return state.append, None
+
+
+def _key(section: Section) -> str:
+    return f"system_prompt.sections.{section.id}"
+
+
+def _list_body(items: list[dict[str, str]], section: Section, env: dict, esc: Callable[[str], str]) -> Body:
+    where = _key(section)
+    if not items:
+        if section.empty is None:
+            return None, 0
+        return _fill(section.empty, env, where, "empty"), 0
+    parts = [_fill(section.item, {**env, **{k: esc(v) for k, v in item.items()}}, where, "item") for item in items]
+    return section.item_separator.join(parts), len(items)
+
+
+def _tool_list_body(section: Section, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
+    items = [{"name": n, "snippet": state.snippets[n]} for n in state.tools if n in state.snippets]
+    return _list_body(items, section, env, esc)
+
+
+def _rules_body(section: Section, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
+    rules = _collect_rules(section.rules, state, env, _key(section))
+    return _list_body([{"rule": r} for r in rules], section, env, esc)
+
+
+def _collect_rules(rules: tuple[Rule, ...], state: _State, env: dict, key: str) -> list[str]:
+    """Rule texts in order: trimmed, empties dropped, de-duplicated by exact text (first kept)."""
+    seen: dict[str, None] = {}
+    for i, rule in enumerate(rules):
+        if not _holds(rule.when, state):
+            continue
+        for text in _rule_texts(rule, state, env, f"{key}.rules[{i}]"):
+            trimmed = js_trim(text)
+            if trimmed:
+                seen.setdefault(trimmed)
+    return list(seen)
+
+
+def _rule_texts(rule: Rule, state: _State, env: dict, where: str) -> tuple[str, ...]:
+    if rule.from_ == "tool_guidelines":
+        return state.tool_guidelines
+    if rule.from_ == "caller_guidelines":
+        return state.caller_guidelines
+    return (_fill(rule.text, env, where, "text"),)
+
+
+def _context_files_body(section: Section, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
+    items = [{"path": f.path, "content": f.content} for f in state.context.context_files]
+    return _list_body(items, section, env, esc)
+
+
+def _skills_body(section: Section, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
+    items = [
+        {"name": s.name, "description": s.description, "location": s.file_path, "base_dir": s.base_dir}
+        for s in state.visible_skills
+    ]
+    return _list_body(items, section, env, esc)
+
+
+_BODIES: dict[str, Callable[[Section, _State, dict, Callable[[str], str]], Body]] = {
+    "text": _text_body,
+    "custom_prompt": _custom_body,
+    "append_prompt": _append_body,
+    "tool_list": _tool_list_body,
+    "rules": _rules_body,
+    "context_files": _context_files_body,
+    "skills": _skills_body,
+}

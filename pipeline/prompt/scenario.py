@@ -1,0 +1,239 @@
+"""Scenario files: every render input in one YAML file, for reviews, diffs and snapshots.
+
+A scenario is strict (unknown keys are errors, with their line) and says nothing about
+*which* profile renders it: ``pipeline render PROFILE --scenario FILE`` and
+``pipeline diff OLD NEW --scenario FILE`` pick that. The format is documented in
+``docs/rendering.md``; the tool catalog of the profile (``system_prompt.tools``) supplies
+snippets and guidelines for tools the scenario says nothing about (``catalog: false`` turns
+that off).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pipeline.errors import Location, PipelineError, Problem
+from pipeline.model import Profile
+from pipeline.prompt.context import ContextFile, RenderContext, Skill
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class ScenarioContextFile(_Strict):
+    path: str = Field(description="the path shown in the prompt, as discovery would give it")
+    content: str = Field(description="the file's text, unchanged")
+
+
+class ScenarioSkill(_Strict):
+    name: str
+    description: str
+    file_path: str = Field(description="the skill's SKILL.md (shown as its location)")
+    base_dir: Optional[str] = Field(None, description="the skill's directory; default: the file's directory")
+    disable_model_invocation: bool = False
+
+
+class Scenario(_Strict):
+    """All inputs of one render (see ``docs/rendering.md``)."""
+
+    description: Optional[str] = Field(None, description="what the scenario shows (not rendered)")
+    cwd: str = Field(description="the working directory the prompt names")
+    tools: Optional[tuple[str, ...]] = Field(None, description="selected tools in order; absent = the profile's default_tools")
+    catalog: bool = Field(True, description="take snippets/guidelines the scenario does not give from the profile's tool catalog")
+    tool_snippets: dict[str, str] = Field(default_factory=dict, description="per tool: its one-line snippet")
+    tool_guidelines: dict[str, tuple[str, ...]] = Field(default_factory=dict, description="per tool: its guidelines")
+    guidelines: tuple[str, ...] = Field((), description="guidelines the caller adds")
+    custom_prompt: Optional[str] = Field(None, description='replaces the default sections ("" = absent)')
+    append: tuple[str, ...] = Field((), description="append prompts, joined with a blank line")
+    context_files: tuple[ScenarioContextFile, ...] = ()
+    skills: tuple[ScenarioSkill, ...] = ()
+    overlay: Optional[dict[str, Any]] = Field(
+        None, description="a partial profile laid over the profile under test (a team overlay), as with `extends:`"
+    )
+
+    def to_context(self, profile: Profile) -> RenderContext:
+        """The render context for ``profile`` (its tool catalog fills what the scenario leaves out)."""
+        snippets, guidelines = catalog_inputs(profile) if self.catalog else ({}, {})
+        return RenderContext(
+            cwd=self.cwd,
+            tools=self.tools,
+            tool_snippets={**snippets, **self.tool_snippets},
+            tool_guidelines={**guidelines, **self.tool_guidelines},
+            guidelines=self.guidelines,
+            custom_prompt=self.custom_prompt,
+            append_prompts=self.append,
+            context_files=tuple(ContextFile(f.path, f.content) for f in self.context_files),
+            skills=tuple(_skill(s) for s in self.skills),
+        )
+
+
+def _skill(s: ScenarioSkill) -> Skill:
+    base_dir = s.base_dir if s.base_dir is not None else _dirname(s.file_path)
+    return Skill(s.name, s.description, s.file_path, base_dir, s.disable_model_invocation)
+
+
+def _dirname(path: str) -> str:
+    cut = max(path.rfind("/"), path.rfind("\\"))
+    return path[:cut] if cut > 0 else path[: cut + 1]
+
+
+def catalog_inputs(profile: Profile) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    """Snippets and guidelines of the profile's tool catalog (``system_prompt.tools``)."""
+    catalog = getattr(profile.system_prompt, "tools", None) or {}
+    snippets = {name: _plain(tool.snippet, name) for name, tool in catalog.items() if tool.snippet is not None}
+    guidelines = {name: tuple(_plain(g, name) for g in tool.guidelines) for name, tool in catalog.items() if tool.guidelines}
+    return snippets, guidelines
+
+
+def _plain(text, tool: str) -> str:
+    try:
+        return text.render({})
+    except KeyError as err:
+        raise PipelineError(
+            Problem(f"catalog texts take no variables, found ${{{err.args[0]}}}", key=f"system_prompt.tools.{tool}")
+        ) from None
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_scenario(path: str | os.PathLike) -> Scenario:
+    """Read and validate a scenario file; problems carry ``file:line:col`` and the key."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    label = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise PipelineError(Problem(f"cannot read scenario: {getattr(err, 'strerror', None) or err}", Location(label))) from None
+    try:
+        data = YAML(typ="rt", pure=True).load(text)
+    except YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        loc = Location(label, mark.line + 1, mark.column + 1) if mark else Location(label)
+        raise PipelineError(Problem(f"invalid YAML: {getattr(err, 'problem', err)}", loc)) from None
+    if not isinstance(data, Mapping):
+        raise PipelineError(Problem("a scenario is a mapping of inputs (cwd, tools, ...)", Location(label, 1, 1)))
+    try:
+        return Scenario.model_validate(_plain_data(data))
+    except ValidationError as err:
+        problems = [_problem(e, data, label) for e in err.errors()]
+        raise PipelineError(sorted(problems, key=lambda p: (p.location.line or 0, p.location.col or 0))) from None
+
+
+def _plain_data(node: Any) -> Any:
+    if isinstance(node, Mapping):
+        return {str(k): _plain_data(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return tuple(_plain_data(v) for v in node)
+    if isinstance(node, str):
+        return str(node)
+    return node
+
+
+def _problem(error: Mapping[str, Any], data: Any, label: str) -> Problem:
+    loc = tuple(error["loc"])
+    key = ".".join(str(p) for p in loc) or None
+    hint = None
+    if error["type"] == "extra_forbidden":
+        from pipeline.errors import did_you_mean
+
+        hint = did_you_mean(str(loc[-1]), _fields_at(loc))
+    message = error["msg"].replace("a valid tuple", "a list").replace("a valid dictionary", "a mapping")
+    return Problem(message, _locate(data, loc, label), key=key, hint=hint)
+
+
+def _fields_at(loc: tuple) -> tuple[str, ...]:
+    """The keys allowed where ``loc`` points (for "did you mean" hints)."""
+    if len(loc) == 1:
+        return tuple(Scenario.model_fields)
+    nested = {"skills": ScenarioSkill, "context_files": ScenarioContextFile}
+    model = nested.get(loc[0]) if len(loc) == 3 else None
+    return tuple(model.model_fields) if model else ()
+
+
+def _locate(data: Any, loc: tuple, label: str) -> Location:
+    """The line/column of the deepest node of ``loc`` that exists in the round-trip tree."""
+    node, line_col = data, None
+    for part in loc:
+        lc = getattr(node, "lc", None)
+        try:
+            if isinstance(node, Mapping) and part in node:
+                line_col = lc.key(part) if lc else line_col
+                node = node[part]
+            elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+                line_col = lc.item(part) if lc else line_col
+                node = node[part]
+            else:
+                break
+        except (KeyError, AttributeError, TypeError):
+            break
+    if line_col is None:
+        return Location(label)
+    return Location(label, line_col[0] + 1, line_col[1] + 1)
+
+
+# --------------------------------------------------------------------------- overlays
+
+
+def scenario_pipeline(profile: str | os.PathLike, scenario: Scenario, scenario_path: str = "<scenario>"):
+    """The pipeline a scenario renders with: ``profile``, with the scenario's overlay laid over it."""
+    from pipeline.compiler import compile_profile
+
+    if scenario.overlay is None:
+        return compile_profile(profile)
+    if "extends" in scenario.overlay:
+        raise PipelineError(Problem("an overlay must not set `extends` (it extends the profile under test)", Location(scenario_path), key="overlay.extends"))
+    return _compile_overlay(_extends_target(profile), scenario.overlay, scenario_path)
+
+
+def _extends_target(profile: str | os.PathLike) -> str:
+    from pipeline.compiler import resolve
+
+    text = os.fspath(profile)
+    if text.startswith("builtin:"):
+        return text
+    path, _label = resolve(text)
+    return os.path.abspath(path)
+
+
+def _compile_overlay(base: str, overlay: dict[str, Any], scenario_path: str):
+    import dataclasses
+    import tempfile
+
+    from ruamel.yaml import YAML
+
+    from pipeline.compiler import compile_profile
+
+    with tempfile.TemporaryDirectory(prefix="pipeline-overlay-") as tmp:
+        path = Path(tmp) / "overlay.yaml"
+        with path.open("w", encoding="utf-8") as handle:
+            YAML(typ="safe", pure=True).dump(_as_lists({"extends": base, **overlay}), handle)
+        try:
+            pipeline = compile_profile(path)
+        except PipelineError as err:
+            raise PipelineError([_from_overlay(p, str(path), scenario_path) for p in err.problems]) from None
+    return dataclasses.replace(pipeline, origin=f"{scenario_path} (overlay on {base})")
+
+
+def _as_lists(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _as_lists(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_as_lists(v) for v in value]
+    return value
+
+
+def _from_overlay(problem: Problem, temp_file: str, scenario_path: str) -> Problem:
+    import dataclasses
+
+    if problem.location is None or problem.location.file != temp_file:
+        return problem
+    key = f"overlay.{problem.key}" if problem.key else "overlay"
+    return dataclasses.replace(problem, location=Location(scenario_path), key=key)

@@ -1,0 +1,80 @@
+"""Profiles as they were in a git revision: ``REV:path`` references for ``pipeline diff``.
+
+``git show REV:path`` reads the file; it is written under a temporary directory at its
+repository-relative path, and every relative ``extends:`` it names is fetched from the
+same revision the same way (recursively), so the chain compiles as it would have in that
+checkout. ``builtin:NAME`` and absolute ``extends:`` targets are left alone (they resolve
+against the installed package and the file system of today).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import subprocess
+from pathlib import Path
+from typing import Optional
+
+from pipeline.errors import UsageError
+
+MAX_FILES = 32
+
+
+def is_revision_ref(spec: str) -> bool:
+    """``REV:path`` (and not an existing file, ``builtin:NAME`` or a Windows drive path)."""
+    if spec.startswith("builtin:") or os.path.exists(spec):
+        return False
+    rev, sep, path = spec.partition(":")
+    return bool(sep and rev and path) and not (len(rev) == 1 and path[:1] in ("\\", "/"))
+
+
+def _git(args: list[str], cwd: str) -> bytes:
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+    except OSError as err:
+        raise UsageError(f"cannot run git: {err.strerror or err}") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise UsageError(f"git {' '.join(args)}: {message[-1] if message else 'failed'}")
+    return done.stdout
+
+
+def _repo_path(path: str, cwd: str) -> str:
+    """The path relative to the repository root, as ``git show REV:path`` reads it."""
+    if path.startswith(("./", "../")) or path in (".", ".."):
+        prefix = _git(["rev-parse", "--show-prefix"], cwd).decode().strip()
+        return posixpath.normpath(posixpath.join(prefix, path))
+    return posixpath.normpath(path)
+
+
+def _extends_of(text: str) -> Optional[str]:
+    from ruamel.yaml import YAML
+
+    try:
+        data = YAML(typ="safe", pure=True).load(text)
+    except Exception:  # the compiler reports bad YAML with its location
+        return None
+    target = data.get("extends") if isinstance(data, dict) else None
+    return target.strip() if isinstance(target, str) and target.strip() else None
+
+
+def materialize(spec: str, workdir: Path, cwd: Optional[str] = None) -> Path:
+    """Write the profile ``REV:path`` (and its relative ``extends:`` chain) under ``workdir``."""
+    cwd = cwd or os.getcwd()
+    rev, _, path = spec.partition(":")
+    rel = _repo_path(path, cwd)
+    top = workdir / rel
+    pending, seen = [rel], set()
+    while pending and len(seen) < MAX_FILES:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        text = _git(["show", f"{rev}:{current}"], cwd)
+        target = workdir / current
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(text)
+        parent = _extends_of(text.decode("utf-8", "replace"))
+        if parent and not parent.startswith("builtin:") and not os.path.isabs(os.path.expanduser(parent)):
+            pending.append(posixpath.normpath(posixpath.join(posixpath.dirname(current), parent)))
+    return top

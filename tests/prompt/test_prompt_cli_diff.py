@@ -1,0 +1,105 @@
+"""``pipeline diff``: files, built-ins and ``REV:path`` in a real git repository; formats; exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+DEFAULT = ROOT / "configs" / "default.yaml"
+SCENARIOS = ROOT / "tests" / "scenarios"
+
+
+def diff_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["diff", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def edited_default(path: Path, old: str, new: str) -> Path:
+    text = DEFAULT.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return path
+
+
+def git(repo: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(repo)}
+    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch) -> Path:
+    """A git repository with two commits: the second edits a rule and a threshold of an overlay's base."""
+    repo = tmp_path / "repo"
+    (repo / "configs").mkdir(parents=True)
+    git(repo, "init", "-q")
+    shutil.copy(DEFAULT, repo / "configs" / "default.yaml")
+    (repo / "configs" / "team.yaml").write_text("extends: default.yaml\nname: team\n", encoding="utf-8")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "one")
+    edited_default(repo / "configs" / "default.yaml", "Keep answers brief and to the point.", "Answer briefly.")
+    text = (repo / "configs" / "default.yaml").read_text(encoding="utf-8").replace("keep_recent_tokens: 20000", "keep_recent_tokens: 12000", 1)
+    (repo / "configs" / "default.yaml").write_text(text, encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "two")
+    monkeypatch.chdir(repo)
+    return repo
+
+
+def test_same_profile_exits_0(capsys) -> None:
+    code, out, _ = diff_cli(capsys, "default", str(DEFAULT), "--scenario", str(SCENARIOS / "defaults.yaml"))
+    assert code == 0
+    assert "identical" in out
+
+
+def test_head_minus_one_against_working_tree(capsys, repo: Path) -> None:
+    code, out, err = diff_cli(capsys, "HEAD~1:configs/default.yaml", "configs/default.yaml")
+    assert code == 1, err
+    assert "-- Keep answers brief and to the point.\n+- Answer briefly.\n" in out
+    assert "compaction.keep_recent_tokens: 20000 -> 12000" in out
+    assert "system_prompt.sections.rules.rules.3.text" in out
+
+
+def test_revision_extends_resolved_in_that_revision(capsys, repo: Path) -> None:
+    code, out, err = diff_cli(capsys, "HEAD~1:configs/team.yaml", "HEAD:configs/team.yaml", "--format", "json")
+    doc = json.loads(out)
+    assert code == 1, err
+    changed = {c["key"]: (c["old"], c["new"]) for c in doc["settings"]}
+    assert changed["compaction.keep_recent_tokens"] == (20000, 12000)
+    (scenario,) = doc["scenarios"]
+    rules = {s["id"]: s for s in scenario["sections"]}["rules"]
+    assert rules["status"] == "changed" and rules["delta"] == rules["new_tokens"] - rules["old_tokens"] < 0
+
+
+def test_markdown_for_a_pr_comment(capsys, tmp_path: Path) -> None:
+    new = edited_default(tmp_path / "new.yaml", "Keep answers brief and to the point.", "Keep | answers <short>.")
+    code, out, _ = diff_cli(capsys, str(DEFAULT), str(new), "--format", "markdown",
+                            "--scenario", str(SCENARIOS / "defaults.yaml"), "--scenario", str(SCENARIOS / "custom-prompt.yaml"))
+    assert code == 1
+    assert out.startswith("### Context policy diff:")
+    assert "1 of 2 scenarios render a different system prompt" in out
+    assert "| system_prompt.sections.rules.rules.3.text |" in out and "Keep \\| answers &lt;short&gt;." in out
+    assert "```diff\n" in out and "+- Keep | answers <short>.\n" in out
+    assert "#### " + str(SCENARIOS / "custom-prompt.yaml") + ": same prompt" in out
+
+
+def test_bad_revision_is_a_usage_error(capsys, repo: Path) -> None:
+    code, out, err = diff_cli(capsys, "nosuchrev:configs/default.yaml", "configs/default.yaml")
+    assert (code, out) == (2, "")
+    assert "git show nosuchrev:configs/default.yaml" in err and "Traceback" not in err
+
+
+def test_invalid_profile_is_trouble_not_difference(capsys, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("version: 1\nname: x\nsystem_prompt: {sections: []}\ncompactoin: {}\n", encoding="utf-8")
+    code, out, err = diff_cli(capsys, "default", str(bad))
+    assert (code, out) == (2, "")
+    assert str(bad) in err

@@ -1,0 +1,148 @@
+"""``pipeline render``: the no-flag default, every input flag, discovery, scenarios, formats, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from prompt_fstree import build_tree
+
+from pipeline.cli import main
+from pipeline.compiler import compile_profile
+from pipeline.prompt import render_system_prompt
+from pipeline.prompt.inputs import RenderRequest, gather
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+SCENARIOS = ROOT / "tests" / "scenarios"
+
+
+def render_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["render", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def sections(capsys, *argv: str) -> dict[str, dict]:
+    code, out, _ = render_cli(capsys, *argv, "--format", "json")
+    assert code == 0
+    return {s["id"]: s for s in json.loads(out)["sections"]}
+
+
+def test_no_flags_prints_default_prompt_for_cwd_without_network_or_keys(tmp_path: Path) -> None:
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "LANG": "C"}  # no keys, no proxies
+    done = subprocess.run([sys.executable, "-m", "pipeline", "render"], cwd=tmp_path, env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    expected = render_system_prompt(compile_profile("default"), gather(compile_profile("default").profile, RenderRequest(cwd=str(tmp_path))).context)
+    assert done.stdout.decode("utf-8") == expected + "\n"
+    assert done.stdout.decode().rstrip("\n").endswith(str(tmp_path))
+    assert done.stderr == b""
+
+
+def test_default_tools_get_catalog_snippets(capsys) -> None:
+    profile = compile_profile("default").profile
+    found = sections(capsys, "--cwd", "/w")
+    for name in profile.system_prompt.default_tools:
+        assert f"- {name}: {profile.system_prompt.tools[name].snippet.raw}" in found["tools"]["text"]
+
+
+def test_input_flags(capsys, tmp_path: Path) -> None:
+    build_tree(tmp_path, {"files": {
+        "append.md": "APPENDED TEXT",
+        "repo/AGENTS.md": "Use tabs.\n",
+        "skills/lint/SKILL.md": "---\nname: lint\ndescription: Lint <things>\n---\n",
+    }})
+    found = sections(
+        capsys, "--cwd", "C:\\work", "--tools", "read,deploy,mytool", "--tool-snippet", "deploy=Ship it",
+        "--tool-guideline", "deploy=Only from main.", "--guideline", "Be nice.", "--append", str(tmp_path / "append.md"),
+        "--context-file", str(tmp_path / "repo/AGENTS.md"), "--skills-dir", str(tmp_path / "skills"),
+    )
+    assert "- deploy: Ship it" in found["tools"]["text"] and "mytool" not in found["tools"]["text"]
+    assert "- Only from main.\n- Be nice." in found["rules"]["text"]
+    assert found["append"]["text"] == "APPENDED TEXT"
+    assert f'path="{tmp_path}/repo/AGENTS.md">\nUse tabs.\n\n' in found["project_context"]["text"]
+    assert "<description>Lint &lt;things&gt;</description>" in found["skills"]["text"]
+    assert found["cwd"]["text"].endswith("C:/work")
+
+
+def test_custom_prompt_file_replaces_default_sections(capsys, tmp_path: Path) -> None:
+    (tmp_path / "system.md").write_text("Only this.", encoding="utf-8")
+    code, out, _ = render_cli(capsys, "--cwd", "/w", "--custom-prompt", str(tmp_path / "system.md"))
+    assert code == 0
+    assert out.startswith("Only this.\n") and "Available tools" not in out
+
+
+def test_empty_tools_flag_selects_none(capsys) -> None:
+    found = sections(capsys, "--cwd", "/w", "--tools", "")
+    assert found["tools"]["items"] == 0 and found["tools"]["text"].endswith("(none)")
+
+
+def test_discover_reads_like_an_agent(capsys, tmp_path: Path) -> None:
+    build_tree(tmp_path, {"dirs": ["proj/.git"], "files": {
+        "agent/AGENTS.md": "global\n",
+        "proj/CLAUDE.md": "project\n",
+        "proj/.pi/SYSTEM.md": "Project system prompt.",
+        "proj/.pi/APPEND_SYSTEM.md": "Project append.",
+        "proj/.pi/skills/pdf/SKILL.md": "---\nname: pdf\ndescription: PDFs\n---\n",
+    }})
+    found = sections(capsys, "--discover", "--cwd", str(tmp_path / "proj"), "--agent-dir", str(tmp_path / "agent"))
+    assert list(found) == ["custom", "append", "project_context", "skills", "cwd"]
+    assert found["custom"]["text"] == "Project system prompt."
+    assert found["project_context"]["items"] == 2 and found["skills"]["items"] == 1
+    untrusted = sections(capsys, "--discover", "--untrusted", "--cwd", str(tmp_path / "proj"), "--agent-dir", str(tmp_path / "agent"))
+    assert "custom" not in untrusted and "skills" not in untrusted
+
+
+def test_json_lists_sections_with_tokens_and_source_lines(capsys) -> None:
+    code, out, _ = render_cli(capsys, "--cwd", "/w", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["prompt"] == "".join(s["separator"] + s["text"] for s in doc["sections"])
+    lines = (ROOT / "configs" / "default.yaml").read_text(encoding="utf-8").splitlines()
+    for s in doc["sections"]:
+        assert s["tokens"] == -(-len(s["text"].encode("utf-16-le")) // 2 // doc["chars_per_token"])
+        assert s["source"]["file"].endswith("default.yaml")
+        assert lines[s["source"]["line"] - 1].strip() == f"- id: {s['id']}"
+
+
+def test_scenario_file_and_html_output(capsys, tmp_path: Path) -> None:
+    out_file = tmp_path / "p.html"
+    code, _, _ = render_cli(capsys, "--scenario", str(SCENARIOS / "skills-with-read.yaml"), "--format", "html", "-o", str(out_file))
+    page = out_file.read_text(encoding="utf-8")
+    assert code == 0 and page.startswith("<!doctype html>")
+    assert "Extract text &amp;amp; tables from &amp;lt;PDF&amp;gt;" in page  # the prompt's own escapes, escaped for HTML
+    assert page.count('class="prompt-section"') == len(sections(capsys, "--scenario", str(SCENARIOS / "skills-with-read.yaml")))
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "message"),
+    [
+        (["--scenario", "X.yaml", "--tools", "read"], 2, "--scenario takes every input from the file; drop --tools"),
+        (["--tool-snippet", "nameless"], 2, "--tool-snippet expects NAME=TEXT"),
+        (["--custom-prompt", "/nonexistent/system.md"], 1, "/nonexistent/system.md: cannot read custom prompt"),
+        (["--skills-dir", "/nonexistent/skills"], 1, "/nonexistent/skills: skills path does not exist"),
+        (["no-such-profile.yaml"], 1, "no such profile file"),
+    ],
+)
+def test_errors_are_messages_not_tracebacks(capsys, argv: list[str], code: int, message: str) -> None:
+    got, out, err = render_cli(capsys, *argv)
+    assert (got, out) == (code, "")
+    assert message in err and "Traceback" not in err
+
+
+def test_bad_scenario_key_is_located(capsys, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("cwd: /w\ntools: [read]\ncustom_promt: hi\n", encoding="utf-8")
+    code, _, err = render_cli(capsys, "--scenario", str(bad))
+    assert code == 1
+    assert f"{bad}:3:1: custom_promt: Extra inputs are not permitted (did you mean `custom_prompt`?)" in err
+
+
+def test_overlay_mistakes_point_at_the_scenario(capsys, tmp_path: Path) -> None:
+    bad = tmp_path / "overlay.yaml"
+    bad.write_text("cwd: /w\noverlay:\n  compaction: {reserve_tokenz: 5}\n", encoding="utf-8")
+    code, out, err = render_cli(capsys, "--scenario", str(bad))
+    assert (code, out) == (1, "")
+    assert f"{bad}: overlay.compaction.reserve_tokenz:" in err and "reserve_tokens" in err
