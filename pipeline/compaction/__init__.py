@@ -1,1 +1,114 @@
-"""compaction stage."""
+"""Compaction: pi 0.84.0's token accounting, cut points and preparation, with every word from the profile.
+
+Typical use::
+
+    from pipeline import compile_profile
+    from pipeline.compaction import compact_session, make_summary_client, plan_session
+    from pipeline.session import SessionFile
+
+    profile = compile_profile("default").profile
+    session = SessionFile.open("chat.jsonl")
+    plan = plan_session(session, profile.compaction)        # CompactionPlan | NothingToCompact
+    client = make_summary_client(profile, profile.summarizer)   # offline by default
+    done = compact_session(session, profile, client)        # appends one compaction entry
+
+Stages (one module each): :mod:`~pipeline.compaction.tokens` (estimates, threshold),
+:mod:`~pipeline.compaction.cut` (cut points, turn starts), :mod:`~pipeline.compaction.plan`
+(the frozen :class:`CompactionPlan`), :mod:`~pipeline.compaction.serialize` (the
+conversation as text), :mod:`~pipeline.compaction.fileops` (file lists),
+:mod:`~pipeline.compaction.schema` (``${schema}`` and the schema check),
+:mod:`~pipeline.compaction.requests` (summary requests),
+:mod:`~pipeline.compaction.summarize` (running the calls),
+:mod:`~pipeline.compaction.branch` (branch summaries),
+:mod:`~pipeline.compaction.engine` (sessions end to end). The offline summarizer is
+:mod:`pipeline.llm.offline`.
+"""
+
+from pipeline.compaction.branch import (
+    BranchEntries,
+    BranchPreparation,
+    BranchResult,
+    branch_entries,
+    navigation_leaf,
+    prepare_branch,
+    summarize_branch,
+)
+from pipeline.compaction.cut import CutPoint, find_cut_point, find_turn_start, is_cut_point, is_turn_start
+from pipeline.compaction.engine import (
+    Compacted,
+    Navigated,
+    branch_session,
+    compact_session,
+    compaction_settings,
+    make_summary_client,
+    plan_session,
+    planned_requests,
+    request_context,
+    summarizer_settings,
+)
+from pipeline.compaction.fileops import CollectedFiles, FileLists, FileOps, file_lists, format_file_lists
+from pipeline.compaction.plan import CompactionPlan, NothingToCompact, PlannedMessage, plan_compaction
+from pipeline.compaction.requests import (
+    RequestContext,
+    branch_request,
+    corrective_request,
+    history_request,
+    turn_prefix_request,
+)
+from pipeline.compaction.schema import missing_sections, render_schema
+from pipeline.compaction.serialize import SerializeOptions, serialize_conversation
+from pipeline.compaction.summarize import CompactionResult, SummaryFailed, plan_calls, run_call, summarize_plan
+from pipeline.compaction.tokens import ContextEstimate, context_tokens, estimate_context, estimate_tokens, should_compact
+
+__all__ = [
+    "BranchEntries",
+    "BranchPreparation",
+    "BranchResult",
+    "CollectedFiles",
+    "Compacted",
+    "CompactionPlan",
+    "CompactionResult",
+    "ContextEstimate",
+    "CutPoint",
+    "FileLists",
+    "FileOps",
+    "Navigated",
+    "NothingToCompact",
+    "PlannedMessage",
+    "RequestContext",
+    "SerializeOptions",
+    "SummaryFailed",
+    "branch_entries",
+    "branch_request",
+    "branch_session",
+    "compact_session",
+    "compaction_settings",
+    "context_tokens",
+    "corrective_request",
+    "estimate_context",
+    "estimate_tokens",
+    "file_lists",
+    "find_cut_point",
+    "find_turn_start",
+    "format_file_lists",
+    "history_request",
+    "is_cut_point",
+    "is_turn_start",
+    "make_summary_client",
+    "missing_sections",
+    "navigation_leaf",
+    "plan_calls",
+    "plan_compaction",
+    "plan_session",
+    "planned_requests",
+    "prepare_branch",
+    "render_schema",
+    "request_context",
+    "run_call",
+    "serialize_conversation",
+    "should_compact",
+    "summarize_branch",
+    "summarize_plan",
+    "summarizer_settings",
+    "turn_prefix_request",
+]

@@ -1,0 +1,198 @@
+"""Compact a pi session: summarize the older part of the current branch, keep the recent part.
+
+Planning follows pi 0.84.0 exactly (cut points, split turns, the previous compaction's
+summary and boundary, file lists); every word sent to the summarizer comes from the
+profile (`--profile`, default: the built-in `default`). The summarizer is the profile's
+`summarizer` (the default profile: `offline`, which needs no network and no key), or the
+one `--llm` names.
+
+  pipeline compact SESSION --plan [--format text|json]
+      show the cut, what is summarized and kept, token counts and file lists; calls
+      nothing. JSON: {firstKeptEntryId, isSplitTurn, tokensBefore, summarizeIds,
+      turnPrefixIds, previousSummary, readFiles, modifiedFiles}, or
+      {"plan": null, "reason", "message"} when there is nothing to compact.
+  pipeline compact SESSION --print-request [--llm P]
+      print, as one JSON list, the exact request body of every call the compaction would
+      make (history, then the split turn's prefix) for that provider; sends nothing and
+      needs no key (offline: our internal request).
+  pipeline compact SESSION [--llm offline|openai|anthropic] [--model M] [--base-url U]
+                           [--api-key-env NAME] [--instructions TEXT]
+      run it: the compaction entry is appended only after the summary succeeded (a
+      failure leaves the file untouched), then the summary is printed.
+  pipeline compact SESSION --branch-to ID
+      move to entry ID with a summary of the branch being left (pi's /tree): a
+      branch_summary entry is appended under the new leaf.
+
+`--keep-recent N` and `--reserve N` override the profile's keep_recent_tokens and
+reserve_tokens. Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "compact a pi session file (plan, preview the requests, or run)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("session", metavar="SESSION", help="a pi session file (.jsonl)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--plan", action="store_true", help="show what would be summarized and kept; call nothing")
+    mode.add_argument("--print-request", action="store_true", help="print the request bodies as JSON; send nothing")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output of --plan (default: text)")
+    parser.add_argument("--profile", metavar="P", default="default", help="built-in profile name or YAML path")
+    parser.add_argument("--llm", choices=("offline", "openai", "anthropic"), help="summarizer provider (default: the profile's)")
+    parser.add_argument("--model", metavar="M", help="model name")
+    parser.add_argument("--base-url", metavar="U", help="provider base URL")
+    parser.add_argument("--api-key-env", metavar="NAME", help="name of the environment variable holding the API key")
+    parser.add_argument("--instructions", metavar="TEXT", help="custom instructions for the summary")
+    parser.add_argument("--keep-recent", metavar="N", type=int, help="override compaction.keep_recent_tokens")
+    parser.add_argument("--reserve", metavar="N", type=int, help="override compaction.reserve_tokens")
+    parser.add_argument("--branch-to", metavar="ID", help="move to entry ID (id or unique prefix) with a branch summary")
+    parser.add_argument(
+        "--replace-instructions", action="store_true",
+        help="with --branch-to: --instructions replace the profile's branch instructions",
+    )
+
+
+def _progress(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pipeline import compile_profile
+    from pipeline.compaction.engine import compaction_settings, summarizer_settings
+    from pipeline.errors import UsageError
+    from pipeline.session import SessionFile
+
+    if args.branch_to is None and args.replace_instructions:
+        raise UsageError("--replace-instructions needs --branch-to")
+    profile = compile_profile(args.profile).profile
+    settings = compaction_settings(profile, keep_recent_tokens=args.keep_recent, reserve_tokens=args.reserve)
+    summarizer = summarizer_settings(
+        profile, provider=args.llm, model=args.model, base_url=args.base_url, api_key_env=args.api_key_env
+    )
+    session = SessionFile.open(args.session)
+    for problem in session.problems:
+        print(problem, file=sys.stderr)
+    if args.branch_to is not None:
+        return _branch(args, session, profile, summarizer)
+    if args.plan:
+        return _show_plan(args, session, settings)
+    if args.print_request:
+        return _print_requests(args, session, profile, settings, summarizer)
+    return _compact(args, session, profile, settings, summarizer)
+
+
+# --------------------------------------------------------------------------- --plan
+
+
+def _show_plan(args, session, settings) -> int:
+    from pipeline.compaction.engine import plan_session
+    from pipeline.compaction.plan import NothingToCompact
+    from pipeline.jsutil import js_json
+
+    plan = plan_session(session, settings)
+    if args.format == "json":
+        print(js_json(plan.to_json()))
+    elif isinstance(plan, NothingToCompact):
+        print(f"nothing to compact: {plan.message}")
+    else:
+        for line in _plan_lines(plan, session):
+            print(line)
+    return 0
+
+
+def _ids(ids: list[str]) -> str:
+    if not ids:
+        return "-"
+    return " ".join(ids) if len(ids) <= 12 else " ".join(ids[:6]) + f" … ({len(ids) - 10} more) … " + " ".join(ids[-4:])
+
+
+def _plan_lines(plan, session) -> list[str]:
+    path = session.path_to()
+    lists, settings = plan.file_lists, plan.settings
+    lines = [
+        f"cut:              keep from entry {plan.first_kept_entry_id}"
+        f" (entry {plan.first_kept_index + 1} of {len(path)} on the branch)",
+        f"split turn:       {'yes, the turn starts at entry ' + path[plan.turn_start_index].id if plan.is_split_turn else 'no'}",
+        f"tokens before:    {plan.tokens_before}"
+        f" (keep_recent_tokens {settings.keep_recent_tokens}, reserve_tokens {settings.reserve_tokens})",
+        f"kept:             {len(path) - plan.first_kept_index} entries from {plan.first_kept_entry_id} to the leaf",
+        f"summarize:        {len(plan.summarize)} messages: {_ids(plan.summarize_ids)}",
+        f"turn prefix:      {len(plan.turn_prefix)} messages: {_ids(plan.turn_prefix_ids)}",
+        "previous summary: "
+        + (f"yes ({len(plan.previous_summary)} characters, updated)" if plan.previous_summary else "none"),
+        f"read files:       {', '.join(lists.read_files) or '-'}",
+        f"modified files:   {', '.join(lists.modified_files) or '-'}",
+    ]
+    return lines
+
+
+# --------------------------------------------------------------------------- --print-request
+
+
+def _print_requests(args, session, profile, settings, summarizer) -> int:
+    from pipeline.compaction.engine import make_summary_client, plan_session, planned_requests
+    from pipeline.compaction.plan import NothingToCompact
+    from pipeline.jsutil import js_json
+
+    plan = plan_session(session, settings)
+    if isinstance(plan, NothingToCompact):
+        print(f"nothing to compact: {plan.message}", file=sys.stderr)
+        print("[]")
+        return 0
+    client = make_summary_client(profile, summarizer)
+    requests = planned_requests(plan, profile, summarizer, custom_instructions=args.instructions)
+    print(js_json([client.build_body(request) for request in requests]))
+    return 0
+
+
+# --------------------------------------------------------------------------- run
+
+
+def _compact(args, session, profile, settings, summarizer) -> int:
+    from pipeline.compaction.engine import compact_session, make_summary_client
+    from pipeline.compaction.plan import NothingToCompact
+
+    client = make_summary_client(profile, summarizer)
+    outcome = compact_session(
+        session, profile, client, settings=settings, summarizer=summarizer,
+        custom_instructions=args.instructions, progress=_progress,
+    )
+    if isinstance(outcome, NothingToCompact):
+        print(f"nothing to compact: {outcome.message}")
+        return 0
+    for warning in outcome.result.warnings:
+        print(warning, file=sys.stderr)
+    entry = outcome.entry
+    _progress(
+        f"appended compaction {entry.id}: kept from {entry.first_kept_entry_id},"
+        f" {entry.tokens_before} tokens before, {len(outcome.context.messages)} messages in the context now"
+    )
+    print(entry.summary)
+    return 0
+
+
+def _branch(args, session, profile, summarizer) -> int:
+    from pipeline.compaction.engine import branch_session, make_summary_client
+
+    if args.plan or args.print_request:
+        from pipeline.errors import UsageError
+
+        raise UsageError("--branch-to cannot be combined with --plan or --print-request")
+    target = session.resolve_id(args.branch_to)
+    client = make_summary_client(profile, summarizer)
+    moved = branch_session(
+        session, profile, client, target, summarizer=summarizer,
+        custom_instructions=args.instructions, replace_instructions=args.replace_instructions, progress=_progress,
+    )
+    if moved.entry is None:
+        print(f"nothing to summarize between the leaf and {target}; no entry written")
+        return 0
+    for warning in moved.result.warnings if moved.result else ():
+        print(warning, file=sys.stderr)
+    _progress(f"appended branch summary {moved.entry.id} under {moved.entry.parent_id or 'the root'}")
+    print(moved.entry.summary)
+    return 0

@@ -1,0 +1,202 @@
+"""Compaction of a session file end to end: plan, summarize, append, project again.
+
+:func:`compact_session` plans on the current branch of a :class:`SessionFile`, makes the
+summary calls, and only after they all succeeded appends one ``compaction`` entry (pi's
+shape: ``summary``, ``firstKeptEntryId``, ``tokensBefore``, ``details``, ``usage``,
+``fromHook``) through the session store, which writes it as one line with one ``write``
+and ``fsync``. A failure or an interrupt before that leaves the file byte for byte as it
+was. :func:`branch_session` does the same for moving to another point of the tree with a
+branch summary. :func:`make_summary_client` turns the profile's ``summarizer`` (with CLI
+overrides) into a client: the offline summarizer or an HTTP client of :mod:`pipeline.llm`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.compaction.branch import BranchResult, branch_entries, navigation_leaf, summarize_branch
+from pipeline.compaction.plan import CompactionPlan, NothingToCompact, plan_compaction
+from pipeline.compaction.requests import RequestContext
+from pipeline.compaction.summarize import CompactionResult, Progress, plan_calls, summarize_plan
+from pipeline.errors import Location, PipelineError, Problem
+from pipeline.llm.types import REASONING_LEVELS, SummaryClient
+from pipeline.model.profile import Compaction, Profile, Summarizer
+from pipeline.session.context import LlmContext, build_context, context_settings
+from pipeline.session.entries import BranchSummaryEntry, CompactionEntry
+from pipeline.session.store import SessionFile
+from pipeline.session.texts import ContextTexts
+
+
+def compaction_settings(
+    profile: Profile, *, keep_recent_tokens: int | None = None, reserve_tokens: int | None = None
+) -> Compaction:
+    """The profile's ``compaction`` with the given overrides."""
+    update: dict[str, int] = {}
+    if keep_recent_tokens is not None:
+        update["keep_recent_tokens"] = _non_negative("--keep-recent", keep_recent_tokens)
+    if reserve_tokens is not None:
+        update["reserve_tokens"] = _non_negative("--reserve", reserve_tokens)
+    return profile.compaction.model_copy(update=update)
+
+
+def _non_negative(flag: str, value: int) -> int:
+    if value < 0:
+        raise PipelineError(Problem(f"{flag} must be 0 or more, got {value}", code="compaction.settings"))
+    return value
+
+
+def summarizer_settings(profile: Profile, **overrides: Any) -> Summarizer:
+    """The profile's ``summarizer`` with the non-``None`` overrides (``provider``, ``model``...)."""
+    update = {k: v for k, v in overrides.items() if v is not None}
+    return Summarizer.model_validate({**profile.summarizer.model_dump(), **update})
+
+
+def make_summary_client(profile: Profile, summarizer: Summarizer) -> SummaryClient:
+    """The offline summarizer, or an HTTP client of :mod:`pipeline.llm` (the key is read per call)."""
+    if summarizer.provider == "offline":
+        from pipeline.llm.offline import OfflineClient
+
+        return OfflineClient(profile.summary, model=summarizer.model or "offline")
+    from pipeline.llm import make_client
+
+    return make_client(
+        summarizer.provider,
+        model=summarizer.model or "",
+        base_url=summarizer.base_url,
+        api_key_env=summarizer.api_key_env,
+        timeout=summarizer.timeout_s,
+        max_retries=summarizer.max_retries,
+    )
+
+
+def request_context(
+    profile: Profile, settings: Compaction, summarizer: Summarizer, thinking_level: str | None = None
+) -> RequestContext:
+    """The texts and budgets of every request; reasoning = the thinking level when the model supports it."""
+    reasoning = thinking_level if summarizer.reasoning and thinking_level in REASONING_LEVELS else None
+    return RequestContext(
+        summary=profile.summary,
+        compaction=settings,
+        model=summarizer.model or "",
+        max_output_tokens=summarizer.max_tokens,
+        reasoning=reasoning,
+    )
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """A finished compaction: the stored entry, what produced it, and the context after it."""
+
+    entry: CompactionEntry
+    result: CompactionResult
+    context: LlmContext
+
+
+def plan_session(session: SessionFile, settings: Compaction) -> CompactionPlan | NothingToCompact:
+    """The plan for the session's current branch (nothing is called or written)."""
+    return plan_compaction(session.path_to(), settings)
+
+
+def planned_requests(
+    plan: CompactionPlan, profile: Profile, summarizer: Summarizer, *, custom_instructions: str | None = None
+) -> list:
+    """The requests a compaction of ``plan`` would send (history, then turn prefix)."""
+    ctx = request_context(profile, plan.settings, summarizer, plan.thinking_level)
+    calls = plan_calls(plan, ctx, ContextTexts.from_profile(profile), custom_instructions)
+    return [call.request for call in calls]
+
+
+def compact_session(
+    session: SessionFile,
+    profile: Profile,
+    client: SummaryClient,
+    *,
+    settings: Compaction | None = None,
+    summarizer: Summarizer | None = None,
+    custom_instructions: str | None = None,
+    progress: Progress | None = None,
+) -> Compacted | NothingToCompact:
+    """Compact the current branch; the entry is appended only after every summary call succeeded."""
+    settings = settings or profile.compaction
+    summarizer = summarizer or profile.summarizer
+    plan = plan_session(session, settings)
+    if isinstance(plan, NothingToCompact):
+        return plan
+    _check_appendable(session)
+    texts = ContextTexts.from_profile(profile)
+    ctx = request_context(profile, settings, summarizer, plan.thinking_level)
+    result = summarize_plan(plan, client, ctx, texts, custom_instructions=custom_instructions, progress=progress)
+    entry = session.append_compaction(
+        result.summary, result.first_kept_entry_id, result.tokens_before,
+        details=result.details, usage=result.usage.to_pi(), from_hook=False,
+    )
+    return Compacted(entry, result, build_context(session, texts))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Navigated:
+    """A move in the tree: the new leaf, the branch summary entry (if one was written), the context."""
+
+    leaf_id: str | None
+    entry: BranchSummaryEntry | None
+    result: BranchResult | None
+    context: LlmContext
+
+
+def branch_session(
+    session: SessionFile,
+    profile: Profile,
+    client: SummaryClient,
+    target_id: str,
+    *,
+    summarizer: Summarizer | None = None,
+    custom_instructions: str | None = None,
+    replace_instructions: bool = False,
+    progress: Progress | None = None,
+) -> Navigated:
+    """Move from the current leaf to ``target_id`` with a summary of the branch left behind.
+
+    As pi's ``navigateTree``: no summary when nothing lies between the leaf and the common
+    ancestor (the leaf just moves, in memory); otherwise the summary (or the profile's
+    ``branch_empty`` text when no message is left) becomes a ``branch_summary`` entry under
+    the new leaf, written only after the summary succeeded.
+    """
+    target = session.get(target_id)
+    if target is None:
+        raise PipelineError(Problem(f"no entry {target_id!r}", code="session.no-entry"))
+    texts = ContextTexts.from_profile(profile)
+    old_leaf, new_leaf = session.leaf_id, navigation_leaf(target)
+    if target_id == old_leaf:
+        return Navigated(old_leaf, None, None, build_context(session, texts))  # type: ignore[arg-type]
+    collected = branch_entries(session.tree, old_leaf, target_id)
+    _check_appendable(session)
+    if not collected.entries:
+        _move(session, new_leaf)
+        return Navigated(session.leaf_id, None, None, build_context(session, texts))  # type: ignore[arg-type]
+    ctx = request_context(profile, profile.compaction, summarizer or profile.summarizer,
+                          context_settings(session.path_to())[0])
+    result = summarize_branch(
+        collected.entries, client, ctx, texts, context_window=(summarizer or profile.summarizer).context_window,
+        custom_instructions=custom_instructions, replace_instructions=replace_instructions, progress=progress,
+    )
+    usage = result.usage.to_pi() if result.usage is not None else None
+    entry = session.append_branch_summary(new_leaf, result.summary, details=result.details, usage=usage, from_hook=False)
+    return Navigated(session.leaf_id, entry, result, build_context(session, texts))  # type: ignore[arg-type]
+
+
+def _check_appendable(session: SessionFile) -> None:
+    """Refuse before any summary call what the store would refuse after it (old format versions)."""
+    if session.migrated_from is not None:
+        raise PipelineError(Problem(
+            f"cannot add entries to a version-{session.migrated_from} session file",
+            Location(str(session.path)), code="session.read-only",
+            hint="write a migrated copy with SessionFile.save_as(path) and compact that",
+        ))
+
+
+def _move(session: SessionFile, leaf: str | None) -> None:
+    if leaf is None:
+        session.reset_leaf()
+    else:
+        session.branch(leaf)

@@ -1,0 +1,116 @@
+"""File operations: which files the summarized part read and modified (spec §7.6).
+
+Collected from assistant tool calls named exactly ``read``, ``write`` and ``edit`` with a
+non-empty string ``path`` argument, seeded from a previous summary's
+``details.readFiles/modifiedFiles``. The lists are sorted in JavaScript order; read-only
+files exclude modified ones. :func:`format_file_lists` renders them with the profile's tags.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from pipeline.jsutil import js_sorted
+from pipeline.model.profile import Tags
+from pipeline.session.messages import AgentMessage, AssistantMessage, ToolCall
+
+_DEFAULT_TAGS = Tags()
+
+
+@dataclass
+class FileOps:
+    """Insertion-ordered sets of paths (pi's ``{read, written, edited}``); mutable while collecting."""
+
+    read: dict[str, None] = field(default_factory=dict)
+    written: dict[str, None] = field(default_factory=dict)
+    edited: dict[str, None] = field(default_factory=dict)
+
+    def freeze(self) -> "CollectedFiles":
+        """An immutable copy."""
+        return CollectedFiles(tuple(self.read), tuple(self.written), tuple(self.edited))
+
+
+@dataclass(frozen=True)
+class CollectedFiles:
+    """The collected paths, frozen: ``read``, ``written``, ``edited`` in insertion order."""
+
+    read: tuple[str, ...] = ()
+    written: tuple[str, ...] = ()
+    edited: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, list[str]]:
+        """The oracle's shape: ``{read, written, edited}``."""
+        return {"read": list(self.read), "written": list(self.written), "edited": list(self.edited)}
+
+
+@dataclass(frozen=True)
+class FileLists:
+    """The final lists: files only read, and files written or edited."""
+
+    read_files: tuple[str, ...] = ()
+    modified_files: tuple[str, ...] = ()
+
+    def to_details(self) -> dict[str, list[str]]:
+        """pi's ``details``: ``{readFiles, modifiedFiles}``."""
+        return {"readFiles": list(self.read_files), "modifiedFiles": list(self.modified_files)}
+
+
+def seed_from_details(ops: FileOps, details: object, from_hook: object = False) -> None:
+    """Add a previous summary's ``details`` lists (unless an extension made it): read → read, modified → edited.
+
+    Only string paths are taken (pi would also carry other JSON values through).
+    """
+    if from_hook or not isinstance(details, Mapping):
+        return
+    read, modified = details.get("readFiles"), details.get("modifiedFiles")
+    if isinstance(read, list):
+        ops.read.update(dict.fromkeys(p for p in read if isinstance(p, str)))
+    if isinstance(modified, list):
+        ops.edited.update(dict.fromkeys(p for p in modified if isinstance(p, str)))
+
+
+def _call_path(block: ToolCall) -> str | None:
+    args = block.arguments
+    path = args.get("path") if isinstance(args, Mapping) else None
+    return path if isinstance(path, str) and path else None
+
+
+def collect_from_message(ops: FileOps, message: AgentMessage) -> None:
+    """pi's ``extractFileOpsFromMessage``: record the read/write/edit calls of an assistant message."""
+    if not isinstance(message, AssistantMessage):
+        return
+    targets = {"read": ops.read, "write": ops.written, "edit": ops.edited}
+    for call in message.tool_calls:
+        path = _call_path(call)
+        if path is not None and call.name in targets:
+            targets[call.name][path] = None
+
+
+def collect(messages: Iterable[AgentMessage], ops: FileOps | None = None) -> FileOps:
+    """Collect from every message into ``ops`` (a new one when not given) and return it."""
+    ops = FileOps() if ops is None else ops
+    for message in messages:
+        collect_from_message(ops, message)
+    return ops
+
+
+def file_lists(ops: FileOps | CollectedFiles) -> FileLists:
+    """pi's ``computeFileLists``: modified = edited ∪ written, read-only = read − modified, both sorted."""
+    modified = dict.fromkeys([*ops.edited, *ops.written])
+    read_only = [path for path in ops.read if path not in modified]
+    return FileLists(tuple(js_sorted(read_only)), tuple(js_sorted(modified)))
+
+
+def format_file_lists(lists: FileLists, tags: Tags = _DEFAULT_TAGS) -> str:
+    """pi's ``formatFileOperations`` with the profile's tag names ("" when both lists are empty)."""
+    sections = []
+    if lists.read_files:
+        sections.append(_tagged(tags.read_files, lists.read_files))
+    if lists.modified_files:
+        sections.append(_tagged(tags.modified_files, lists.modified_files))
+    return "\n\n" + "\n\n".join(sections) if sections else ""
+
+
+def _tagged(tag: str, paths: tuple[str, ...]) -> str:
+    return f"<{tag}>\n" + "\n".join(paths) + f"\n</{tag}>"

@@ -1,0 +1,146 @@
+"""Summary requests, built only from the profile (spec §7.4, §8).
+
+Every request is one system prompt (``summary.system_prompt``) and one user text:
+
+* history: ``<conversation>`` block, the previous summary in its tag when there is one,
+  then ``instructions.initial`` or ``instructions.update`` (``${schema}`` = the rendered
+  ``summary.schema``), then ``\\n\\n<custom_label>: <custom instructions>`` when given;
+  output budget ``floor(summary_budget.history · reserve_tokens)`` capped by the model's
+  maximum (``summarizer.max_tokens``);
+* turn prefix (split turn): ``<conversation>`` block + ``instructions.turn_prefix``,
+  budget ``summary_budget.turn_prefix``;
+* branch: ``<conversation>`` block + ``instructions.branch`` (``${schema}`` = the branch
+  schema) + custom instructions (or the custom instructions alone when they replace the
+  profile's), budget ``compaction.branch.max_tokens``, never reasoning;
+* corrective retry: the original user text + blank line + ``instructions.schema_retry``.
+
+Texts are rendered here; the tags come from ``summary.tags``. Nothing is cached: each
+request is a new, independent call.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from pipeline.compaction.schema import render_schema
+from pipeline.compaction.serialize import SerializeOptions, serialize_conversation
+from pipeline.llm.types import SummaryRequest
+from pipeline.model.profile import Compaction, SchemaSection, Summary
+from pipeline.session.messages import LlmMessage
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """Everything a request needs besides the messages: the profile's texts and budgets."""
+
+    summary: Summary
+    compaction: Compaction
+    model: str = ""
+    max_output_tokens: int | None = None
+    reasoning: str | None = None
+
+    @property
+    def serialize_options(self) -> SerializeOptions:
+        """Labels, truncation marker and cut length for the conversation text."""
+        return SerializeOptions(
+            labels=self.summary.labels,
+            truncation_marker=self.summary.truncation_marker,
+            tool_result_max_chars=self.compaction.tool_result_max_chars,
+        )
+
+    @property
+    def branch_schema(self) -> tuple[SchemaSection, ...]:
+        """The schema a branch summary follows (the main schema when none is set)."""
+        return self.summary.branch_schema or self.summary.schema_
+
+
+def output_budget(fraction: float, reserve_tokens: int, model_max: int | None) -> int:
+    """``min(floor(fraction · reserve), model_max)`` (the cap only when it is set and > 0)."""
+    budget = math.floor(fraction * reserve_tokens)
+    return min(budget, model_max) if model_max else budget
+
+
+def conversation_block(messages: Sequence[LlmMessage], ctx: RequestContext) -> str:
+    """``<conversation>\\n{serialized}\\n</conversation>\\n\\n`` with the profile's tag."""
+    tag = ctx.summary.tags.conversation
+    text = serialize_conversation(messages, ctx.serialize_options)
+    return f"<{tag}>\n{text}\n</{tag}>\n\n"
+
+
+def _with_custom(instructions: str, custom: str | None, ctx: RequestContext) -> str:
+    if not custom:
+        return instructions
+    return f"{instructions}\n\n{ctx.summary.instructions.custom_label.render()}: {custom}"
+
+
+def history_request(
+    messages: Sequence[LlmMessage],
+    ctx: RequestContext,
+    *,
+    previous_summary: str | None = None,
+    custom_instructions: str | None = None,
+) -> SummaryRequest:
+    """The history summary: a first summary, or an update of ``previous_summary``."""
+    texts = ctx.summary.instructions
+    schema = render_schema(ctx.summary.schema_, ctx.summary.schema_format)
+    user = conversation_block(messages, ctx)
+    if previous_summary:
+        tag = ctx.summary.tags.previous_summary
+        user += f"<{tag}>\n{previous_summary}\n</{tag}>\n\n"
+    base = (texts.update if previous_summary else texts.initial).render(schema=schema)
+    user += _with_custom(base, custom_instructions, ctx)
+    budget = output_budget(ctx.compaction.summary_budget.history, ctx.compaction.reserve_tokens, ctx.max_output_tokens)
+    return _request(ctx, user, budget, reasoning=ctx.reasoning, kind="history")
+
+
+def turn_prefix_request(messages: Sequence[LlmMessage], ctx: RequestContext) -> SummaryRequest:
+    """The split turn's prefix summary."""
+    user = conversation_block(messages, ctx) + ctx.summary.instructions.turn_prefix.render()
+    fraction = ctx.compaction.summary_budget.turn_prefix
+    budget = output_budget(fraction, ctx.compaction.reserve_tokens, ctx.max_output_tokens)
+    return _request(ctx, user, budget, reasoning=ctx.reasoning, kind="turn_prefix")
+
+
+def branch_request(
+    messages: Sequence[LlmMessage],
+    ctx: RequestContext,
+    *,
+    custom_instructions: str | None = None,
+    replace_instructions: bool = False,
+) -> SummaryRequest:
+    """A branch summary; custom instructions are added, or replace the profile's when asked."""
+    if replace_instructions and custom_instructions:
+        instructions = custom_instructions
+    else:
+        schema = render_schema(ctx.branch_schema, ctx.summary.schema_format)
+        base = ctx.summary.instructions.branch.render(schema=schema)
+        instructions = _with_custom(base, custom_instructions, ctx)
+    user = conversation_block(messages, ctx) + instructions
+    return _request(ctx, user, ctx.compaction.branch.max_tokens, reasoning=None, kind="branch")
+
+
+def corrective_request(
+    request: SummaryRequest, missing: Sequence[str], sections: Sequence[SchemaSection], ctx: RequestContext
+) -> SummaryRequest | None:
+    """The retry of ``request`` asking for the ``missing`` headings (``None``: the profile has no text)."""
+    text = ctx.summary.instructions.schema_retry
+    if text is None:
+        return None
+    schema = render_schema(sections, ctx.summary.schema_format)
+    extra = text.render(missing=", ".join(missing), schema=schema)
+    user = f"{request.user_text}\n\n{extra}"
+    return _request(ctx, user, request.max_tokens, reasoning=request.reasoning, kind=f"{request.kind}_retry")
+
+
+def _request(ctx: RequestContext, user: str, budget: int, *, reasoning: str | None, kind: str) -> SummaryRequest:
+    return SummaryRequest(
+        system_prompt=ctx.summary.system_prompt.render(),
+        user_text=user,
+        max_tokens=budget,
+        model=ctx.model,
+        reasoning=reasoning,
+        kind=kind,
+    )
+

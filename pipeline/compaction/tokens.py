@@ -1,0 +1,150 @@
+"""Token accounting as pi 0.84.0 does it (spec §6).
+
+* :func:`estimate_tokens`: one message, ``ceil(chars / chars_per_token)`` where chars are
+  UTF-16 units counted per role, images charged ``image_chars``;
+* :func:`context_tokens`: the context size a provider's usage record reports;
+* :func:`estimate_context`: a message list, anchored on the last usable usage record plus
+  the estimates of the messages after it;
+* :func:`should_compact`: the threshold test ``tokens > window - reserve``.
+
+Messages are the session package's typed views (:mod:`pipeline.session.messages`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from pipeline.jsutil import js_json, u16len
+from pipeline.model.profile import Compaction
+from pipeline.session.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    ContentBlock,
+    CustomMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+
+_DEFAULT = Compaction()
+
+
+def _ceil_div(chars: int, per_token: int) -> int:
+    return -(-chars // per_token)
+
+
+def _text_len(value: object) -> int:
+    return u16len(value) if isinstance(value, str) else 0
+
+
+def content_chars(content: str | Sequence[ContentBlock], image_chars: int) -> int:
+    """Characters of a user/custom/tool-result content: text lengths plus ``image_chars`` per image."""
+    if isinstance(content, str):
+        return u16len(content)
+    chars = 0
+    for block in content:
+        if isinstance(block, TextContent):
+            chars += u16len(block.text)
+        elif isinstance(block, ImageContent):
+            chars += image_chars
+    return chars
+
+
+def assistant_chars(content: Sequence[ContentBlock]) -> int:
+    """Characters of an assistant content: text + thinking + each call's name and JSON arguments."""
+    chars = 0
+    for block in content:
+        if isinstance(block, TextContent):
+            chars += u16len(block.text)
+        elif isinstance(block, ThinkingContent):
+            chars += u16len(block.thinking)
+        elif isinstance(block, ToolCall):
+            chars += _text_len(block.name) + u16len(js_json(block.arguments))
+    return chars
+
+
+def message_chars(message: AgentMessage, image_chars: int = _DEFAULT.image_chars) -> int:
+    """The character count pi's estimate uses for one message (0 for unknown roles)."""
+    if isinstance(message, (UserMessage, CustomMessage, ToolResultMessage)):
+        return content_chars(message.content, image_chars)
+    if isinstance(message, AssistantMessage):
+        return assistant_chars(message.content)
+    if isinstance(message, BashExecutionMessage):
+        return _text_len(message.command) + _text_len(message.output)
+    if isinstance(message, (BranchSummaryMessage, CompactionSummaryMessage)):
+        return _text_len(message.summary)
+    return 0
+
+
+def estimate_tokens(message: AgentMessage, settings: Compaction = _DEFAULT) -> int:
+    """pi's ``estimateTokens``: ``ceil(chars / chars_per_token)``."""
+    return _ceil_div(message_chars(message, settings.image_chars), settings.chars_per_token)
+
+
+def context_tokens(usage: Usage) -> int | float:
+    """pi's ``calculateContextTokens``: ``totalTokens``, or the sum of the parts when it is 0."""
+    return usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
+
+
+def usable_usage(message: AgentMessage) -> Usage | None:
+    """The usage of an assistant reply that can anchor an estimate, else ``None``.
+
+    Aborted and error replies and all-zero usage records do not count.
+    """
+    if not isinstance(message, AssistantMessage) or message.failed or message.usage is None:
+        return None
+    return message.usage if context_tokens(message.usage) > 0 else None
+
+
+@dataclass(frozen=True)
+class ContextEstimate:
+    """pi's ``estimateContextTokens`` result."""
+
+    tokens: int | float
+    usage_tokens: int | float
+    trailing_tokens: int
+    last_usage_index: int | None
+
+    def to_json(self) -> dict[str, object]:
+        """The oracle's shape: ``{tokens, usageTokens, trailingTokens, lastUsageIndex}``."""
+        return {
+            "tokens": self.tokens,
+            "usageTokens": self.usage_tokens,
+            "trailingTokens": self.trailing_tokens,
+            "lastUsageIndex": self.last_usage_index,
+        }
+
+
+def _last_anchor(messages: Sequence[AgentMessage]) -> tuple[int, Usage] | None:
+    for index in range(len(messages) - 1, -1, -1):
+        usage = usable_usage(messages[index])
+        if usage is not None:
+            return index, usage
+    return None
+
+
+def estimate_context(messages: Sequence[AgentMessage], settings: Compaction = _DEFAULT) -> ContextEstimate:
+    """Context size of ``messages``: last usable usage + estimates of the messages after it."""
+    anchor = _last_anchor(messages)
+    if anchor is None:
+        total = sum(estimate_tokens(m, settings) for m in messages)
+        return ContextEstimate(total, 0, total, None)
+    index, usage = anchor
+    used = context_tokens(usage)
+    trailing = sum(estimate_tokens(m, settings) for m in messages[index + 1 :])
+    return ContextEstimate(used + trailing, used, trailing, index)
+
+
+def should_compact(tokens: int | float, context_window: int, settings: Compaction = _DEFAULT) -> bool:
+    """pi's ``shouldCompact``: enabled and ``tokens > window - reserve`` (window 0 → always true)."""
+    if not settings.enabled:
+        return False
+    return tokens > context_window - settings.reserve_tokens
