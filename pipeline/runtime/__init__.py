@@ -1,1 +1,61 @@
-"""runtime stage."""
+"""Runtime policy of pi 0.84.0 as pure functions (spec §3.6, §9).
+
+No I/O and no clock: every function takes what it needs and returns a decision; delays are
+returned in milliseconds, never slept.
+
+* :mod:`~pipeline.runtime.classify` — is a reply a context overflow (§9.2), a recoverable
+  ``length`` stop, a transient error (§9.3)? (pi-ai's pattern lists, as data);
+* :mod:`~pipeline.runtime.policy` — the compaction check after a run and before a prompt
+  (§9.1) with overflow recovery, the recovery cycle, turn retries with backoff, the
+  summarisation-call retry rule;
+* :mod:`~pipeline.runtime.override` — per-turn system-prompt overrides (§3.6).
+
+Typical driver step after an agent run::
+
+    decision = retry.after_run(reply, retry_settings, model.context_window)
+    retry = decision.state
+    if decision.action == "retry":
+        ...  # wait decision.delay_ms, drop the reply from memory, continue the agent
+    else:
+        check = check_compaction(reply, phase="after_run", model=model,
+                                 latest_compaction_ms=latest_compaction_time(branch),
+                                 recovery_attempts=cycle.attempts, messages=memory,
+                                 settings=profile.compaction)
+        cycle = cycle.after(check)
+"""
+
+from pipeline.runtime.classify import (
+    NON_OVERFLOW_PATTERNS,
+    NON_RETRYABLE_PATTERNS,
+    OVERFLOW_PATTERNS,
+    RETRYABLE_PATTERNS,
+    Reply,
+    is_context_overflow,
+    is_overflow_text,
+    is_recoverable_length,
+    is_retryable_error,
+    is_retryable_text,
+    is_turn_retryable,
+)
+from pipeline.runtime.override import HookChain, RunPrompt, run_hooks, start_run
+from pipeline.runtime.policy import (
+    NOTHING,
+    CompactionDecision,
+    CurrentModel,
+    Phase,
+    RecoveryCycle,
+    RetryDecision,
+    RetrySettings,
+    TurnRetry,
+    check_compaction,
+    latest_compaction_time,
+    summary_retry_delay,
+)
+
+__all__ = [
+    "NON_OVERFLOW_PATTERNS", "NON_RETRYABLE_PATTERNS", "NOTHING", "OVERFLOW_PATTERNS", "RETRYABLE_PATTERNS",
+    "CompactionDecision", "CurrentModel", "HookChain", "Phase", "RecoveryCycle", "Reply", "RetryDecision",
+    "RetrySettings", "RunPrompt", "TurnRetry", "check_compaction", "is_context_overflow", "is_overflow_text",
+    "is_recoverable_length", "is_retryable_error", "is_retryable_text", "is_turn_retryable",
+    "latest_compaction_time", "run_hooks", "start_run", "summary_retry_delay",
+]
