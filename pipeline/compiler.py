@@ -21,14 +21,14 @@ from typing import Any, Iterable, Union
 
 from pipeline.errors import Location, PipelineError, Problem, did_you_mean
 from pipeline.model import Profile
-from pipeline.model.profile import SectionKind, When
+from pipeline.model.profile import When
 from pipeline.model.text import Text
 from pipeline.model.variables import variables_for
 from pipeline.source import BUILTIN, SourceMap, builtin_names, display_path, load_merged
+from pipeline.source.chain import builtin_path, suggest_builtin
 from pipeline.source.locate import SECTIONS, render_key, var_location
 
 LIST_KINDS = ("tool_list", "rules", "context_files", "skills")
-SECTION_KINDS = SectionKind.__args__  # type: ignore[attr-defined]
 TEMPLATE_KEYWORDS = ("global", "project")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 _ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -104,21 +104,14 @@ class Pipeline:
 def resolve(path_or_name: PathLike) -> tuple[Path, str]:
     """A profile argument -> (file, label): an existing path, ``builtin:NAME`` or a bare built-in name."""
     text = os.fspath(path_or_name)
-    builtins = builtin_names()
     if text.startswith(BUILTIN):
-        name = text[len(BUILTIN) :]
-        if name not in builtins:
-            hint = did_you_mean(name, builtins) or "built-in profiles: " + ", ".join(sorted(builtins))
-            raise PipelineError(Problem(f"unknown built-in profile `{text}`", hint=hint.replace("`", "`builtin:", 1)))
-        return builtins[name], display_path(builtins[name])
+        return builtin_path(text[len(BUILTIN) :])
     path = Path(text)
     if path.exists():
         return path, text
-    if text in builtins:
-        return builtins[text], display_path(builtins[text])
-    hint = did_you_mean(text, builtins)
-    hint = hint and hint.replace("`", "`builtin:", 1)
-    raise PipelineError(Problem("no such profile file", Location(text), hint=hint))
+    if text in builtin_names():
+        return builtin_path(text)
+    raise PipelineError(Problem("no such profile file", Location(text), hint=suggest_builtin(text)))
 
 
 def load_profile(path_or_name: PathLike) -> LoadedProfile:
@@ -159,6 +152,7 @@ def fingerprint(profile: Profile) -> str:
 
 
 def budgets(profile: Profile) -> Budgets:
+    """The token budgets that follow from a profile's compaction settings."""
     c = profile.compaction
     return Budgets(
         reserve_tokens=c.reserve_tokens,

@@ -46,11 +46,9 @@ def js_trim_end(s: str) -> str:
 
 def u16len(s: str) -> int:
     """Length in UTF-16 code units, as JavaScript's ``.length``."""
-    n = len(s)
-    for ch in s:
-        if ord(ch) > 0xFFFF:
-            n += 1
-    return n
+    if s.isascii():
+        return len(s)
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def u16slice(s: str, start: int, end: int | None = None) -> str:

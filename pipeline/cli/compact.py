@@ -24,13 +24,26 @@ one `--llm` names.
       branch_summary entry is appended under the new leaf.
 
 `--keep-recent N` and `--reserve N` override the profile's keep_recent_tokens and
-reserve_tokens. Progress goes to stderr.
+reserve_tokens. Progress goes to stderr (each call, corrective retries, and the HTTP
+clients' retries with their wait). An HTTP summarizer's key and model are checked before
+the first call. Exit status: 0 done (or nothing to compact), 1 invalid input or a failed
+summary (the file is left as it was), 2 usage.
+
+examples:
+  pipeline compact ~/.pi/agent/sessions/--home-me-proj--/2026-06-01.jsonl
+  pipeline compact chat.jsonl --plan --keep-recent 8000
+  pipeline compact chat.jsonl --print-request --llm anthropic --model claude-sonnet-4-5
+  OPENAI_API_KEY=... pipeline compact chat.jsonl --llm openai --model gpt-5-mini
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import contextmanager
+from typing import Iterator
+
+from pipeline.cli._output import tolerant_output
 
 HELP = "compact a pi session file (plan, preview the requests, or run)"
 
@@ -40,15 +53,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--plan", action="store_true", help="show what would be summarized and kept; call nothing")
     mode.add_argument("--print-request", action="store_true", help="print the request bodies as JSON; send nothing")
-    parser.add_argument("--format", choices=("text", "json"), default="text", help="output of --plan (default: text)")
+    parser.add_argument("--format", choices=("text", "json"), help="output of --plan (default: text)")
     parser.add_argument("--profile", metavar="P", default="default", help="built-in profile name or YAML path")
     parser.add_argument("--llm", choices=("offline", "openai", "anthropic"), help="summarizer provider (default: the profile's)")
     parser.add_argument("--model", metavar="M", help="model name")
     parser.add_argument("--base-url", metavar="U", help="provider base URL")
     parser.add_argument("--api-key-env", metavar="NAME", help="name of the environment variable holding the API key")
     parser.add_argument("--instructions", metavar="TEXT", help="custom instructions for the summary")
-    parser.add_argument("--keep-recent", metavar="N", type=int, help="override compaction.keep_recent_tokens")
-    parser.add_argument("--reserve", metavar="N", type=int, help="override compaction.reserve_tokens")
+    parser.add_argument("--keep-recent", metavar="N", type=_tokens, help="override compaction.keep_recent_tokens")
+    parser.add_argument("--reserve", metavar="N", type=_tokens, help="override compaction.reserve_tokens")
     parser.add_argument("--branch-to", metavar="ID", help="move to entry ID (id or unique prefix) with a branch summary")
     parser.add_argument(
         "--replace-instructions", action="store_true",
@@ -56,18 +69,70 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _tokens(text: str) -> int:
+    """A token-count flag: a whole number, 0 or more (argparse turns the error into exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of tokens, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def _progress(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def _retries_shown() -> Iterator[None]:
+    """While inside, the HTTP clients' retry notes (logger ``pipeline.llm``) are progress lines."""
+    import logging  # here, not at the top: every command's start-up imports this module
+
+    class RetryNotes(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            _progress(f"  {record.getMessage()}")
+
+    logger, handler = logging.getLogger("pipeline.llm"), RetryNotes(logging.INFO)
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def _ready_client(profile, summarizer):
+    """The summary client; an HTTP one has its key and model checked before anything is sent."""
+    from pipeline.compaction.engine import make_summary_client
+
+    client = make_summary_client(profile, summarizer)
+    if summarizer.provider != "offline":
+        client.check_ready()
+    return client
+
+
+def _check_flags(args: argparse.Namespace) -> None:
+    """Flag combinations that make no sense, refused before anything is read."""
+    from pipeline.errors import UsageError
+
+    if args.branch_to is None and args.replace_instructions:
+        raise UsageError("--replace-instructions needs --branch-to")
+    if args.format is not None and not args.plan:
+        raise UsageError("--format goes with --plan (--print-request always prints JSON)")
+    if args.branch_to is not None and (args.plan or args.print_request):
+        raise UsageError("--branch-to cannot be combined with --plan or --print-request")
 
 
 def run(args: argparse.Namespace) -> int:
     from pipeline import compile_profile
     from pipeline.compaction.engine import compaction_settings, summarizer_settings
-    from pipeline.errors import UsageError
     from pipeline.session import SessionFile
 
-    if args.branch_to is None and args.replace_instructions:
-        raise UsageError("--replace-instructions needs --branch-to")
+    _check_flags(args)
+    tolerant_output()  # a summary may hold a lone surrogate (a model's JSON escape): print it, never crash
     profile = compile_profile(args.profile).profile
     settings = compaction_settings(profile, keep_recent_tokens=args.keep_recent, reserve_tokens=args.reserve)
     summarizer = summarizer_settings(
@@ -97,11 +162,19 @@ def _show_plan(args, session, settings) -> int:
     if args.format == "json":
         print(js_json(plan.to_json()))
     elif isinstance(plan, NothingToCompact):
-        print(f"nothing to compact: {plan.message}")
+        print(_nothing(plan, settings))
     else:
         for line in _plan_lines(plan, session):
             print(line)
     return 0
+
+
+def _nothing(plan, settings) -> str:
+    """Why nothing is compacted, with the way out when the kept part holds everything."""
+    hint = ""
+    if plan.reason == "too_small":
+        hint = f" (keep_recent_tokens is {settings.keep_recent_tokens}; a smaller --keep-recent N summarizes more)"
+    return f"nothing to compact: {plan.message}{hint}"
 
 
 def _ids(ids: list[str]) -> str:
@@ -140,7 +213,7 @@ def _print_requests(args, session, profile, settings, summarizer) -> int:
 
     plan = plan_session(session, settings)
     if isinstance(plan, NothingToCompact):
-        print(f"nothing to compact: {plan.message}", file=sys.stderr)
+        print(_nothing(plan, settings), file=sys.stderr)
         print("[]")
         return 0
     client = make_summary_client(profile, summarizer)
@@ -153,16 +226,17 @@ def _print_requests(args, session, profile, settings, summarizer) -> int:
 
 
 def _compact(args, session, profile, settings, summarizer) -> int:
-    from pipeline.compaction.engine import compact_session, make_summary_client
+    from pipeline.compaction.engine import compact_session
     from pipeline.compaction.plan import NothingToCompact
 
-    client = make_summary_client(profile, summarizer)
-    outcome = compact_session(
-        session, profile, client, settings=settings, summarizer=summarizer,
-        custom_instructions=args.instructions, progress=_progress,
-    )
+    client = _ready_client(profile, summarizer)
+    with _retries_shown():
+        outcome = compact_session(
+            session, profile, client, settings=settings, summarizer=summarizer,
+            custom_instructions=args.instructions, progress=_progress,
+        )
     if isinstance(outcome, NothingToCompact):
-        print(f"nothing to compact: {outcome.message}")
+        print(_nothing(outcome, settings))
         return 0
     for warning in outcome.result.warnings:
         print(warning, file=sys.stderr)
@@ -176,18 +250,16 @@ def _compact(args, session, profile, settings, summarizer) -> int:
 
 
 def _branch(args, session, profile, summarizer) -> int:
-    from pipeline.compaction.engine import branch_session, make_summary_client
+    from pipeline.compaction.engine import branch_session
 
-    if args.plan or args.print_request:
-        from pipeline.errors import UsageError
-
-        raise UsageError("--branch-to cannot be combined with --plan or --print-request")
     target = session.resolve_id(args.branch_to)
-    client = make_summary_client(profile, summarizer)
-    moved = branch_session(
-        session, profile, client, target, summarizer=summarizer,
-        custom_instructions=args.instructions, replace_instructions=args.replace_instructions, progress=_progress,
-    )
+    client = _ready_client(profile, summarizer)
+    with _retries_shown():
+        moved = branch_session(
+            session, profile, client, target, summarizer=summarizer,
+            custom_instructions=args.instructions, replace_instructions=args.replace_instructions,
+            progress=_progress,
+        )
     if moved.entry is None:
         print(f"nothing to summarize between the leaf and {target}; no entry written")
         return 0

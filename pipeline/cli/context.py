@@ -10,13 +10,21 @@ built-in `default`).
 --format json prints {"messages", "thinkingLevel", "model", "leafId"}: the messages in
 pi's shape (role, content blocks with their types, tool call ids), as JSON.stringify
 would write them. Problems found in the file (a torn last line, bad lines...) are
-printed to stderr; the context is still shown, as pi would load it.
+printed to stderr; the context is still shown, as pi would load it. Exit 1 when the
+file cannot be read, is not a pi session, or --leaf names no entry.
+
+examples:
+  pipeline context chat.jsonl
+  pipeline context chat.jsonl --leaf 3f2a --format json
+  pipeline context chat.jsonl --profile team.yaml --drop-failed
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+from pipeline.cli._output import tolerant_output
 
 HELP = "show the LLM context of a pi session file"
 
@@ -34,22 +42,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pipeline import compile_profile
-    from pipeline.jsutil import js_json
+    from pipeline.errors import Location, PipelineError, Problem
     from pipeline.session import LAST, ContextTexts, SessionFile, build_context
-    from pipeline.session.render import render_context
 
+    tolerant_output()
     session = SessionFile.open(args.session)
     leaf = session.resolve_id(args.leaf) if args.leaf else LAST
     texts = ContextTexts.from_profile(compile_profile(args.profile).profile)
     context = build_context(session, texts, leaf, drop_failed=args.drop_failed)
     for problem in session.problems:
         print(problem, file=sys.stderr)
-    if args.format == "json":
-        print(js_json(_json_view(context, session.leaf_id if leaf is LAST else leaf)))
-    else:
-        for line in render_context(context.messages):
-            print(line)
+    try:
+        _print_context(context, args.format, session.leaf_id if leaf is LAST else leaf)
+    except RecursionError:
+        message = "a message holds a value nested too deeply to print"
+        raise PipelineError(Problem(message, Location(args.session), code="session.too-deep")) from None
     return 0
+
+
+def _print_context(context, fmt: str, leaf_id) -> None:
+    from pipeline.jsutil import js_json
+    from pipeline.session.render import render_context
+
+    if fmt == "json":
+        print(js_json(_json_view(context, leaf_id)))
+        return
+    for line in render_context(context.messages):
+        print(line)
 
 
 def _json_view(context, leaf_id):

@@ -62,14 +62,31 @@ def _compare(args: argparse.Namespace):
     with tempfile.TemporaryDirectory(prefix="pipeline-diff-") as tmp:
         old = _profile_path(args.old, Path(tmp) / "old")
         new = _profile_path(args.new, Path(tmp) / "new")
-        renders, profiles = _renders(old, new, args.scenario)
+        try:
+            renders, profiles = _renders(old, new, args.scenario)
+        except UsageError:
+            raise
+        except PipelineError as err:  # problems in REV:path files name the revision, not the temp copy
+            raise PipelineError([_relabel(p, args, Path(tmp)) for p in err.problems]) from None
         return diff_profiles(args.old, args.new, profiles[0], profiles[1], renders, args.context)
 
 
 def _profile_path(spec: str, workdir) -> str:
     from pipeline.report.revisions import is_revision_ref, materialize
 
-    return str(materialize(spec, workdir)) if is_revision_ref(spec) else spec
+    if is_revision_ref(spec):
+        return str(materialize(spec, workdir))
+    if spec.endswith(":") and ":" not in spec[:-1]:
+        raise UsageError(f"{spec!r}: a git reference needs a path after the colon (REV:path)")
+    return spec
+
+
+def _relabel(problem, args: argparse.Namespace, tmp):
+    from pipeline.report.revisions import revision_problem
+
+    for spec, side in ((args.old, "old"), (args.new, "new")):
+        problem = revision_problem(problem, tmp / side, spec.partition(":")[0])
+    return problem
 
 
 def _renders(old: str, new: str, scenario_files: list[str]):

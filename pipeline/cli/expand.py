@@ -30,6 +30,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pipeline.cli._output import tolerant_output
+
 HELP = "expand a /name args input with the prompt templates"
 
 
@@ -61,13 +63,14 @@ def run(args: argparse.Namespace) -> int:
     from pipeline.jsutil import js_json
     from pipeline.templates import find_template, match_invocation
 
+    tolerant_output()
     text = sys.stdin.read() if args.input == "-" else args.input
     loaded = load(args)
     call = match_invocation(text)
     found = find_template(call.name, loaded) if call else None
     expansion = found.expand(call.args) if found else text
     if args.format == "json":
-        emit(js_json({
+        print(js_json({
             "input": text,
             "template": found.name if found else None,
             "file": str(found.path) if found and found.path else None,
@@ -75,13 +78,5 @@ def run(args: argparse.Namespace) -> int:
             "expansion": expansion,
         }))
     else:
-        emit(expansion)
+        print(expansion)
     return 0
-
-
-def emit(text: str) -> None:
-    """Print ``text``; characters stdout cannot encode (lone surrogates) become ``?``."""
-    try:
-        print(text)
-    except UnicodeEncodeError:
-        print(text.encode("utf-8", "replace").decode("utf-8"))

@@ -7,14 +7,21 @@ e.g. `compaction.reserve_tokens` or `system_prompt.sections.rules` (sections are
 named by id).
 
 Text format, one value per line:  FILE:LINE:COL: KEY = VALUE  (VALUE as JSON).
+--format json prints {"profile", "files", "values": [{"key", "value", "file", "line",
+"col", "default"}]}.
+
+examples:
+  pipeline explain configs/examples/team.yaml
+  pipeline explain team.yaml compaction.reserve_tokens
+  pipeline explain builtin:default system_prompt.sections.rules --format json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 
+from pipeline.cli._output import tolerant_output
 from pipeline.errors import UsageError, did_you_mean
 
 HELP = "show each effective value of a profile and which file set it"
@@ -27,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    _tolerant_output()
+    tolerant_output()
     from pipeline.compiler import load_profile
     from pipeline.source.explain import effective_values, known_prefixes, select
 
@@ -46,13 +53,3 @@ def run(args: argparse.Namespace) -> int:
             where = str(value.location) if value.location else "(default)"
             print(f"{where}: {value.key} = {json.dumps(value.value, ensure_ascii=False)}")
     return 0
-
-
-def _tolerant_output() -> None:
-    """Never fail on printing: odd characters (lone surrogates from escapes or file
-    names) are written as backslash escapes instead of raising."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.reconfigure(errors="backslashreplace")
-        except (AttributeError, ValueError):
-            pass

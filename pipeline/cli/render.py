@@ -39,7 +39,7 @@ INPUT_FLAGS = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("profile", nargs="?", default="default", help="profile file or built-in name (default: default)")
     inputs = parser.add_argument_group("inputs")
-    inputs.add_argument("--cwd", metavar="DIR", help="working directory (default: the current one)")
+    inputs.add_argument("--cwd", metavar="DIR", help="working directory, shown as given (default: the current one; must exist with --discover)")
     inputs.add_argument("--tools", metavar="A,B,C", help='selected tools in order ("" = none; default: the profile\'s)')
     inputs.add_argument("--tool-snippet", action="append", default=[], metavar="NAME=TEXT", help="a tool's one-line snippet (repeatable)")
     inputs.add_argument("--tool-guideline", action="append", default=[], metavar="NAME=TEXT", help="a tool's guideline (repeatable; replaces the catalog's for that tool)")

@@ -3,6 +3,14 @@
 The schema accepts standalone profiles and overlays (`extends:`, partial sections,
 `remove`/`replace`/`before`/`after`). The committed copy is docs/profile.schema.json;
 `pipeline schema --check docs/profile.schema.json` exits 1 when it is out of date.
+
+Point an editor at the schema with a first line such as
+  # yaml-language-server: $schema=../docs/profile.schema.json
+
+examples:
+  pipeline schema > profile.schema.json
+  pipeline schema -o docs/profile.schema.json
+  pipeline schema --check docs/profile.schema.json
 """
 
 from __future__ import annotations
@@ -38,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check(path: Path, text: str) -> int:
+    if path.exists() and not path.is_file():  # a directory, or a FIFO that would block
+        raise UsageError(f"cannot read {path}: not a regular file")
     try:
         current = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:

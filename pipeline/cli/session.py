@@ -6,11 +6,21 @@
                                    JSON, duplicate ids, dangling parents, cycles, old
                                    format versions; exit 1 when the file is damaged
                                    (any error), 0 when clean (warnings allowed)
+
+Problems are printed as `file:line: message (hint)`; a file that cannot be read or is
+not a pi session at all exits 1 with the reason.
+
+examples:
+  pipeline session tree ~/.pi/agent/sessions/--home-me-proj--/2026-01-01T10-00-00-000Z_0199.jsonl
+  pipeline session check chat.jsonl
+  pipeline session check chat.jsonl --format json
 """
 
 from __future__ import annotations
 
 import argparse
+
+from pipeline.cli._output import printable, tolerant_output
 
 HELP = "inspect a pi session file (tree, check)"
 
@@ -25,6 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    tolerant_output()
     if args.session_command == "tree":
         return _tree(args)
     return _check(args)
@@ -40,9 +51,9 @@ def _tree(args: argparse.Namespace) -> int:
     for problem in session.problems:
         print(problem, file=sys.stderr)
     name = f" ({session.name})" if session.name else ""
-    print(f"session {session.header.id}{name}, {len(session.entries)} entries")
+    print(printable(f"session {session.header.id}{name}, {len(session.entries)} entries"))
     for line in render_tree(session.tree, session.leaf_id):
-        print(line)
+        print(printable(line))
     return 0
 
 

@@ -31,7 +31,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pipeline.cli.expand import add_template_options, emit, load
+from pipeline.cli._output import printable, tolerant_output
+from pipeline.cli.expand import add_template_options, load
 
 HELP = "list the prompt templates with their descriptions, argument hints and arity"
 
@@ -44,15 +45,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pipeline.jsutil import js_json
 
+    tolerant_output()
     loaded = load(args)
     for template in loaded:
         for problem in template.problems():
             print(problem, file=sys.stderr)
     if args.format == "json":
-        emit(js_json([_json_item(t) for t in loaded]))
+        print(js_json([_json_item(t) for t in loaded]))
     else:
         for line in _table(list(loaded)):
-            emit(line)
+            print(line)
     return 0
 
 
@@ -82,7 +84,7 @@ def _table(templates) -> list[str]:
         return ["(no templates found)"]
     rows = [_HEAD] + [
         ("/" + t.name, _cell(t.description), _cell(t.argument_hint or "-"),
-         t.analyze().arity.hint() or "-", str(t.path or "-"))
+         t.analyze().arity.hint() or "-", printable(str(t.path or "-")))
         for t in templates
     ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(_HEAD) - 1)]
@@ -90,4 +92,4 @@ def _table(templates) -> list[str]:
 
 
 def _cell(text: str) -> str:
-    return " ".join(text.split()) or "-"
+    return printable(" ".join(text.split())) or "-"

@@ -8,6 +8,12 @@ treated as a profile. Prompt-template files that a profile lists explicitly in
 
 Exit status: 0 all valid (warnings allowed unless --strict), 1 a problem was
 found, 2 usage error (no PATH, a PATH that does not exist).
+
+examples:
+  pipeline validate configs/
+  pipeline validate team.yaml --strict
+  pipeline validate profiles/ --format github      # annotations in GitHub Actions
+  pipeline validate team.yaml --format json
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import os
 import sys
 from pathlib import Path
 
+from pipeline.cli._output import tolerant_output
 from pipeline.errors import Problem, UsageError
 
 HELP = "check profiles for errors (files or directories)"
@@ -32,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    _tolerant_output()
+    tolerant_output()
     files = collect(args.paths)
     results = [check_file(path) for path in files]
     print_results(results, args.format, args.verbose, args.strict)
@@ -95,6 +102,7 @@ def _fails(problems: list[Problem], strict: bool) -> bool:
 
 
 def print_results(results: list, fmt: str, verbose: bool, strict: bool = False) -> None:
+    """Print ``(path, fingerprint, problems)`` results in the chosen format."""
     if fmt == "json":
         print(json.dumps(_json(results, strict), indent=2, ensure_ascii=False))
         return
@@ -143,13 +151,3 @@ def _escape_data(text: str) -> str:
 
 def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-def _tolerant_output() -> None:
-    """Never fail on printing: odd characters (lone surrogates from escapes or file
-    names) are written as backslash escapes instead of raising."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.reconfigure(errors="backslashreplace")
-        except (AttributeError, ValueError):
-            pass

@@ -136,10 +136,8 @@ class BranchResult:
 
     @property
     def details(self) -> dict[str, object]:
-        details: dict[str, object] = dict(self.files.to_details())
-        if self.produced_by == "offline":
-            details["producedBy"] = "offline"
-        return details
+        """pi's ``details`` (``readFiles``, ``modifiedFiles``), plus ``producedBy`` for offline summaries."""
+        return self.files.to_details(self.produced_by)
 
 
 def summarize_branch(
@@ -162,7 +160,7 @@ def summarize_branch(
     if progress is not None:
         progress("summarizing the branch (1/1)…")
     schema = () if replace_instructions and custom_instructions else ctx.branch_schema
-    done = run_call(client, Call(request, "summarizing the branch", schema), ctx)
+    done = run_call(client, Call(request, "summarizing the branch", schema), ctx, progress)
     lists = prepared.file_lists
     text = ctx.summary.branch_preamble.render() + done.text + format_file_lists(lists, ctx.summary.tags)
     return BranchResult(text, lists, done.usage, client.provider, done.warnings)

@@ -51,9 +51,12 @@ class FileLists:
     read_files: tuple[str, ...] = ()
     modified_files: tuple[str, ...] = ()
 
-    def to_details(self) -> dict[str, list[str]]:
-        """pi's ``details``: ``{readFiles, modifiedFiles}``."""
-        return {"readFiles": list(self.read_files), "modifiedFiles": list(self.modified_files)}
+    def to_details(self, produced_by: str | None = None) -> dict[str, object]:
+        """pi's ``details``: ``{readFiles, modifiedFiles}``, plus ``producedBy`` for offline summaries."""
+        details: dict[str, object] = {"readFiles": list(self.read_files), "modifiedFiles": list(self.modified_files)}
+        if produced_by == "offline":
+            details["producedBy"] = "offline"
+        return details
 
 
 def seed_from_details(ops: FileOps, details: object, from_hook: object = False) -> None:

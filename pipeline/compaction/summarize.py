@@ -68,10 +68,7 @@ class CompactionResult:
     @property
     def details(self) -> dict[str, object]:
         """pi's ``details`` (``readFiles``, ``modifiedFiles``), plus ``producedBy`` for offline summaries."""
-        details: dict[str, object] = dict(self.files.to_details())
-        if self.produced_by == "offline":
-            details["producedBy"] = "offline"
-        return details
+        return self.files.to_details(self.produced_by)
 
 
 @dataclass(frozen=True)
@@ -102,7 +99,7 @@ def _violation(call: Call, missing: Sequence[str], mode: str) -> Problem:
     )
 
 
-def run_call(client: SummaryClient, call: Call, ctx: RequestContext) -> Summarized:
+def run_call(client: SummaryClient, call: Call, ctx: RequestContext, progress: Progress | None = None) -> Summarized:
     """One call with the schema check and, when the profile says so, one corrective retry."""
     completion = _complete(client, call)
     fmt, mode = ctx.summary.schema_format, ctx.summary.on_schema_violation
@@ -112,6 +109,8 @@ def run_call(client: SummaryClient, call: Call, ctx: RequestContext) -> Summariz
     retry = corrective_request(call.request, missing, call.schema, ctx) if mode != "warn" else None
     usage = completion.usage
     if retry is not None:
+        if progress is not None:
+            progress(f"  the summary lacks {', '.join(missing)}; asking once more…")
         completion = _complete(client, Call(retry, f"{call.label} (corrective retry)", call.schema))
         usage = usage + completion.usage
         missing = missing_sections(completion.text, call.schema, fmt)
@@ -152,7 +151,7 @@ def summarize_plan(
     for number, call in enumerate(calls, 1):
         if progress is not None:
             progress(f"{call.label} ({number}/{len(calls)})…")
-        done.append(run_call(client, call, ctx))
+        done.append(run_call(client, call, ctx, progress))
     text, usage = _merge(plan, done, ctx)
     lists = plan.file_lists
     return CompactionResult(

@@ -125,8 +125,17 @@ class HTTPSummaryClient:
         """``request.model``, or the client's model when the request leaves it empty."""
         model = request.model or self.model
         if not model:
-            raise LLMConfigError(f"{self.provider}: no model given (set summarizer.model or pass --model)")
+            raise self._no_model()
         return model
+
+    def check_ready(self) -> None:
+        """Raise now the error a call would raise for a missing key or model (sends nothing)."""
+        self._api_key()
+        if not self.model:
+            raise self._no_model()
+
+    def _no_model(self) -> LLMConfigError:
+        return LLMConfigError(f"{self.provider}: no model given (set summarizer.model or pass --model)")
 
     def complete(self, request: SummaryRequest) -> Completion:
         """Send ``request`` (retrying per ``self.retry``) and return the completion."""

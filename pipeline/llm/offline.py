@@ -192,11 +192,17 @@ def previous_lines(previous: str, sections: Sequence[SchemaSection], summary: Su
 
 
 def one_line(text: str, offline: Offline) -> str:
-    """Whitespace runs collapsed, trimmed, cut to ``max_item_chars`` with the ellipsis."""
+    """Whitespace runs collapsed, trimmed, cut to ``max_item_chars`` with the ellipsis.
+
+    The cut never splits a surrogate pair (an emoji is kept whole or left out).
+    """
     flat = js_trim(_SPACE_RUN.sub(" ", text))
     if u16len(flat) <= offline.max_item_chars:
         return flat
-    return u16slice(flat, 0, offline.max_item_chars) + offline.ellipsis
+    cut = u16slice(flat, 0, offline.max_item_chars)
+    if cut and "\ud800" <= cut[-1] <= "\udbff":
+        cut = cut[:-1]
+    return cut + offline.ellipsis
 
 
 def _dedupe(lines: Iterable[str]) -> list[str]:

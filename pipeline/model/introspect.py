@@ -36,6 +36,7 @@ def item_type(annotation: Any) -> Any | None:
 
 
 def is_model(annotation: Any) -> bool:
+    """True for a pydantic model class."""
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
@@ -45,6 +46,7 @@ def keys_of(model: type[BaseModel]) -> list[str]:
 
 
 def field_annotation(model: type[BaseModel], key: str) -> Any | None:
+    """The annotation of the field a profile writes as ``key`` (its alias or name)."""
     for name, info in model.model_fields.items():
         if (info.alias or name) == key:
             return info.annotation
@@ -96,6 +98,7 @@ def model_at(root: type[BaseModel], path: Sequence[Key]) -> type[BaseModel] | No
 
 
 def is_text(annotation: Any) -> bool:
+    """True where the field holds a :class:`~pipeline.model.text.Text` (optional or not)."""
     return unwrap(annotation) is Text
 
 

@@ -9,9 +9,9 @@ key; ``pipeline schema`` prints the JSON Schema generated from these classes.
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Any, Literal, NoReturn, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pipeline.model.text import Text
 
@@ -38,6 +38,30 @@ SectionKind = Literal[
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class FrozenDict(dict):
+    """A dict that refuses changes: the one mapping a frozen profile holds stays frozen.
+
+    It is still a ``dict`` (pydantic serializes it as one); copies and pickles rebuild it.
+    """
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("this mapping belongs to a frozen profile and cannot be changed")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse  # type: ignore[assignment]
+    clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple:
+        return (FrozenDict, (dict(self),))
+
+    def __copy__(self) -> "FrozenDict":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "FrozenDict":
+        from copy import deepcopy
+
+        return FrozenDict({key: deepcopy(value, memo) for key, value in self.items()})
 
 
 # --------------------------------------------------------------------------- system prompt
@@ -110,6 +134,12 @@ class SystemPrompt(Strict):
         description="tool catalog: snippet and guidelines per tool name, used when the host brings none",
     )
     sections: tuple[Section, ...] = ()
+
+    @field_validator("tools", mode="after")
+    @classmethod
+    def _read_only(cls, tools: dict[str, Tool]) -> dict[str, Tool]:
+        """The catalog cannot be changed after validation (the profile is frozen)."""
+        return FrozenDict(tools)
 
 
 # --------------------------------------------------------------------------- templates

@@ -48,11 +48,14 @@ class Gathered:
 
 
 def read_input_file(path: str, what: str) -> str:
-    """A file's text (UTF-8, newlines untouched); a located error when it cannot be read."""
+    """A named file's text (UTF-8, newlines untouched); a located error when it cannot be read or is binary."""
     try:
-        return read_text(path)
+        text = read_text(path)
     except OSError as err:
         raise PipelineError(Problem(f"cannot read {what}: {err.strerror or err}", Location(path))) from None
+    if "\x00" in text:
+        raise PipelineError(Problem(f"cannot use {what}: binary file (contains a NUL byte)", Location(path)))
+    return text
 
 
 def tool_texts(profile: Profile, request: RenderRequest) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
@@ -69,6 +72,8 @@ def tool_texts(profile: Profile, request: RenderRequest) -> tuple[dict[str, str]
 def gather(profile: Profile, request: RenderRequest) -> Gathered:
     """The render context for ``request`` (reads the files it names; discovers when asked)."""
     cwd = request.cwd if request.cwd is not None else os.getcwd()
+    if request.discover:
+        cwd = _existing_dir(cwd)
     _check_skill_paths(request.skill_paths)
     custom, appends, files, skills, notes = None, (), (), (), ()
     if request.discover:
@@ -102,6 +107,14 @@ def gather(profile: Profile, request: RenderRequest) -> Gathered:
 def _context_file(path: str) -> ContextFile:
     absolute = os.path.abspath(os.path.expanduser(path))
     return ContextFile(absolute, read_input_file(absolute, "context file"))
+
+
+def _existing_dir(cwd: str) -> str:
+    """Discovery searches a real directory: ``cwd`` made absolute, or a located error."""
+    absolute = os.path.abspath(os.path.expanduser(cwd))
+    if not os.path.isdir(absolute):
+        raise PipelineError(Problem("cannot discover inputs: the working directory does not exist or is not a directory", Location(cwd)))
+    return absolute
 
 
 def _check_skill_paths(paths: tuple[str, ...]) -> None:

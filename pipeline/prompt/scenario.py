@@ -110,8 +110,11 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
     label = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise PipelineError(Problem(f"cannot read scenario: {getattr(err, 'strerror', None) or err}", Location(label))) from None
+    except OSError as err:
+        raise PipelineError(Problem(f"cannot read scenario: {err.strerror or err}", Location(label))) from None
+    except UnicodeDecodeError as err:
+        why = f"not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset {err.start})"
+        raise PipelineError(Problem(f"cannot read scenario: {why}", Location(label))) from None
     try:
         data = YAML(typ="rt", pure=True).load(text)
     except YAMLError as err:
@@ -159,7 +162,10 @@ def _fields_at(loc: tuple) -> tuple[str, ...]:
 
 
 def _locate(data: Any, loc: tuple, label: str) -> Location:
-    """The line/column of the deepest node of ``loc`` that exists in the round-trip tree."""
+    """The line/column of the deepest node of ``loc`` that exists in the round-trip tree.
+
+    A list of mappings may also be indexed by an item's ``id`` (sections are keyed by id).
+    """
     node, line_col = data, None
     for part in loc:
         lc = getattr(node, "lc", None)
@@ -167,9 +173,10 @@ def _locate(data: Any, loc: tuple, label: str) -> Location:
             if isinstance(node, Mapping) and part in node:
                 line_col = lc.key(part) if lc else line_col
                 node = node[part]
-            elif isinstance(node, list) and isinstance(part, int) and part < len(node):
-                line_col = lc.item(part) if lc else line_col
-                node = node[part]
+            elif isinstance(node, list) and _item_index(node, part) is not None:
+                index = _item_index(node, part)
+                line_col = lc.item(index) if lc else line_col
+                node = node[index]
             else:
                 break
         except (KeyError, AttributeError, TypeError):
@@ -177,6 +184,13 @@ def _locate(data: Any, loc: tuple, label: str) -> Location:
     if line_col is None:
         return Location(label)
     return Location(label, line_col[0] + 1, line_col[1] + 1)
+
+
+def _item_index(items: list, part: Any) -> Optional[int]:
+    """``part`` as a list index: an int in range, or the position of the item whose ``id`` it is."""
+    if isinstance(part, int):
+        return part if 0 <= part < len(items) else None
+    return next((i for i, item in enumerate(items) if isinstance(item, Mapping) and item.get("id") == part), None)
 
 
 # --------------------------------------------------------------------------- overlays
@@ -219,7 +233,31 @@ def _compile_overlay(base: str, overlay: dict[str, Any], scenario_path: str):
             pipeline = compile_profile(path)
         except PipelineError as err:
             raise PipelineError([_from_overlay(p, str(path), scenario_path) for p in err.problems]) from None
-    return dataclasses.replace(pipeline, origin=f"{scenario_path} (overlay on {base})")
+    source_map = _relocated(pipeline, str(path), scenario_path)
+    return dataclasses.replace(pipeline, origin=f"{scenario_path} (overlay on {base})", source_map=source_map)
+
+
+def _relocated(pipeline, temp_file: str, scenario_path: str):
+    """The source map with what the overlay set shown in the scenario file (not the deleted temporary copy)."""
+    import dataclasses
+
+    from pipeline.source.tree import SourceEntry, SourceMap
+
+    data = _round_trip(scenario_path)
+    sections = pipeline.profile.system_prompt.sections
+
+    def move(path: tuple, span):
+        if span is None or span.file != temp_file:
+            return span
+        if path[:2] == ("system_prompt", "sections") and len(path) > 2 and isinstance(path[2], int):
+            path = (*path[:2], sections[path[2]].id, *path[3:])  # the overlay lists sections by id
+        where = _locate(data, ("overlay", *path), scenario_path)
+        return dataclasses.replace(span, file=scenario_path, line=where.line or 1, col=where.col or 1, source=None)
+
+    old = pipeline.source_map
+    entries = {path: SourceEntry(move(path, e.value), move(path, e.key)) for path, e in old.entries.items()}
+    files = tuple(dict.fromkeys(scenario_path if f == temp_file else f for f in old.files))
+    return SourceMap(entries, files)
 
 
 def _as_lists(value: Any) -> Any:
@@ -236,4 +274,21 @@ def _from_overlay(problem: Problem, temp_file: str, scenario_path: str) -> Probl
     if problem.location is None or problem.location.file != temp_file:
         return problem
     key = f"overlay.{problem.key}" if problem.key else "overlay"
-    return dataclasses.replace(problem, location=Location(scenario_path), key=key)
+    return dataclasses.replace(problem, location=_key_location(scenario_path, key), key=key)
+
+
+def _key_location(scenario_path: str, key: str) -> Location:
+    """Where the dotted ``key`` (or its deepest existing parent) stands in the scenario file."""
+    parts = tuple(int(p) if p.isdigit() else p for p in key.split("."))
+    return _locate(_round_trip(scenario_path), parts, scenario_path)
+
+
+def _round_trip(scenario_path: str) -> Any:
+    """The scenario file's round-trip tree (with line/column marks), or None if it cannot be read again."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        return YAML(typ="rt", pure=True).load(Path(scenario_path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, YAMLError):
+        return None

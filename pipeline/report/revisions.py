@@ -9,13 +9,14 @@ against the installed package and the file system of today).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import posixpath
 import subprocess
 from pathlib import Path
 from typing import Optional
 
-from pipeline.errors import UsageError
+from pipeline.errors import Problem, UsageError
 
 MAX_FILES = 32
 
@@ -47,6 +48,25 @@ def _repo_path(path: str, cwd: str) -> str:
     return posixpath.normpath(path)
 
 
+def _require_file(rev: str, path: str, cwd: str) -> None:
+    kind = _git(["cat-file", "-t", f"{rev}:{path}"], cwd).decode().strip()
+    if kind != "blob":
+        what = "a directory" if kind == "tree" else f"a git {kind}"
+        raise UsageError(f"{rev}:{path} is {what} in that revision, not a profile file")
+
+
+def revision_problem(problem: Problem, workdir: Path, rev: str) -> Problem:
+    """``problem`` with a file written under ``workdir`` shown as ``REV:path`` (no temporary paths)."""
+    location = problem.location
+    if location is None or not location.file:
+        return problem
+    try:
+        rel = Path(location.file).resolve().relative_to(workdir.resolve())
+    except ValueError:
+        return problem
+    return dataclasses.replace(problem, location=dataclasses.replace(location, file=f"{rev}:{rel.as_posix()}"))
+
+
 def _extends_of(text: str) -> Optional[str]:
     from ruamel.yaml import YAML
 
@@ -71,6 +91,7 @@ def materialize(spec: str, workdir: Path, cwd: Optional[str] = None) -> Path:
             continue
         seen.add(current)
         text = _git(["show", f"{rev}:{current}"], cwd)
+        _require_file(rev, current, cwd)
         target = workdir / current
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(text)

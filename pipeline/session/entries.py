@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Union
 
 from pipeline.session.jsvalues import MISSING, compact
+from pipeline.session.jsvalues import num_at as _num
+from pipeline.session.jsvalues import str_at as _str
 from pipeline.session.messages import (
     AgentMessage,
     ContentBlock,
@@ -29,16 +31,6 @@ from pipeline.session.messages import (
 
 Raw = Mapping[str, Any]
 CURRENT_VERSION = 3
-
-
-def _str(d: Raw, key: str) -> str | None:
-    value = d.get(key)
-    return value if isinstance(value, str) else None
-
-
-def _num(d: Raw, key: str) -> int | float | None:
-    value = d.get(key)
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _json(value: Any) -> Any:

@@ -14,7 +14,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable, Mapping
 
-from pipeline.jsutil import js_number
+from pipeline.jsutil import js_number, js_trim
 
 
 class _Missing:
@@ -41,6 +41,18 @@ def get(obj: Mapping[str, Any], key: str) -> Any:
     """``obj[key]`` with JavaScript's ``undefined`` (:data:`MISSING`) for an absent key
     (and for anything that is not a JSON object)."""
     return obj.get(key, MISSING) if isinstance(obj, dict) else MISSING
+
+
+def str_at(obj: Mapping[str, Any], key: str) -> str | None:
+    """``obj[key]`` when it is a string, else None (pi never validates what it reads)."""
+    value = obj.get(key)
+    return value if isinstance(value, str) else None
+
+
+def num_at(obj: Mapping[str, Any], key: str) -> int | float | None:
+    """``obj[key]`` when it is a JSON number (not a boolean), else None."""
+    value = obj.get(key)
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def truthy(value: Any) -> bool:
@@ -83,6 +95,38 @@ def _number_str(value: float | int) -> str:
         if math.isinf(value):
             return "Infinity" if value > 0 else "-Infinity"
     return js_number(value)
+
+
+_NUMBER = re.compile(r"[+-]?(?:Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\Z")
+_RADIX = {"0x": (16, re.compile(r"[0-9a-fA-F]+\Z")), "0o": (8, re.compile(r"[0-7]+\Z")),
+          "0b": (2, re.compile(r"[01]+\Z"))}
+
+
+def js_to_number(value: Any) -> float:
+    """``Number(value)`` for JSON values (NaN for what JavaScript cannot read as a number)."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    if value is None:
+        return 0.0
+    if isinstance(value, list):
+        return js_to_number(js_str(value))
+    if not isinstance(value, str):
+        return math.nan
+    return _string_to_number(js_trim(value))
+
+
+def _string_to_number(text: str) -> float:
+    if not text:
+        return 0.0
+    radix = _RADIX.get(text[:2].lower())
+    if radix is not None:
+        base, digits = radix
+        return float(int(text[2:], base)) if digits.match(text[2:]) else math.nan
+    if not _NUMBER.match(text):
+        return math.nan
+    return float(text.replace("Infinity", "inf"))
 
 
 def compact(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:

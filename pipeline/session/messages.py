@@ -16,18 +16,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping, Union
 
 from pipeline.session.jsvalues import MISSING, compact
+from pipeline.session.jsvalues import num_at as _num
+from pipeline.session.jsvalues import str_at as _str
 
 Raw = Mapping[str, Any]
-
-
-def _str(d: Raw, key: str) -> str | None:
-    value = d.get(key)
-    return value if isinstance(value, str) else None
-
-
-def _num(d: Raw, key: str) -> int | float | None:
-    value = d.get(key)
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _bool(d: Raw, key: str) -> bool:

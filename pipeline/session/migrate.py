@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from pipeline.session.entries import CURRENT_VERSION
 from pipeline.session.ids import new_entry_id
+from pipeline.session.jsvalues import js_to_number
 
 
 def header_version(header: dict[str, Any]) -> Any:
@@ -28,18 +29,20 @@ def header_version(header: dict[str, Any]) -> Any:
 
 
 def needs_migration(version: Any) -> bool:
-    """True when a header's version is a number below the current version (3)."""
-    return isinstance(version, (int, float)) and not isinstance(version, bool) and version < CURRENT_VERSION
+    """pi's test ``!(version >= 3)``, with JavaScript's number conversion (``"2"``, ``true``,
+    ``[]`` count as 2, 1 and 0; a version that is no number at all "migrates" with no step)."""
+    return not js_to_number(version) >= CURRENT_VERSION
 
 
 def migrate(objects: list[dict[str, Any]], new_id: Callable[[set[str]], str] = new_entry_id) -> None:
     """Migrate parsed objects (header first) to version 3, in place."""
-    version = header_version(objects[0])
-    if not needs_migration(version):
+    version = js_to_number(header_version(objects[0]))
+    if version >= CURRENT_VERSION:
         return
     if version < 2:
         _v1_to_v2(objects, new_id)
-    _v2_to_v3(objects)
+    if version < 3:
+        _v2_to_v3(objects)
 
 
 def _v1_to_v2(objects: list[dict[str, Any]], new_id: Callable[[set[str]], str]) -> None:

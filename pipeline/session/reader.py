@@ -20,8 +20,11 @@ Tree problems (duplicate ids, dangling parents, cycles) are found by
 
 from __future__ import annotations
 
+import errno
 import gc
 import json
+import os
+import stat
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +76,10 @@ class Scanner:
             obj = _DECODER.decode(text)
         except ValueError as err:
             return self._bad_json(err, terminated)
+        except RecursionError:
+            self.report("line is nested too deeply to read; skipped", "session.too-deep",
+                        hint="pi reads it; this tool stops at Python's nesting limit")
+            return None
         if not isinstance(obj, dict):
             self.report(f"line is JSON but not an object ({type(obj).__name__}); skipped", "session.not-object")
             return None
@@ -91,6 +98,7 @@ class Scanner:
         return None
 
     def report(self, message: str, code: str, severity: str = "error", hint: str | None = None) -> Problem:
+        """Record a problem at the current line and return it."""
         problem = Problem(message, Location(self.file, self.line), severity=severity, code=code, hint=hint)
         self.problems.append(problem)
         return problem
@@ -122,13 +130,25 @@ def load(path: Path) -> Loaded:
     scanner = Scanner(label)
     with _no_gc():
         try:
-            with open(path, "rb") as handle:
+            with _open_regular(path) as handle:
                 header_line, objects = _read_objects(handle, scanner)
         except OSError as err:
             raise PipelineError(Problem(f"cannot read session file: {err.strerror or err}", Location(label))) from None
         if header_line is None:
             raise PipelineError(_not_a_session(label, None))
         return _finish(label, header_line, objects, scanner)
+
+
+def _open_regular(path: Path) -> BinaryIO:
+    """Open a regular file for reading; a FIFO, device or directory is refused (without
+    blocking on a FIFO, and before ``/dev/zero`` could fill memory with one endless line)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        what = "Is a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        raise OSError(errno.EINVAL, what)
+    return os.fdopen(fd, "rb")
 
 
 @contextmanager

@@ -102,6 +102,7 @@ class SessionFile:
         return self.tree.name
 
     def get(self, entry_id: str) -> E.Entry | None:
+        """The entry with this id, or None."""
         return self.tree.get(entry_id)
 
     def resolve_id(self, text: str) -> str:
@@ -121,9 +122,11 @@ class SessionFile:
         return self.tree.path_to(self.leaf_id if entry_id is _LEAF else entry_id)
 
     def children(self, entry_id: str | None) -> list[E.Entry]:
+        """Direct children of an entry in file order (``None``: the roots)."""
         return self.tree.children(entry_id)
 
     def labels(self) -> dict[str, str]:
+        """Current labels by target id."""
         return self.tree.labels()
 
     # ----------------------------------------------------------------- leaf
@@ -238,9 +241,11 @@ class SessionFile:
         return self.append(E.MessageEntry.create(message=message, **self._fields(parent_id)))
 
     def append_thinking_level_change(self, level: str) -> E.ThinkingLevelChangeEntry:
+        """Append a ``thinking_level_change`` entry under the leaf."""
         return self.append(E.ThinkingLevelChangeEntry.create(thinking_level=level, **self._fields(_LEAF)))
 
     def append_model_change(self, provider: str, model_id: str) -> E.ModelChangeEntry:
+        """Append a ``model_change`` entry under the leaf."""
         return self.append(E.ModelChangeEntry.create(provider=provider, model_id=model_id, **self._fields(_LEAF)))
 
     def append_compaction(self, summary: str, first_kept_entry_id: str, tokens_before: int | float,
@@ -263,10 +268,12 @@ class SessionFile:
         ))
 
     def append_custom(self, custom_type: str, data: Any = None) -> E.CustomEntry:
+        """Append a ``custom`` entry (extension state, never in the context) under the leaf."""
         return self.append(E.CustomEntry.create(custom_type=custom_type, data=data, **self._fields(_LEAF)))
 
     def append_custom_message(self, custom_type: str, content: Any, display: bool = True,
                               details: Any = None) -> E.CustomMessageEntry:
+        """Append a ``custom_message`` entry (an extension message the model sees) under the leaf."""
         return self.append(E.CustomMessageEntry.create(
             custom_type=custom_type, content=content, display=display, details=details, **self._fields(_LEAF),
         ))

@@ -111,6 +111,7 @@ class SessionTree:
         return dict(self._labels)
 
     def label(self, entry_id: str) -> str | None:
+        """The current label of an entry, or None."""
         return self._labels.get(entry_id)
 
     @property

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pipeline.errors import Location, PipelineError, Problem, did_you_mean
 from pipeline.source.reader import load
-from pipeline.source.tree import Map, Scalar, Span
+from pipeline.source.tree import Map, Scalar
 
 #: Longest ``extends:`` chain accepted.
 MAX_CHAIN = 32
@@ -40,6 +40,7 @@ def display_path(path: Path) -> str:
 
 
 def builtin_names() -> dict[str, Path]:
+    """The built-in profiles (``configs/*.yaml``) by name."""
     from pipeline.resources import builtin_profiles
 
     return builtin_profiles()
@@ -100,7 +101,7 @@ def _extends(layer: Layer) -> Scalar | None:
 def _resolve(node: Scalar, parent: Path, parent_label: str) -> tuple[Path, str]:
     target, span = str(node.value).strip(), node.span
     if target.startswith(BUILTIN):
-        return _builtin(target[len(BUILTIN) :], span)
+        return builtin_path(target[len(BUILTIN) :], span.location, key="extends")
     path = Path(target).expanduser()
     if not path.is_absolute():
         path = parent.parent / path
@@ -115,16 +116,20 @@ def _resolve(node: Scalar, parent: Path, parent_label: str) -> tuple[Path, str]:
     return path, label
 
 
-def _builtin(name: str, span: Span) -> tuple[Path, str]:
+def builtin_path(name: str, location: Location | None = None, key: str | None = None) -> tuple[Path, str]:
+    """The file and display label of ``builtin:NAME``; an unknown name is an error at ``location``."""
     builtins = builtin_names()
     if name not in builtins:
-        hint = did_you_mean(name, builtins) or "built-in profiles: " + ", ".join(sorted(builtins))
-        if hint.startswith("did you mean `"):
-            hint = hint.replace("`", "`builtin:", 1)
-        message = f"unknown built-in profile `builtin:{name}`"
-        raise PipelineError(Problem(message, span.location, key="extends", hint=hint))
+        hint = suggest_builtin(name) or "built-in profiles: " + ", ".join(sorted(builtins))
+        raise PipelineError(Problem(f"unknown built-in profile `builtin:{name}`", location, key=key, hint=hint))
     path = builtins[name]
     return path, display_path(path)
+
+
+def suggest_builtin(name: str) -> str | None:
+    """"did you mean `builtin:NAME`?" when ``name`` is close to a built-in profile's name."""
+    hint = did_you_mean(name, builtin_names())
+    return hint.replace("`", "`builtin:", 1) if hint else None
 
 
 def _builtin_hint(target: str) -> str | None:

@@ -8,7 +8,8 @@ Sources, in order (the first template of a name wins, as in pi):
    without any filtering.
 
 Directories are read non-recursively, names in byte order; only names ending in ``.md``
-that are files or symlinks to files count. The two default directories also skip names
+that are files or symlinks to files count. Like pi's agent, a file reached twice by its
+real path (a symlink to another template of the default directories) is taken once. The two default directories also skip names
 starting with ``.``, ``node_modules`` and names matched by their ``.gitignore``,
 ``.ignore`` or ``.fdignore``. pi skips unreadable files, broken links and bad
 frontmatter silently; here each becomes a warning :class:`~pipeline.errors.Problem` and
@@ -49,6 +50,7 @@ class LoadedTemplates:
     problems: tuple[Problem, ...] = ()
 
     def get(self, name: str) -> PromptTemplate | None:
+        """The template called ``name``, or None."""
         return next((t for t in self.templates if t.name == name), None)
 
     def __iter__(self) -> Iterator[PromptTemplate]:
@@ -102,12 +104,30 @@ def load_sources(sources: Iterable[TemplateSource]) -> LoadedTemplates:
     """Load every source in order; first template of a name wins."""
     found: list[PromptTemplate] = []
     problems: list[Problem] = []
+    seen: set[str] = set()
     for source in sources:
         files, trouble = _source_files(source)
         problems += trouble
-        for path in files:
+        for path in _first_sight(source, files, seen):
             _load_one(path, source.kind, found, problems)
     return _dedupe(found, problems)
+
+
+def _first_sight(source: TemplateSource, files: list[Path], seen: set[str]) -> list[Path]:
+    """The files not reached before by their real path, as pi's agent takes them.
+
+    Each file of a default directory counts on its own (a symlink to a file already
+    taken is left out silently, whatever its name); an explicit path counts as one, so
+    a directory given twice is read once but its files are not compared.
+    """
+    keys = [(path, [path]) for path in files] if source.filtered else [(source.path, files)]
+    kept: list[Path] = []
+    for key, paths in keys:
+        real = os.path.realpath(key)
+        if real not in seen:
+            seen.add(real)
+            kept += paths
+    return kept
 
 
 def _load_one(path: Path, kind: SourceKind, found: list, problems: list) -> None:

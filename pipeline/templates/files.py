@@ -9,7 +9,8 @@ is kept for autocomplete. Files are read as UTF-8 with replacement characters.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Literal, Sequence
 
@@ -39,10 +40,11 @@ class PromptTemplate:
     #: where the body starts in the file (1-based), to locate findings
     body_line: int = 1
     body_col: int = 1
-    template: Template = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "template", parse_template(self.body))
+    @cached_property
+    def template(self) -> Template:
+        """The parsed body (parsed on first use, so loading many files stays cheap)."""
+        return parse_template(self.body)
 
     def expand(self, args: Sequence[str]) -> str:
         """The body with ``args`` substituted."""

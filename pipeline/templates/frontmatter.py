@@ -45,6 +45,7 @@ class Frontmatter:
     body_col: int = 1
 
     def get(self, key: str) -> object:
+        """The value of a frontmatter key (None when absent)."""
         return self.data.get(key)
 
 

@@ -32,6 +32,7 @@ class IgnoreRules:
 
     @classmethod
     def from_directory(cls, directory: Path) -> "IgnoreRules":
+        """The rules of ``directory``'s ignore files (unreadable ones count as empty)."""
         lines: list[str] = []
         for name in IGNORE_FILES:
             try:
@@ -43,10 +44,12 @@ class IgnoreRules:
 
     @classmethod
     def from_lines(cls, lines: list[str]) -> "IgnoreRules":
+        """Rules from gitignore lines, in order (comments, blanks and deeper paths dropped)."""
         rules = (_rule(line) for line in lines)
         return cls(tuple(r for r in rules if r is not None))
 
     def ignores(self, name: str) -> bool:
+        """Whether a direct child called ``name`` is ignored (the last matching rule decides)."""
         ignored = False
         for rule in self.rules:
             if rule.negated == ignored and rule.regex.fullmatch(name):

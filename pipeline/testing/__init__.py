@@ -70,15 +70,28 @@ def expand(patterns: Union[PathLike, Iterable[PathLike]]) -> list[Path]:
 
 
 def snapshot_cases(profiles: Union[PathLike, Iterable[PathLike]], scenarios: Union[PathLike, Iterable[PathLike]]) -> list:
-    """``pytest.param(profile, scenario, id="<profile>-<scenario>")`` for every pair (globs expanded)."""
+    """``pytest.param(profile, scenario, id="<profile>-<scenario>")`` for every pair (globs expanded).
+
+    A side whose patterns match no file raises ``FileNotFoundError`` (pytest then reports a
+    collection error) instead of leaving a silently skipped, empty test.
+    """
     import pytest
 
-    profile_files, scenario_files = expand(profiles), expand(scenarios)
+    profile_files, scenario_files = _matching(profiles, "profile"), _matching(scenarios, "scenario")
     return [
         pytest.param(str(p), str(s), id=f"{_case_name(p)}-{_case_name(s)}")
         for p in profile_files
         for s in scenario_files
     ]
+
+
+def _matching(patterns: Union[PathLike, Iterable[PathLike]], what: str) -> list[Path]:
+    listed = [patterns] if isinstance(patterns, (str, os.PathLike)) else list(patterns)
+    found = expand(listed)
+    if not found:
+        shown = ", ".join(os.fspath(p) for p in listed)
+        raise FileNotFoundError(f"no {what} file matches {shown} (relative patterns start at {os.getcwd()})")
+    return found
 
 
 def _case_name(path: Path) -> str:

@@ -22,6 +22,14 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def usage_error(capsys, *argv: str) -> str:
+    """Run a command argparse rejects: exit 2, the message on stderr."""
+    with pytest.raises(SystemExit) as stopped:
+        main(list(argv))
+    assert stopped.value.code == 2
+    return capsys.readouterr().err
+
+
 def _pi_plan(name: str, keep: int = 20000) -> dict | None:
     return next(c["expected"] for c in vectors("plans")
                 if c["session"].endswith(f"/{name}.jsonl") and c["leaf"] is None and c["keep"] == keep)
@@ -77,7 +85,7 @@ def test_nothing_to_compact(capsys):
         "message": "nothing would be summarized: everything fits within keep_recent_tokens",
     }
     code, out, _ = run(capsys, "compact", path)
-    assert code == 0 and out.startswith("nothing to compact: ")
+    assert code == 0 and out.startswith("nothing to compact: ") and "a smaller --keep-recent N" in out
 
 
 def test_print_request_offline_is_our_internal_request(capsys):
@@ -139,8 +147,10 @@ def test_branch_to_appends_a_branch_summary(capsys, copy_session):
 def test_bad_input_is_one_line(capsys, tmp_path):
     code, _, err = run(capsys, "compact", str(tmp_path / "missing.jsonl"), "--plan")
     assert code == 1 and err.count("\n") == 1
-    code, _, err = run(capsys, "compact", str(REAL / "long-coding.jsonl"), "--plan", "--keep-recent", "-5")
-    assert code == 1 and "--keep-recent must be 0 or more" in err
+    err = usage_error(capsys, "compact", str(REAL / "long-coding.jsonl"), "--plan", "--keep-recent", "-5")
+    assert "argument --keep-recent: must be 0 or more, got -5" in err
+    err = usage_error(capsys, "compact", str(REAL / "long-coding.jsonl"), "--plan", "--reserve", "lots")
+    assert "argument --reserve: expected a whole number of tokens, got 'lots'" in err
     code, _, err = run(capsys, "compact", str(REAL / "long-coding.jsonl"), "--branch-to", "zzzz")
     assert code == 1 and "no such entry" in err
     code, _, _ = run(capsys, "compact", str(REAL / "long-coding.jsonl"), "--replace-instructions")
@@ -176,3 +186,16 @@ def test_print_request_bodies_carry_pis_requests(capsys):
         assert body["messages"] == [{"role": "system", "content": call["systemPrompt"]},
                                     {"role": "user", "content": call["userText"]}]
         assert body["max_completion_tokens"] == call["maxTokens"] and "reasoning_effort" not in body
+
+
+def test_format_without_plan_is_a_usage_error_and_compacts_nothing(capsys, copy_session):
+    path = copy_session("tests/data/sessions/real/long-coding.jsonl")
+    before = path.read_bytes()
+    code, out, err = run(capsys, "compact", str(path), "--format", "json")
+    assert (code, out) == (2, "") and path.read_bytes() == before
+    assert err == "pipeline compact: --format goes with --plan (--print-request always prints JSON)\n"
+
+
+def test_branch_to_with_plan_is_refused_before_the_session_is_read(capsys, tmp_path):
+    code, _, err = run(capsys, "compact", str(tmp_path / "missing.jsonl"), "--branch-to", "abc", "--plan")
+    assert code == 2 and "--branch-to cannot be combined with --plan" in err

@@ -27,20 +27,27 @@ LONG = "tests/data/sessions/real/long-coding.jsonl"
 
 
 class _Server(ThreadingHTTPServer):
+    """Answers each POST with the next scripted ``(status, body, headers)``; the last one repeats."""
+
     daemon_threads = True
 
-    def __init__(self, status: int, body: dict) -> None:
+    def __init__(self, replies: list[tuple[int, dict, dict]]) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
-        self.status, self.body, self.seen = status, body, []
+        self.replies, self.seen = replies, []
+
+    def next_reply(self) -> tuple[int, dict, dict]:
+        return self.replies[min(len(self.seen), len(self.replies)) - 1]
 
 
 class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         length = int(self.headers.get("content-length", 0))
         self.server.seen.append((self.path, self.headers.get("authorization"), json.loads(self.rfile.read(length))))
-        payload = json.dumps(self.server.body).encode()
-        self.send_response(self.server.status)
-        self.send_header("content-type", "application/json")
+        status, body, headers = self.server.next_reply()
+        payload = json.dumps(body).encode()
+        self.send_response(status)
+        for name, value in {"content-type": "application/json", **headers}.items():
+            self.send_header(name, value)
         self.send_header("content-length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
@@ -53,8 +60,8 @@ class _Handler(BaseHTTPRequestHandler):
 def http_server():
     servers = []
 
-    def start(status: int, body: dict) -> _Server:
-        server = _Server(status, body)
+    def start(status: int, body: dict, *then: tuple[int, dict, dict], headers: dict | None = None) -> _Server:
+        server = _Server([(status, body, headers or {}), *then])
         threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         servers.append(server)
         return server
@@ -100,12 +107,64 @@ def test_openai_server_end_to_end_appends_exactly_one_valid_entry(capsys, copy_s
     assert reopened.leaf_id == entry["id"] and not reopened.problems
 
 
-def _no_retry_profile(directory, mode="retry"):
+def _no_retry_profile(directory, mode="retry", retries=0):
     profile = directory / "no-retry.yaml"
     profile.write_text(
         f"extends: builtin:default\nname: no-retry\nsummary:\n  on_schema_violation: {mode}\n"
-        "summarizer:\n  max_retries: 0\n", encoding="utf-8")
+        f"summarizer:\n  max_retries: {retries}\n", encoding="utf-8")
     return profile
+
+
+def test_retries_and_corrective_calls_show_as_progress(capsys, copy_session, http_server, monkeypatch):
+    """A 429 (Retry-After: 0) is retried and said so on stderr; so is the corrective call for a missing section."""
+    partial = _openai_reply("## Goal\nShip it")
+    server = http_server(429, {"error": {"message": "slow down"}}, (200, partial, {}), headers={"retry-after": "0"})
+    monkeypatch.setenv(KEY_ENV, "sk-test-123")
+    path = copy_session(LONG)
+    code = main(["compact", str(path), "--llm", "openai", "--model", "gpt-x", "--base-url", _url(server),
+                 "--api-key-env", KEY_ENV, "--profile", str(_no_retry_profile(path.parent, "retry", retries=2))])
+    _, err = capsys.readouterr()
+    lines = err.splitlines()
+    assert code == 0, err
+    assert lines[0] == "summarizing history (1/2)…"
+    assert lines[1].startswith("  retry 1/2 in 0s after: openai: HTTP 429: slow down")
+    assert lines[2].startswith("  the summary lacks ## Constraints & Preferences, ") and lines[2].endswith("asking once more…")
+    assert lines[3] == "summarizing the split turn's prefix (2/2)…" and len(server.seen) == 4
+
+
+def test_a_summary_with_a_lone_surrogate_is_printed_not_a_traceback(capsys, copy_session, http_server, monkeypatch):
+    """A model's JSON may escape half an emoji ("\\ud83d"): stored as pi would, shown escaped on the terminal."""
+    text = "## Goal\nShip it \ud83d\n\n## Constraints & Preferences\n-\n\n## Progress\n-\n\n## Key Decisions\n-\n\n" \
+           "## Next Steps\n-"
+    server = http_server(200, _openai_reply(text))
+    monkeypatch.setenv(KEY_ENV, "sk-test-123")
+    path = copy_session(LONG)
+    code = main(["compact", str(path), "--llm", "openai", "--model", "gpt-x", "--base-url", _url(server),
+                 "--api-key-env", KEY_ENV, "--profile", str(_no_retry_profile(path.parent, "warn"))])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.startswith("## Goal\nShip it \\ud83d\n") and "Traceback" not in err
+    assert b'"summary":"## Goal\\nShip it \\ud83d\\n' in path.read_bytes().splitlines()[-1]  # JSON escape on disk
+
+
+@pytest.mark.parametrize("key, flags, needle", [
+    (None, ["--model", "gpt-x"], f"no API key: environment variable {KEY_ENV} is not set"),
+    ("sk-test-123", [], "openai: no model given"),
+])
+def test_a_missing_key_or_model_stops_before_any_call(capsys, copy_session, http_server, monkeypatch, key, flags,
+                                                     needle):
+    server = http_server(200, _openai_reply("## Goal\nShip it"))
+    if key is None:
+        monkeypatch.delenv(KEY_ENV, raising=False)
+    else:
+        monkeypatch.setenv(KEY_ENV, key)
+    path = copy_session(LONG)
+    before = path.read_bytes()
+    code = main(["compact", str(path), "--llm", "openai", "--base-url", _url(server), "--api-key-env", KEY_ENV,
+                 *flags])
+    out, err = capsys.readouterr()
+    assert (code, out) == (1, "") and path.read_bytes() == before and server.seen == []
+    assert err.count("\n") == 1 and needle in err  # no progress line: nothing was started
 
 
 def test_a_failing_server_leaves_the_file_unchanged_and_says_so_in_one_line(capsys, copy_session, http_server,

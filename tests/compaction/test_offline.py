@@ -12,7 +12,7 @@ from pipeline.compaction.requests import RequestContext, branch_request, history
 from pipeline.compaction.schema import heading_line
 from pipeline.compaction.summarize import plan_calls
 from pipeline.llm.errors import LLMConfigError
-from pipeline.llm.offline import OfflineClient, parse_calls
+from pipeline.llm.offline import OfflineClient, one_line, parse_calls
 from pipeline.model.profile import Offline, OfflineFill
 from pipeline.session import ContextTexts, SessionFile, convert_to_llm
 from pipeline.session.messages import parse_message
@@ -150,3 +150,11 @@ def test_offline_compaction_is_marked_and_keeps_pis_details(tmp_path):
     assert details["producedBy"] == "offline"
     assert details["readFiles"] == list(done.result.files.read_files) and details["modifiedFiles"]
     assert done.entry.raw["usage"]["totalTokens"] == 0 and done.entry.raw["fromHook"] is False
+
+
+@pytest.mark.parametrize("prefix", [239, 240])
+def test_a_cut_item_never_splits_an_emoji(prefix):
+    offline = default_profile().summary.offline.model_copy(update={"max_item_chars": 240})
+    cut = one_line("a" * prefix + "\U0001F600 and more", offline)
+    assert not any("\ud800" <= ch <= "\udfff" for ch in cut)
+    assert cut == "a" * prefix + offline.ellipsis

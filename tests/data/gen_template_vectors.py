@@ -330,7 +330,22 @@ DISCOVERY_SETS = [
     {"project": {"n1.md": "1", "n2.md": "2", ".gitignore": "*.md\n!n2.md\n"}, "user": {}},
     {"project": {}, "user": {"only.md": "---\ndescription: user only\n---\nbody $@"}},
     {"project": {"m.md": "m", ".gitignore": "# comment\n\n/m.md\n"}, "user": {"m.md": "um"}},
+    # symlinks: a file reached twice by its real path is taken once, whatever its name
+    {"project": {"a.md": "pa $1", "b.md": {"symlink": "a.md"}, "t.txt": "target $@",
+                 "x.md": {"symlink": "../../../agent/prompts/y.md"}},
+     "user": {"u.md": {"symlink": "../../proj/.pi/prompts/a.md"}, "c.md": {"symlink": "../../proj/.pi/prompts/t.txt"},
+              "d.md": "d", "y.md": "user y"}},
 ]
+
+
+def write_discovery_entry(path: Path, content) -> None:
+    """A DISCOVERY_SETS value: None a directory, {"symlink": target} a link, else file text."""
+    if content is None:
+        path.mkdir()
+    elif isinstance(content, dict):
+        os.symlink(content["symlink"], path)
+    else:
+        path.write_text(content, encoding="utf-8")
 
 
 def discovery_cases(oracle: Oracle) -> list[dict]:
@@ -342,8 +357,7 @@ def discovery_cases(oracle: Oracle) -> list[dict]:
         for kind, files in spec.items():
             dirs[kind].mkdir(parents=True)
             for name, content in files.items():
-                p = dirs[kind] / name
-                p.mkdir() if content is None else p.write_text(content, encoding="utf-8")
+                write_discovery_entry(dirs[kind] / name, content)
         [reply] = oracle.ask([{"op": "agent_system_prompt", "cwd": str(base / "proj"),
                                "agentDir": str(base / "agent"), "packageDir": "/opt/pi"}])
         prompts = reply["result"]["prompts"]

@@ -6,7 +6,7 @@ import json
 
 import httpx
 import pytest
-from llm_fakes import ANTHROPIC_PATH, FAKE_KEY, OPENAI_PATH, PROVIDERS, Reply
+from llm_fakes import ANTHROPIC_PATH, FAKE_KEY, KEY_ENV, OPENAI_PATH, PROVIDERS, Reply
 
 from pipeline.llm import (
     AnthropicMessagesClient,
@@ -121,6 +121,17 @@ def test_build_body_needs_no_key_and_complete_without_key_sends_nothing(provider
         client.complete(request())
     assert llm_server.requests == []
     assert info.value.env_name in str(info.value)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_check_ready_reports_a_missing_key_or_model_without_sending(provider, llm_server):
+    url = llm_server.base_url(provider)
+    with pytest.raises(LLMAuthError):
+        make_client(provider, model="m", base_url=url, env={}).check_ready()
+    with pytest.raises(LLMConfigError, match="no model given"):
+        make_client(provider, model="", base_url=url, env={KEY_ENV[provider]: "k"}).check_ready()
+    make_client(provider, model="m", base_url=url, env={KEY_ENV[provider]: "k"}).check_ready()
+    assert llm_server.requests == []
 
 
 def test_clients_satisfy_the_protocol():

@@ -9,6 +9,8 @@ import pytest
 from cases import CASES, HEAD
 from conftest import run_process, write_files
 
+from pipeline.cli import main
+
 RESERV = HEAD + "compaction:\n  reserv_tokens: 1000\n"
 WARN = HEAD + "system_prompt:\n  sections:\n    - id: w\n      text: x\n      when: {tools_include: [bash], tools_exclude: [bash]}\n"
 WARN_LINE = (
@@ -140,6 +142,14 @@ def test_explain_whole_profile_covers_every_leaf(cli):
     keys = [line.split(": ", 1)[1].split(" = ")[0] for line in run.lines]
     assert len(keys) == len(set(keys)) > 100
     assert "system_prompt.sections.rules.rules.0.when.tools_exclude" in keys
+
+
+@pytest.mark.parametrize("command", ["validate", "schema", "explain"])
+def test_help_explains_with_examples(capsys, command):
+    with pytest.raises(SystemExit) as done:
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    assert done.value.code == 0 and "examples:" in out and f"pipeline {command} " in out
 
 
 def test_broken_files_never_give_a_traceback(tmp_path):

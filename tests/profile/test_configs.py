@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import os
+import pickle
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT, run_process
 from pipeline import compile_profile
+from pipeline.compiler import fingerprint
 from pipeline.resources import builtin_profiles
 
 PROFILES = sorted((ROOT / "configs").rglob("*.yaml"))
@@ -59,3 +62,18 @@ def test_team_overlay_is_the_default_with_four_changes():
     assert team.system_prompt.sections[team_ids.index("rules")].heading.raw == "Team rules:"
     assert (team.compaction.reserve_tokens, team.compaction.keep_recent_tokens) == (24000, 30000)
     assert team.summary == base.summary
+
+
+def test_compiled_pipeline_cannot_be_changed():
+    pipeline = compile_profile("default")
+    tools = pipeline.profile.system_prompt.tools
+    assert "read" in tools
+    for change in (lambda: tools.__setitem__("x", None), lambda: tools.update(x=None), lambda: tools.pop("read"),
+                   lambda: tools.clear(), lambda: setattr(pipeline.profile.compaction, "reserve_tokens", 1)):
+        with pytest.raises((TypeError, ValueError)):
+            change()
+    copied = copy.deepcopy(pipeline.profile)
+    assert copied == pipeline.profile and pickle.loads(pickle.dumps(pipeline.profile)) == pipeline.profile
+    with pytest.raises(TypeError):
+        copied.system_prompt.tools["x"] = None
+    assert fingerprint(pipeline.profile) == pipeline.fingerprint

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from ruamel.yaml import YAML
@@ -36,6 +37,14 @@ def test_schema_command_prints_and_checks(tmp_path):
     stale.write_text("{}\n", encoding="utf-8")
     run = run_process("schema", "--check", str(stale))
     assert run.code == 1 and "out of date" in run.err and "Traceback" not in run.err
+
+
+def test_schema_check_refuses_what_is_not_a_file(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # reading it would wait for a writer forever
+    for target in (tmp_path, fifo):
+        run = run_process("schema", "--check", str(target))
+        assert run.code == 2 and run.err.strip() == f"pipeline schema: cannot read {target}: not a regular file"
 
 
 @pytest.mark.parametrize("name", ["default.yaml", "minimal.yaml", "examples/team.yaml"])

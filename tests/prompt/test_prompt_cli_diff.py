@@ -103,3 +103,22 @@ def test_invalid_profile_is_trouble_not_difference(capsys, tmp_path: Path) -> No
     code, out, err = diff_cli(capsys, "default", str(bad))
     assert (code, out) == (2, "")
     assert str(bad) in err
+
+
+def test_a_directory_at_a_revision_is_a_usage_error(capsys, repo: Path) -> None:
+    code, out, err = diff_cli(capsys, "HEAD:configs", "configs/default.yaml")
+    assert (code, out) == (2, "")
+    assert err == "pipeline diff: HEAD:configs is a directory in that revision, not a profile file\n"
+
+
+def test_a_reference_without_a_path_is_a_usage_error(capsys, repo: Path) -> None:
+    code, out, err = diff_cli(capsys, "HEAD:", "configs/default.yaml")
+    assert (code, out) == (2, "") and "needs a path after the colon" in err
+
+
+def test_problems_in_a_revision_name_the_revision_not_a_temp_copy(capsys, repo: Path) -> None:
+    (repo / "configs" / "team.yaml").write_text("extends: default.yaml\nname: team\ncompactoin: {}\n", encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "three")
+    code, out, err = diff_cli(capsys, "HEAD:configs/team.yaml", "configs/default.yaml")
+    assert (code, out) == (2, "")
+    assert err.startswith("HEAD:configs/team.yaml:3:1: compactoin: unknown key") and "pipeline-diff-" not in err

@@ -145,4 +145,57 @@ def test_overlay_mistakes_point_at_the_scenario(capsys, tmp_path: Path) -> None:
     bad.write_text("cwd: /w\noverlay:\n  compaction: {reserve_tokenz: 5}\n", encoding="utf-8")
     code, out, err = render_cli(capsys, "--scenario", str(bad))
     assert (code, out) == (1, "")
-    assert f"{bad}: overlay.compaction.reserve_tokenz:" in err and "reserve_tokens" in err
+    assert f"{bad}:3:" in err and ": overlay.compaction.reserve_tokenz:" in err and "reserve_tokens" in err
+
+
+@pytest.mark.parametrize("flag", ["--custom-prompt", "--append", "--context-file"])
+def test_a_binary_input_file_is_refused(capsys, tmp_path: Path, flag: str) -> None:
+    blob = tmp_path / "logo.png"
+    blob.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    code, out, err = render_cli(capsys, flag, str(blob))
+    assert (code, out) == (1, "")
+    assert err.count("\n") == 1 and f"{blob}: cannot use " in err and "binary file" in err
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_discover_needs_a_real_working_directory(capsys, tmp_path: Path, kind: str) -> None:
+    cwd = tmp_path / "project"
+    if kind == "file":
+        cwd.write_text("not a directory\n", encoding="utf-8")
+    code, out, err = render_cli(capsys, "--discover", "--cwd", str(cwd), "--agent-dir", str(tmp_path / "agent"))
+    assert (code, out) == (1, "")
+    assert err.startswith(f"{cwd}: cannot discover inputs:") and err.count("\n") == 1
+
+
+def test_discover_shows_the_working_directory_absolute(capsys, tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "project").mkdir()
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = render_cli(capsys, "--discover", "--cwd", "project", "--agent-dir", str(tmp_path / "agent"))
+    assert code == 0 and out.endswith(f"{tmp_path / 'project'}\n")
+
+
+def test_a_scenario_that_is_not_utf8_is_one_clear_line(capsys, tmp_path: Path) -> None:
+    bad = tmp_path / "latin1.yaml"
+    bad.write_bytes("cwd: /w\ndescription: caf\u00e9\n".encode("latin-1"))
+    code, out, err = render_cli(capsys, "--scenario", str(bad))
+    assert (code, out) == (1, "")
+    assert err == f"{bad}: cannot read scenario: not UTF-8 text (byte 0xe9 at offset 24)\n"
+
+
+def test_overlay_sections_are_sourced_in_the_scenario_file(capsys) -> None:
+    scenario = SCENARIOS / "team-overlay.yaml"
+    code, out, _ = render_cli(capsys, "--scenario", str(scenario), "--format", "json")
+    doc = json.loads(out)
+    team = {s["id"]: s for s in doc["sections"]}["team_policy"]
+    line = scenario.read_text(encoding="utf-8").splitlines().index("      - id: team_policy") + 1
+    assert code == 0 and team["source"]["file"] == str(scenario) and team["source"]["line"] == line
+    assert doc["profile"]["files"][0] == str(scenario) and not any("pipeline-overlay-" in f for f in doc["profile"]["files"])
+
+
+def test_overlay_section_mistakes_point_at_the_section_in_the_scenario(capsys, tmp_path: Path) -> None:
+    bad = tmp_path / "overlay.yaml"
+    bad.write_text("cwd: /w\noverlay:\n  system_prompt:\n    sections:\n      - id: extra\n        kind: text\n"
+                   "        txt: hi\n", encoding="utf-8")
+    code, out, err = render_cli(capsys, "--scenario", str(bad))
+    assert (code, out) == (1, "")
+    assert err.startswith(f"{bad}:7:9: overlay.system_prompt.sections.extra.txt: unknown key")

@@ -46,3 +46,11 @@ def test_team_snapshots_written_checked_and_broken(tmp_path: Path) -> None:
     broken = run_pytest(tmp_path)
     assert broken.returncode == 1
     assert "1 failed, 1 passed" in broken.stdout and "Changed" in broken.stdout  # b (custom prompt) still matches
+
+
+def test_patterns_matching_nothing_fail_loudly(tmp_path: Path) -> None:
+    """A wrong glob (or pytest started elsewhere) is a collection error, not an empty, skipped test."""
+    build_tree(tmp_path, {"files": {"scenarios/a.yaml": "cwd: /srv/a\n", "tests/test_prompts.py": TEAM_TEST}})
+    done = run_pytest(tmp_path)
+    assert done.returncode != 0 and "skipped" not in done.stdout
+    assert "no profile file matches profiles/*.yaml" in done.stdout

@@ -106,6 +106,39 @@ def test_user_errors_are_one_located_line(capsys, tmp_path, argv, message):
     assert len(err.strip().splitlines()) == 1 and message in err and "Traceback" not in err
 
 
+def test_odd_characters_are_printed_not_raised(capsys, tmp_path):
+    """A lone surrogate (a JSON escape pi writes for half an emoji) and control characters."""
+    path = tmp_path / "odd.jsonl"
+    header = '{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}'
+    entry = ('{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
+             '"message":{"role":"user","content":"half \\ud83d \\u001b[31mred","timestamp":1}}')
+    path.write_text(header + "\n" + entry + "\n")
+    code, out, err = _run(capsys, "context", str(path))
+    assert code == 0 and "half \\ud83d \x1b[31mred" in out and err == ""
+    code, out, _ = _run(capsys, "session", "tree", str(path))
+    assert code == 0 and "half \\ud83d \\x1b[31mred" in out  # one-line views escape control characters
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_context_with_a_value_too_deep_to_print_is_one_error(capsys, tmp_path, fmt):
+    path = tmp_path / "deep.jsonl"
+    header = '{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}'
+    call = '{"type":"toolCall","id":"c","name":"t","arguments":' + "[" * 900 + "]" * 900 + "}"
+    entry = ('{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
+             '"message":{"role":"assistant","content":[' + call + '],"timestamp":1}}')
+    path.write_text(header + "\n" + entry + "\n")
+    code, _, err = _run(capsys, "context", str(path), "--format", fmt)
+    assert code == 1 and err.strip() == f"{path}: a message holds a value nested too deeply to print"
+
+
+@pytest.mark.parametrize("argv", [["context"], ["session"]])
+def test_help_explains_with_examples(capsys, argv):
+    with pytest.raises(SystemExit) as done:
+        main([*argv, "--help"])
+    out = capsys.readouterr().out
+    assert done.value.code == 0 and "examples:" in out and f"pipeline {argv[0]} " in out
+
+
 def test_session_tree_marks_leaf_and_labels(capsys):
     path = DATA / "real" / "compacted-branched.jsonl"
     code, out, _ = _run(capsys, "session", "tree", str(path))

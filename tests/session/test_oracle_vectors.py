@@ -8,6 +8,8 @@ project the same context for every recorded leaf (pi's sentences masked).
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pipeline.jsutil import js_json
@@ -69,6 +71,22 @@ def test_open_equals_pi(name: str, opened: dict[str, SessionFile]) -> None:
         assert [e.id for e in session.entries] == expected["entryIds"]
         assert session.leaf_id == expected["leafId"]
         assert [e.id for e in session.path_to(session.leaf_id)] == expected["branch"]
+
+
+@pytest.mark.parametrize("version", ["2", " 2 ", [2], "0x2"])
+def test_header_version_is_read_as_javascript_reads_a_number(version, tmp_path):
+    """pi compares the header's version with numbers, so these are all a version-2 file
+    (checked with the oracle: pi's context for each equals its context for ``2``)."""
+    lines = (DATA / "edge" / "v2.jsonl").read_text(encoding="utf-8").splitlines()
+    header = {**json.loads(lines[0]), "version": version}
+    path = tmp_path / "v2-variant.jsonl"
+    path.write_text("\n".join([js_json(header), *lines[1:]]) + "\n", encoding="utf-8")
+    [case] = [c for c in CONTEXT_CASES if c["file"] == "edge/v2.jsonl" and "leafId" not in c]
+    table = vectors("context")["messages"]
+    session = SessionFile.open(path)
+    got = build_context(session, mask_texts()).to_json()
+    assert session.migrated_from == version
+    assert [js_json(m) for m in got["agentMessages"]] == [js_json(table[i]) for i in case["agentMessages"]]
 
 
 def _structure(session: SessionFile) -> list[list]:

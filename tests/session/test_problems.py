@@ -3,6 +3,8 @@ oracle vectors; here: what we report about them, and files pi could not load at 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from pipeline.errors import PipelineError
@@ -113,6 +115,22 @@ def test_missing_and_unreadable_files(tmp_path):
         SessionFile.open(tmp_path / "missing.jsonl")
     with pytest.raises(PipelineError, match="cannot read session file"):
         SessionFile.open(tmp_path)
+
+
+def test_fifos_and_devices_are_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)  # opening it for reading would wait for a writer forever
+    with pytest.raises(PipelineError, match="cannot read session file: not a regular file"):
+        SessionFile.open(fifo)
+    with pytest.raises(PipelineError, match="cannot read session file: not a regular file"):
+        SessionFile.open("/dev/zero")  # one endless line: reading it would fill memory
+
+
+def test_a_line_nested_beyond_the_parser_is_reported_not_raised(tmp_path):
+    deep = '{"type":"custom","customType":"x","id":"b","parentId":"a","data":' + "[" * 100_000 + "]" * 100_000 + "}"
+    session = _write(tmp_path, [HEADER, _entry("a", None), deep])
+    assert [(c, line) for c, line, _ in _codes(session)] == [("session.too-deep", 3)]
+    assert [e.id for e in session.entries] == ["a"]
 
 
 def test_js_json_constants_are_not_json(tmp_path):

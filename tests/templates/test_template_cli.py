@@ -99,6 +99,14 @@ def test_templates_text_table(prompts, tmp_path):
     assert f"{prompts / 'review.md'}:5:36: warning: `${{1}}`" in done.stderr
 
 
+def test_table_cells_show_control_characters_escaped(tmp_path):
+    (tmp_path / "odd.md").write_text("---\ndescription: \"\\e[31mred\\u0007\"\n---\nbody $1\n", encoding="utf-8")
+    done = pipeline("templates", "--templates-dir", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 0
+    row = done.stdout.splitlines()[1]
+    assert "\\x1b[31mred\\x07" in row and "\x1b" not in row and "\x07" not in row
+
+
 def test_help_texts_have_examples(tmp_path):
     for cmd in ("expand", "templates"):
         done = pipeline(cmd, "--help", cwd=tmp_path)

@@ -102,6 +102,15 @@ def test_explicit_paths_come_after_the_defaults_and_relative_to_cwd(tmp_path):
     assert [(t.name, t.body) for t in loaded] == [("a", "project a"), ("b", "extra b")]
 
 
+def test_loading_does_not_parse_bodies_until_used(tmp_path):
+    write(tmp_path / "a.md", "A $1")
+    write(tmp_path / "b.md", "B ${@:2}")
+    loaded = load_templates([tmp_path], include_defaults=False)
+    assert all("template" not in vars(t) for t in loaded)  # an unused (maybe huge) body costs nothing
+    assert loaded.get("a").expand(["x"]) == "A x"
+    assert "template" in vars(loaded.get("a")) and "template" not in vars(loaded.get("b"))
+
+
 def test_same_file_twice_is_not_a_collision(tmp_path):
     write(tmp_path / "a.md", "a")
     loaded = load_templates([tmp_path, tmp_path / "a.md"], include_defaults=False)

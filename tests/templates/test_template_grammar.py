@@ -30,8 +30,15 @@ def test_grammar_is_shipped_data_loaded_through_resources():
     text = grammar_text(GRAMMAR_FILE)
     assert "BRACE_DEFAULT_OPEN" in text and "TEXT" in text
     assert parser().options.parser == "lalr"
-    assert parser().options.propagate_positions is True
+    assert parser().options.transformer is not None  # nodes are built while parsing, no tree
     assert parser() is parser()  # built once
+
+
+def test_positions_are_kept_on_every_node():
+    body = "a\n  $2 ${@:3} $<1:-x>"
+    nodes = build(body).nodes
+    assert [(n.pos.line, n.pos.col) for n in nodes] == [(1, 1), (2, 3), (2, 5), (2, 6), (2, 12), (2, 13)]
+    assert [body[n.pos.offset : n.pos.end] for n in nodes] == ["a\n  ", "$2", " ", "${@:3}", " ", "$<1:-x>"]
 
 
 @pytest.mark.parametrize(("body", "node"), [

@@ -17,8 +17,8 @@ from pipeline.templates import (
     substitute_args,
 )
 
-settings.register_profile("templates", max_examples=300, deadline=None)
-settings.load_profile("templates")
+#: Applied to each test here (a loaded settings profile would leak into other test modules).
+SETTINGS = settings(max_examples=300, deadline=None)
 
 # pieces that make `$` soup likely to hit every form and every near miss
 PIECES = ["$", "{", "}", "<", ">", "@", ":", "-", ":-", "0", "1", "2", "12", "ARGUMENTS", "ARGS",
@@ -28,11 +28,13 @@ any_text = st.one_of(st.text(max_size=60), soup)
 args_lists = st.lists(st.one_of(st.text(max_size=8), st.sampled_from(["", "$1", "$@", "$$", "${@:1}"])), max_size=6)
 
 
+@SETTINGS
 @given(any_text, args_lists)
 def test_substitution_never_raises(body, args):
     assert isinstance(substitute_args(body, args), str)
 
 
+@SETTINGS
 @given(any_text)
 def test_analysis_and_splitting_never_raise(text):
     analysis = analyze(text)
@@ -41,11 +43,13 @@ def test_analysis_and_splitting_never_raise(text):
     assert isinstance(expand_input(text, [PromptTemplate("x", "", text)]), str)
 
 
+@SETTINGS
 @given(st.text().filter(lambda s: "$" not in s), args_lists)
 def test_text_without_dollar_is_unchanged(body, args):
     assert substitute_args(body, args) == body
 
 
+@SETTINGS
 @given(any_text)
 def test_nodes_cover_the_body_exactly(body):
     t = parse_template(body)
@@ -82,6 +86,7 @@ def pi_reference(body: str, args: list[str]) -> str:
 no_angle_soup = st.lists(st.sampled_from([p for p in PIECES if p not in "<>"]), max_size=30).map("".join)
 
 
+@SETTINGS
 @given(no_angle_soup, args_lists)
 def test_equals_pi_matching_rule(body, args):
     assert substitute_args(body, args) == pi_reference(body, args)
@@ -111,6 +116,7 @@ def meaning(form: str, args: list[str]) -> str:
     return table[form]
 
 
+@SETTINGS
 @given(st.lists(st.sampled_from(FORMS), min_size=1, max_size=6), tricky_values)
 def test_values_are_inserted_verbatim(forms, args):
     body = "#".join(forms)
@@ -137,6 +143,7 @@ def twin_forms(draw):
     return "${" + inner + "}", "$<" + inner + ">"
 
 
+@SETTINGS
 @given(st.lists(st.tuples(filler, twin_forms()), min_size=1, max_size=5), args_lists)
 def test_angle_forms_equal_braced_twins(parts, args):
     braced = "".join(f + b for f, (b, _) in parts)
@@ -149,11 +156,13 @@ def test_angle_forms_equal_braced_twins(parts, args):
 words = st.text(alphabet=st.characters(blacklist_characters=list(JS_WHITESPACE) + ['"', "'"]), min_size=1, max_size=8)
 
 
+@SETTINGS
 @given(st.lists(words, max_size=6), st.lists(st.sampled_from(sorted(JS_WHITESPACE)), min_size=1, max_size=3).map("".join))
 def test_unquoted_words_split_on_any_js_whitespace(items, sep):
     assert parse_args(sep + sep.join(items) + sep) == items
 
 
+@SETTINGS
 @given(st.lists(st.text(alphabet=st.characters(blacklist_characters=['"']), min_size=1, max_size=8), max_size=5))
 def test_double_quoted_arguments_round_trip(items):
     assert parse_args(" ".join(f'"{i}"' for i in items)) == items

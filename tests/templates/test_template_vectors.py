@@ -125,8 +125,11 @@ def test_default_directories_like_the_agent(case, tmp_path):
     for kind in ("project", "user"):
         dirs[kind].mkdir(parents=True)
         for name, content in case[kind].items():
-            p = dirs[kind] / name
-            p.mkdir() if content is None else p.write_text(content, encoding="utf-8")
+            path = dirs[kind] / name  # content: None a directory, {"symlink": target} a link, else text
+            if isinstance(content, dict):
+                os.symlink(content["symlink"], path)
+            else:
+                path.mkdir() if content is None else path.write_text(content, encoding="utf-8")
     loaded = load_templates(cwd=tmp_path / "proj", agent=tmp_path / "agent")
     got = [{"name": t.name, "content": t.body, "file": os.path.relpath(t.path, tmp_path)} for t in loaded]
     assert got == case["result"]

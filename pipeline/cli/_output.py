@@ -1,0 +1,23 @@
+"""Output helpers shared by the sub-commands (not a command itself: the name starts with ``_``)."""
+
+from __future__ import annotations
+
+import sys
+
+
+def tolerant_output() -> None:
+    """Never fail on printing: characters the streams cannot encode (lone surrogates from
+    JSON escapes, file names or cut descriptions) are written as backslash escapes."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
+
+
+def printable(text: str) -> str:
+    """One-line views (tables, trees): control characters shown as ``\\xNN`` escapes, so
+    odd file content cannot move the cursor or recolour the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
