@@ -11,6 +11,23 @@ The facade::
     loaded = load_profile("team.yaml")      # merged + validated, no cross-field checks
     loaded.source_map.get(("compaction", "reserve_tokens"))   # where it was set
 
+What a runtime calls: each method of :class:`Pipeline` imports its stage on first use
+and hands off to it (DESIGN's stages)::
+
+    from pipeline.prompt import RenderContext
+    prompt = p.render_system_prompt(RenderContext(cwd="/repo", tools=("read", "bash")))
+
+    templates = p.load_templates("/repo")   # templates.sources in order: project, global, paths
+    text = p.expand("/review a.py 'error handling'", templates)   # other input: unchanged
+
+    plan = p.plan_compaction("chat.jsonl")  # CompactionPlan | NothingToCompact; nothing written
+    done = p.compact("chat.jsonl")          # profile's summarizer (offline by default); appends
+    context = p.project("chat.jsonl")       # the LLM messages of the current leaf
+
+``plan_compaction`` takes ``keep_recent_tokens=``/``reserve_tokens=`` overrides;
+``compact`` takes a ``client`` (:func:`pipeline.compaction.make_summary_client`) and
+``instructions``; sessions are a path or a :class:`pipeline.session.SessionFile`.
+
 Names are imported on first use, so ``import pipeline.errors`` (and the CLI's
 start-up) does not pay for pydantic and ruamel.yaml.
 """

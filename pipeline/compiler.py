@@ -2,54 +2,51 @@
 
 Stages: :mod:`pipeline.source` reads the files of the ``extends:`` chain and merges
 them into plain data plus a source map; the pydantic models validate the data (all
-errors of a run are reported together, with every unknown ``${variable}``); the
-checks below look at what one field cannot see alone. The result is a frozen
-:class:`Pipeline`. ``docs/profile.md`` lists every rule checked here.
+errors of a run are reported together, with every unknown ``${variable}``);
+:mod:`pipeline.checks` looks at what one field cannot see alone. The result is a frozen
+:class:`Pipeline`, whose methods hand off to the later stages (rendering, templates,
+compaction, projection). ``docs/profile.md`` lists every rule checked.
 """
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
-import math
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Union
+from typing import TYPE_CHECKING, Any, Iterable, Sequence, Union
 
-from pipeline.errors import Location, PipelineError, Problem, did_you_mean
+from pipeline.checks import (
+    LIST_KINDS,
+    TEMPLATE_KEYWORDS,
+    Budgets,
+    budgets,
+    check_profile,
+    template_source_path,
+    variable_problems,
+)
+from pipeline.errors import Location, PipelineError, Problem
 from pipeline.model import Profile
-from pipeline.model.profile import When
-from pipeline.model.text import Text
-from pipeline.model.variables import variables_for
 from pipeline.source import BUILTIN, SourceMap, builtin_names, display_path, load_merged
 from pipeline.source.chain import builtin_path, suggest_builtin
-from pipeline.source.locate import SECTIONS, render_key, var_location
+from pipeline.source.locate import render_key
 
-LIST_KINDS = ("tool_list", "rules", "context_files", "skills")
-TEMPLATE_KEYWORDS = ("global", "project")
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
-_ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.compaction import Compacted, CompactionPlan, NothingToCompact
+    from pipeline.llm.types import SummaryClient
+    from pipeline.prompt import RenderContext
+    from pipeline.session import Entry, LlmContext, SessionFile, SessionTree
+    from pipeline.templates import LoadedTemplates, PromptTemplate
 
 PathLike = Union[str, os.PathLike]
+#: ``Pipeline.project(leaf=...)`` default: the session's current leaf.
+_CURRENT = object()
 
-
-@dataclass(frozen=True)
-class Budgets:
-    """Token budgets that follow from the compaction settings.
-
-    The summarizer still caps the summary budgets at the model's own output limit.
-    """
-
-    reserve_tokens: int
-    history_tokens: int  # floor(summary_budget.history * reserve_tokens)
-    turn_prefix_tokens: int  # floor(summary_budget.turn_prefix * reserve_tokens)
-
-    def threshold(self, context_window: int) -> int:
-        """Compaction starts when the context holds more tokens than this."""
-        return context_window - self.reserve_tokens
+__all__ = [
+    "LIST_KINDS", "TEMPLATE_KEYWORDS", "Budgets", "LoadedProfile", "Pipeline", "budgets", "compile_model",
+    "compile_profile", "fingerprint", "load_profile", "resolve", "template_problems", "template_source_path",
+]
 
 
 @dataclass(frozen=True)
@@ -97,6 +94,73 @@ class Pipeline:
             for i, s in enumerate(sources)
         )
 
+    # ------------------------------------------------------------------ runtime facade
+    # Each method imports its stage on first use and hands off; see the module docs of
+    # pipeline.prompt, pipeline.templates, pipeline.compaction and pipeline.session.
+
+    def render_system_prompt(self, context: RenderContext) -> str:
+        """The system prompt for ``context`` (:func:`pipeline.prompt.render_system_prompt`)."""
+        from pipeline.prompt import render_system_prompt
+
+        return render_system_prompt(self, context)
+
+    def load_templates(
+        self, cwd: PathLike | None = None, *, agent: PathLike | None = None,
+        home: PathLike | None = None, trusted: bool = True,
+    ) -> LoadedTemplates:
+        """The prompt templates ``templates.sources`` names, for ``cwd`` (default: the
+        current directory); ``trusted=False`` skips ``project`` (see
+        :func:`pipeline.templates.load_pipeline_templates`)."""
+        from pipeline.templates import load_pipeline_templates
+
+        return load_pipeline_templates(self, cwd, agent=agent, home=home, trusted=trusted)
+
+    def expand(self, text: str, templates: Iterable[PromptTemplate]) -> str:
+        """``/name args`` expanded with ``templates``; any other input unchanged."""
+        from pipeline.templates import expand_input
+
+        return expand_input(text, templates)
+
+    def plan_compaction(
+        self, session: SessionFile | PathLike, **overrides: int
+    ) -> CompactionPlan | NothingToCompact:
+        """What compacting the session's current branch would do (nothing is called or
+        written); ``overrides``: ``keep_recent_tokens``, ``reserve_tokens``."""
+        from pipeline.compaction import compaction_settings, plan_session
+
+        return plan_session(_session(session), compaction_settings(self.profile, **overrides))
+
+    def compact(
+        self, session: SessionFile | PathLike, client: SummaryClient | None = None,
+        instructions: str | None = None,
+    ) -> Compacted | NothingToCompact:
+        """Compact the current branch and append the entry; ``client`` defaults to the
+        profile's ``summarizer``; ``instructions`` are the caller's extra focus."""
+        from pipeline.compaction import compact_session, make_summary_client
+
+        if client is None:
+            client = make_summary_client(self.profile, self.profile.summarizer)
+        return compact_session(_session(session), self.profile, client, custom_instructions=instructions)
+
+    def project(
+        self, session: SessionFile | PathLike | SessionTree | Sequence[Entry], leaf: str | None | object = _CURRENT
+    ) -> LlmContext:
+        """The LLM context of ``session`` (a session file or its path, a tree, entries) at
+        ``leaf`` (default: the current leaf; ``None``: empty), with the profile's words."""
+        from pipeline.session import LAST, ContextTexts, build_context
+
+        texts = ContextTexts.from_profile(self.profile)
+        return build_context(_session(session), texts, LAST if leaf is _CURRENT else leaf)
+
+
+def _session(session: Any) -> Any:
+    """A session argument: a path is opened as a :class:`~pipeline.session.SessionFile`."""
+    if isinstance(session, (str, os.PathLike)):
+        from pipeline.session import SessionFile
+
+        return SessionFile.open(session)
+    return session
+
 
 # --------------------------------------------------------------------------- facade
 
@@ -140,7 +204,7 @@ def compile_profile(path_or_name: PathLike | Profile = "default") -> Pipeline:
 
 def compile_model(profile: Profile, origin: str = "<profile>") -> Pipeline:
     """Compile an already built :class:`Profile` (no files, so no locations)."""
-    problems = _variable_problems(profile.model_dump(mode="json", by_alias=True), SourceMap())
+    problems = variable_problems(profile.model_dump(mode="json", by_alias=True), SourceMap())
     return _finish(profile, SourceMap(), origin, problems)
 
 
@@ -149,16 +213,6 @@ def fingerprint(profile: Profile) -> str:
     data = profile.model_dump(mode="json", by_alias=True, exclude={"schema_ref"})
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def budgets(profile: Profile) -> Budgets:
-    """The token budgets that follow from a profile's compaction settings."""
-    c = profile.compaction
-    return Budgets(
-        reserve_tokens=c.reserve_tokens,
-        history_tokens=math.floor(c.summary_budget.history * c.reserve_tokens),
-        turn_prefix_tokens=math.floor(c.summary_budget.turn_prefix * c.reserve_tokens),
-    )
 
 
 # --------------------------------------------------------------------------- loading
@@ -171,7 +225,7 @@ def _load(path_or_name: PathLike) -> tuple[LoadedProfile | None, list[Problem]]:
 
     path, label = resolve(path_or_name)
     data, source_map = load_merged(path, label)
-    problems = _variable_problems(data, source_map)
+    problems = variable_problems(data, source_map)
     try:
         profile = Profile.model_validate(_frozen(data), strict=True, by_name=False)
     except ValidationError as err:
@@ -208,334 +262,12 @@ def _sorted(problems: Iterable[Problem]) -> list[Problem]:
 
 
 def _finish(profile: Profile, source_map: SourceMap, origin: str, problems: list[Problem]) -> Pipeline:
-    checker = _Checker(profile, source_map)
-    checker.run()
-    everything = problems + checker.problems
+    everything = problems + check_profile(profile, source_map)
     errors = [p for p in everything if p.severity == "error"]
     if errors:
         raise PipelineError(_sorted(errors))
     warnings = tuple(_sorted(p for p in everything if p.severity == "warning"))
     return Pipeline(profile, origin, fingerprint(profile), warnings, source_map)
-
-
-# --------------------------------------------------------------------------- variables
-
-
-def _section_kinds(data: Any) -> dict[int, Any]:
-    try:
-        sections = data["system_prompt"]["sections"]
-        return {i: (s.get("kind", "text") if isinstance(s, dict) else None) for i, s in enumerate(sections)}
-    except (KeyError, TypeError):
-        return {}
-
-
-def _variable_problems(data: Any, source_map: SourceMap) -> list[Problem]:
-    """Every ``${name}`` a field does not offer, located inside its YAML scalar."""
-    from pipeline.model.introspect import texts
-
-    kinds = _section_kinds(data)
-    problems = []
-    for path, raw in texts(Profile, data):
-        kind = kinds.get(path[2]) if tuple(path[:2]) == SECTIONS and len(path) > 3 else None
-        if path[-1] in ("item", "empty") and len(path) == 4 and kind not in LIST_KINDS:
-            continue  # a kind typo or a misplaced `item` is reported on its own
-        allowed = variables_for(path, kind)
-        for index, var in enumerate(Text(raw).variables):
-            if var.name not in allowed:
-                problems.append(_unknown_variable(path, raw, index, var.name, allowed, data, source_map))
-    return problems
-
-
-def _unknown_variable(path, raw, index, name, allowed, data, source_map: SourceMap) -> Problem:
-    entry = source_map.get(path)
-    location = var_location(entry.value, raw, index) if entry else None
-    close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
-    if close:
-        hint = f"did you mean `${{{close[0]}}}`?"
-    elif allowed:
-        hint = "this field offers " + ", ".join(f"`${{{a}}}`" for a in allowed)
-    else:
-        hint = "this field offers no variables; write `$${` for a literal `${`"
-    return Problem(
-        f"unknown variable `${{{name}}}`", location, key=render_key(path, data), hint=hint, code="unknown-variable"
-    )
-
-
-# --------------------------------------------------------------------------- cross-field checks
-
-
-class _Checker:
-    """The rules no single field can check; collects errors and warnings."""
-
-    def __init__(self, profile: Profile, source_map: SourceMap) -> None:
-        self.profile = profile
-        self.source_map = source_map
-        self.problems: list[Problem] = []
-        self.group = "check"
-
-    def add(
-        self,
-        path: tuple,
-        message: str,
-        hint: str | None = None,
-        *,
-        warning: bool = False,
-        at_key: bool = True,
-        code: str | None = None,
-    ) -> None:
-        locate = self.source_map.key_location if at_key else self.source_map.value_location
-        self.problems.append(
-            Problem(
-                message,
-                locate(path) if self.source_map.entries else None,
-                key=render_key(path, self.profile),
-                hint=hint,
-                severity="warning" if warning else "error",
-                code=code or self.group,
-            )
-        )
-
-    def run(self) -> None:
-        for check in (self.sections, self.compaction, self.summary, self.summarizer, self.templates):
-            self.group = f"check-{check.__name__}"
-            check()
-
-    # ------------------------------------------------------------------ sections
-
-    def sections(self) -> None:
-        sections = self.profile.system_prompt.sections
-        if not sections:
-            self.add(SECTIONS, "the system prompt has no sections", warning=True)
-        seen: dict[str, int] = {}
-        for i, section in enumerate(sections):
-            path = SECTIONS + (i,)
-            if section.id in seen:
-                self.add(path + ("id",), f"duplicate section id `{section.id}`", at_key=False, code="duplicate-section")
-            seen.setdefault(section.id, i)
-            self.section_fields(path, section)
-            self.section_renders(path, section)
-            for j, rule in enumerate(section.rules):
-                if rule.when is not None and _contradiction(rule.when):
-                    reason = "this rule never applies: " + str(_contradiction(rule.when))
-                    self.add(path + ("rules", j, "when"), reason, warning=True, code="never-renders")
-
-    def section_fields(self, path: tuple, section) -> None:
-        kind = section.kind
-        if kind in LIST_KINDS and section.item is None:
-            self.add(path, f"a `{kind}` section needs `item`", "`item` is the text of one entry", at_key=False)
-        if kind == "text" and section.text is None:
-            self.add(path, "a `text` section needs `text`", at_key=False)
-        if kind != "text" and section.text is not None:
-            message = f"`text` is only used by sections of kind `text`, not `{kind}`"
-            self.add(path + ("text",), message, _kind_hint(kind))
-        if kind != "rules" and section.rules:
-            self.add(path + ("rules",), f"`rules` is only used by sections of kind `rules`, not `{kind}`")
-        if kind not in LIST_KINDS:
-            for name in ("item", "item_separator", "empty", "escape"):
-                if name in section.model_fields_set:
-                    self.add(path + (name,), f"`{name}` is only used by list sections ({', '.join(LIST_KINDS)})")
-
-    def section_renders(self, path: tuple, section) -> None:
-        reason = _never_renders(section)
-        if reason:
-            where = path + ("when",) if section.when is not None and _contradiction(section.when) else path
-            message = f"this section can never render: {reason}"
-            self.add(where, message, warning=True, at_key=where != path, code="never-renders")
-
-    # ------------------------------------------------------------------ compaction
-
-    def compaction(self) -> None:
-        c = self.profile.compaction
-        b = budgets(self.profile)
-        at = ("compaction", "reserve_tokens")
-        for name, tokens, share in (
-            ("history", b.history_tokens, c.summary_budget.history),
-            ("turn_prefix", b.turn_prefix_tokens, c.summary_budget.turn_prefix),
-        ):
-            if tokens < 1:
-                self.add(
-                    at,
-                    f"leaves no room for a summary: {share} x {c.reserve_tokens} is less than one token",
-                    f"raise reserve_tokens or summary_budget.{name}",
-                )
-        window = self.profile.summarizer.context_window
-        if window is not None:
-            self.window(window)
-        self.branch(window)
-
-    def window(self, window: int) -> None:
-        c = self.profile.compaction
-        threshold = window - c.reserve_tokens
-        if threshold <= 0:
-            self.add(
-                ("compaction", "reserve_tokens"),
-                f"reserve_tokens ({c.reserve_tokens}) must be below summarizer.context_window ({window})",
-                "otherwise the compaction threshold is not positive and every turn compacts",
-            )
-            return
-        if c.keep_recent_tokens >= threshold:
-            self.add(
-                ("compaction", "keep_recent_tokens"),
-                f"keep_recent_tokens ({c.keep_recent_tokens}) must be below the compaction threshold "
-                f"context_window - reserve_tokens = {threshold}",
-                "what compaction keeps would already be over the threshold, so every turn would compact again",
-            )
-        elif c.keep_recent_tokens + budgets(self.profile).history_tokens >= threshold:
-            self.add(
-                ("compaction", "keep_recent_tokens"),
-                f"keep_recent_tokens plus the summary budget ({budgets(self.profile).history_tokens}) reach the "
-                f"compaction threshold ({threshold})",
-                "after compacting, the context may still be over the threshold",
-                warning=True,
-            )
-        max_tokens = self.profile.summarizer.max_tokens
-        if max_tokens is not None and max_tokens >= window:
-            self.add(
-                ("summarizer", "max_tokens"),
-                f"max_tokens ({max_tokens}) must be below context_window ({window})",
-            )
-
-    def branch(self, window: int | None) -> None:
-        br = self.profile.compaction.branch
-        budget_window = window if window is not None else br.default_context_window
-        source = "summarizer.context_window" if window is not None else "default_context_window"
-        if br.reserve_tokens >= budget_window:
-            self.add(
-                ("compaction", "branch", "reserve_tokens"),
-                f"reserve_tokens ({br.reserve_tokens}) must be below {source} ({budget_window})",
-                "otherwise nothing of a branch fits into its summary request",
-            )
-        if br.max_tokens > br.reserve_tokens:
-            self.add(
-                ("compaction", "branch", "max_tokens"),
-                f"max_tokens ({br.max_tokens}) is larger than reserve_tokens ({br.reserve_tokens})",
-                "a branch summary request may then exceed the context window",
-                warning=True,
-            )
-
-    # ------------------------------------------------------------------ summary, summarizer
-
-    def summary(self) -> None:
-        s = self.profile.summary
-        for name, schema in (("schema", s.schema_), ("branch_schema", s.branch_schema)):
-            headings = [section.heading for section in schema]
-            for i, heading in enumerate(headings):
-                if heading in headings[:i]:
-                    self.add(("summary", name, i, "heading"), f"heading `{heading}` appears twice", warning=True)
-        for name, tag in s.tags.model_dump().items():
-            if not _NAME_RE.match(tag):
-                hint = "use letters, digits, `_`, `.` or `-`"
-                self.add(("summary", "tags", name), f"`{tag}` is not a usable tag name", hint)
-        texts = (s.instructions.initial, s.instructions.update)
-        uses_schema = any("schema" in {v.name for v in t.variables} for t in texts)
-        if not s.schema_ and uses_schema:
-            self.add(("summary", "schema"), "the summary schema is empty, so `${schema}` renders nothing", warning=True)
-        self.offline()
-
-    def offline(self) -> None:
-        s = self.profile.summary
-        if s.offline is None:
-            if self.profile.summarizer.provider == "offline":
-                self.add(
-                    ("summarizer", "provider"),
-                    "the offline summarizer is selected but the profile has no `summary.offline` texts",
-                    "add `summary.offline`, or pick another provider here or on the command line",
-                    warning=True,
-                )
-            return
-        headings = _fill_targets(s.schema_) | _fill_targets(s.branch_schema)
-        for i, fill in enumerate(s.offline.fill):
-            if fill.heading not in headings:
-                hint = did_you_mean(fill.heading, sorted(headings)) or "write a schema heading, or `Section/Item`"
-                self.add(
-                    ("summary", "offline", "fill", i, "heading"),
-                    f"`{fill.heading}` is not a heading of summary.schema or summary.branch_schema",
-                    hint,
-                    at_key=False,
-                )
-
-    def summarizer(self) -> None:
-        z = self.profile.summarizer
-        if z.api_key_env is not None and not _ENV_RE.match(z.api_key_env):
-            self.add(
-                ("summarizer", "api_key_env"),
-                "`api_key_env` must be the name of an environment variable",
-                "write the variable's NAME (like `OPENAI_API_KEY`), never the key itself",
-            )
-        if z.base_url is not None and not z.base_url.startswith(("http://", "https://")):
-            self.add(("summarizer", "base_url"), "`base_url` must start with http:// or https://")
-
-    # ------------------------------------------------------------------ templates
-
-    def templates(self) -> None:
-        sources = self.profile.templates.sources
-        for i, source in enumerate(sources):
-            path = ("templates", "sources", i)
-            if source in sources[:i]:
-                self.add(path, f"template source `{source}` is listed twice", warning=True, at_key=False)
-                continue
-            if source in TEMPLATE_KEYWORDS:
-                continue
-            resolved = template_source_path(self.profile, self.source_map, i)
-            if not resolved.exists():
-                hint = did_you_mean(source, TEMPLATE_KEYWORDS)
-                self.add(path, f"template source {resolved} does not exist", hint, warning=True, at_key=False)
-
-
-def _absolute(path: Path) -> Path:
-    return Path(os.path.normpath(path.absolute()))
-
-
-def _fill_targets(schema) -> set[str]:
-    """What an offline fill may name: a schema heading, or `Section/Item`."""
-    out = set()
-    for section in schema:
-        out.add(section.heading)
-        out.update(f"{section.heading}/{item.heading}" for item in section.items)
-    return out
-
-
-def template_source_path(profile: Profile, source_map: SourceMap, index: int) -> Path:
-    """An explicit ``templates.sources`` path, resolved against the file that lists it."""
-    source = Path(profile.templates.sources[index]).expanduser()
-    if source.is_absolute():
-        return source
-    entry = source_map.get(("templates", "sources", index)) or source_map.get(("templates", "sources"))
-    base = Path(entry.value.file).parent if entry else Path.cwd()
-    return base / source
-
-
-def _contradiction(when: When) -> str | None:
-    both = sorted(set(when.tools_include) & set(when.tools_exclude))
-    if both:
-        return f"`{both[0]}` is both in tools_include and tools_exclude"
-    both = sorted(set(when.present) & set(when.absent))
-    if both:
-        return f"`{both[0]}` is both in present and absent"
-    return None
-
-
-def _never_renders(section) -> str | None:
-    when = section.when or When()
-    reason = _contradiction(when)
-    if reason:
-        return reason
-    if section.kind == "custom_prompt" and section.replaced_by_custom_prompt:
-        return "it shows the custom prompt but is left out whenever there is one"
-    if section.replaced_by_custom_prompt and "custom_prompt" in when.present:
-        return "it needs a custom prompt but is left out whenever there is one"
-    input_name = section.kind if section.kind in ("custom_prompt", "append_prompt", "context_files", "skills") else None
-    if input_name and input_name in when.absent and section.empty is None:
-        return f"it shows `{input_name}` but only when there is none"
-    if section.kind == "rules" and not section.rules and section.empty is None:
-        return "it has no rules and no `empty` text"
-    return None
-
-
-def _kind_hint(kind: str) -> str | None:
-    if kind in LIST_KINDS:
-        return "list sections write their entries with `item`"
-    return None
 
 
 # --------------------------------------------------------------------------- prompt templates
@@ -572,3 +304,7 @@ def _relative(problem: Problem) -> Problem:
     if loc is None or loc.file is None or not os.path.isabs(loc.file):
         return problem
     return problem.at(Location(display_path(Path(loc.file)), loc.line, loc.col))
+
+
+def _absolute(path: Path) -> Path:
+    return Path(os.path.normpath(path.absolute()))

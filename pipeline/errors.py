@@ -12,7 +12,9 @@ import difflib
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Literal
 
-Severity = Literal["error", "warning"]
+#: ``error`` makes input invalid; ``warning`` is suspicious (fails only ``validate --strict``);
+#: ``info`` is a remark that never fails anything (``validate`` shows it with ``--verbose``).
+Severity = Literal["error", "warning", "info"]
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class Problem:
         head = f"{self.location}: " if self.location else ""
         key = f"{self.key}: " if self.key else ""
         tail = f" ({self.hint})" if self.hint else ""
-        label = "warning: " if self.severity == "warning" else ""
+        label = "" if self.severity == "error" else f"{self.severity}: "
         return f"{head}{label}{key}{self.message}{tail}"
 
     def at(self, location: Location) -> "Problem":

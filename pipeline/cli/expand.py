@@ -5,20 +5,25 @@ case-sensitive) followed by whitespace or the end; anything else is printed unch
 as pi would send it to the model as typed. Arguments are split like a shell line
 without escapes: "double" or 'single' quotes group words, quotes are removed.
 
-Templates come from the directories given with --templates-dir (each read as pi reads a
---prompt-template directory: its *.md files, not recursive, no filtering; a single .md
-file works too). Without --templates-dir, pi's default locations are used:
-./.pi/prompts/ (relative to the current directory) first, then the user directory
-~/.pi/agent/prompts/ ($PI_CODING_AGENT_DIR/prompts when that is set). The first template
-of a name wins.
+Templates come from the profile's `templates.sources` (--profile; default: the
+built-in `default`, whose sources are `[project, global]`), in that order: the first
+template of a name wins. `project` is <cwd>/.pi/prompts/ (the profile's
+`templates.project_dir`), skipped with --untrusted as pi skips it for an untrusted
+project; `global` is ~/.pi/agent/prompts/ ($PI_CODING_AGENT_DIR/prompts when that is
+set; the profile's `templates.global_dir`); other entries are paths relative to the
+profile file. --templates-dir (repeatable) replaces the profile's sources entirely:
+each is read as pi reads a --prompt-template directory (its *.md files, not
+recursive, no filtering; a single .md file works too).
 
 Files that cannot be loaded (unreadable, broken links, invalid YAML frontmatter) are
-reported on stderr as `path: reason` warnings; the others are used and the exit code
-stays 0.
+reported on stderr, one per line, as `path[:line:col]: warning: message (hint)`; the
+others are used and the exit code stays 0. A profile that does not compile is an
+error (exit 1).
 
 examples:
   pipeline expand "/review src/app.py 'error handling'"
   pipeline expand "/fix" --templates-dir prompts/
+  pipeline expand "/review a.py" --profile team.yaml --untrusted
   pipeline expand "/review a.py" --format json
   printf '/review a.py\\nline two' | pipeline expand -
 
@@ -42,21 +47,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_template_options(parser: argparse.ArgumentParser) -> None:
-    """``--templates-dir`` (shared with ``pipeline templates``)."""
+    """``--profile``, ``--templates-dir``, ``--untrusted`` (shared with ``pipeline templates``)."""
+    parser.add_argument(
+        "--profile", metavar="P", default=None,
+        help="profile whose templates.sources are read: a YAML path or built-in name (default: default)",
+    )
     parser.add_argument(
         "--templates-dir", metavar="DIR", action="append", default=[],
-        help="a template directory or .md file (repeatable); default: ./.pi/prompts and ~/.pi/agent/prompts",
+        help="a template directory or .md file (repeatable); replaces the profile's sources",
+    )
+    parser.add_argument(
+        "--untrusted", action="store_true",
+        help="skip the profile's `project` source, as pi does for an untrusted project",
     )
 
 
 def load(args: argparse.Namespace):
     """Load the templates the flags name and print load problems as warnings."""
-    from pipeline.templates import load_templates
-
-    loaded = load_templates(args.templates_dir, include_defaults=not args.templates_dir)
+    loaded = _load(args)
     for problem in loaded.problems:
         print(problem, file=sys.stderr)
     return loaded
+
+
+def _load(args: argparse.Namespace):
+    from pipeline.templates import load_templates
+
+    if args.templates_dir and args.profile is None:  # no profile needed: skip compiling one
+        return load_templates(args.templates_dir, include_defaults=False)
+    from pipeline.compiler import compile_profile
+
+    pipeline = compile_profile(args.profile or "default")  # a wrong --profile is an error either way
+    if args.templates_dir:
+        return load_templates(args.templates_dir, include_defaults=False)
+    return pipeline.load_templates(trusted=not args.untrusted)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,20 +5,26 @@ else the first body line cut to 60 characters), the `argument-hint` from its
 frontmatter, the arity found by reading the body (`<1>` a position used as $1, `[2]` one
 with a default or only in a slice, `[rest...]`/`[args...]` when $@, $ARGUMENTS or
 ${@:N} take the remaining arguments) and the file it comes from. Templates are listed in
-the order pi loads them; a name shadowed by an earlier file is reported as a warning.
+the order they are loaded; a name shadowed by an earlier file is reported as a warning.
 
-Where templates come from: the --templates-dir directories or .md files (repeatable; a
-directory is read without filtering, not recursive). Without --templates-dir, pi's
-default locations: ./.pi/prompts/ relative to the current directory, then
-~/.pi/agent/prompts/ ($PI_CODING_AGENT_DIR/prompts when that is set).
+Where templates come from: the profile's `templates.sources` (--profile; default: the
+built-in `default`, whose sources are `[project, global]`), in that order, the first
+template of a name winning. `project` is <cwd>/.pi/prompts/ (skipped with --untrusted,
+as pi skips it for an untrusted project); `global` is ~/.pi/agent/prompts/
+($PI_CODING_AGENT_DIR/prompts when that is set); other entries are paths relative to
+the profile file. --templates-dir (repeatable) replaces the profile's sources: a
+directory is read without filtering, not recursive; a single .md file works too.
 
-Load problems (unreadable files, broken links, invalid frontmatter) are printed to
-stderr as `path: reason` warnings, then the suspicious spots found in template bodies
-(`${1}`, `$ARGS`, `$0`, an unclosed `${@:2` ...) as `file:line:col: warning: ...`.
-The exit code stays 0.
+Everything noticed goes to stderr, one per line, as
+`path[:line:col]: warning: message (hint)`: first load problems (unreadable files,
+broken links, invalid frontmatter, shadowed names), then the suspicious spots found in
+template bodies (`${1}`, `$ARGS`, `$0`, an unclosed `${@:2` ...); remarks that are
+probably fine (`$99`, `${@:0}`, `${@:-2}`) are labelled `info:` instead of `warning:`.
+The exit code stays 0 (1 only for a profile that does not compile).
 
 examples:
   pipeline templates
+  pipeline templates --profile team.yaml --untrusted
   pipeline templates --templates-dir prompts/ --templates-dir ~/shared/review.md
   pipeline templates --format json
 

@@ -6,12 +6,18 @@ PATH may be a file or a directory; directories are searched recursively for
 treated as a profile. Prompt-template files that a profile lists explicitly in
 `templates.sources` are checked too.
 
+Problems are errors (the file is invalid), warnings (suspicious; they fail only
+with --strict) and infos (remarks such as a template's `$99` or `${@:0}`; shown only
+with --verbose, as `info:` lines, and never failing). In --format json and github an
+info's severity is `notice` (GitHub's `::notice`).
+
 Exit status: 0 all valid (warnings allowed unless --strict), 1 a problem was
 found, 2 usage error (no PATH, a PATH that does not exist).
 
 examples:
   pipeline validate configs/
   pipeline validate team.yaml --strict
+  pipeline validate team.yaml --verbose              # infos too, and every valid file
   pipeline validate profiles/ --format github      # annotations in GitHub Actions
   pipeline validate team.yaml --format json
 """
@@ -35,14 +41,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="profile files or directories")
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
-    parser.add_argument("-v", "--verbose", action="store_true", help="also name every valid file (text format)")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="also show infos, and name every valid file (text format)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     tolerant_output()
     files = collect(args.paths)
     results = [check_file(path) for path in files]
-    print_results(results, args.format, args.verbose, args.strict)
+    print_results(results if args.verbose else _without_infos(results), args.format, args.verbose, args.strict)
     failed = any(_fails(problems, args.strict) for _, _, problems in results)
     return 1 if failed else 0
 
@@ -95,7 +103,17 @@ def _where(path: str):
 
 
 def _fails(problems: list[Problem], strict: bool) -> bool:
-    return any(p.severity == "error" or strict for p in problems)
+    """Errors fail; warnings fail under ``--strict``; infos never do."""
+    return any(p.severity == "error" or (strict and p.severity == "warning") for p in problems)
+
+
+def _without_infos(results: list) -> list:
+    return [(path, fp, [p for p in problems if p.severity != "info"]) for path, fp, problems in results]
+
+
+def _level(problem: Problem) -> str:
+    """The severity as JSON and GitHub name it: ``error``, ``warning`` or ``notice``."""
+    return "notice" if problem.severity == "info" else problem.severity
 
 
 # --------------------------------------------------------------------------- output
@@ -109,7 +127,7 @@ def print_results(results: list, fmt: str, verbose: bool, strict: bool = False) 
     for path, fingerprint, problems in results:
         for problem in problems:
             print(_github(problem) if fmt == "github" else str(problem))
-        if verbose and fmt == "text" and fingerprint and not problems:
+        if verbose and fmt == "text" and fingerprint and not any(p.severity != "info" for p in problems):
             print(f"{path}: ok (fingerprint {fingerprint[:16]})", file=sys.stderr)
 
 
@@ -121,15 +139,16 @@ def _json(results: list, strict: bool) -> dict:
                 "path": path,
                 "valid": not _fails(problems, strict),
                 "fingerprint": fingerprint,
-                "problems": [p.to_json() for p in problems],
+                "problems": [{**p.to_json(), "severity": _level(p)} for p in problems],
             }
         )
-    count = {s: sum(p.severity == s for _, _, ps in results for p in ps) for s in ("error", "warning")}
-    return {"files": files, "errors": count["error"], "warnings": count["warning"]}
+    count = {s: sum(_level(p) == s for _, _, ps in results for p in ps) for s in ("error", "warning", "notice")}
+    return {"files": files, "errors": count["error"], "warnings": count["warning"], "notices": count["notice"]}
 
 
 def _github(problem: Problem) -> str:
-    """A GitHub Actions workflow command: ``::error file=F,line=L,col=C,title=KEY::MESSAGE``."""
+    """A GitHub Actions workflow command: ``::error file=F,line=L,col=C,title=KEY::MESSAGE``
+    (``::warning``, ``::notice`` for infos)."""
     loc = problem.location
     props = []
     if loc and loc.file:
@@ -141,7 +160,7 @@ def _github(problem: Problem) -> str:
     if problem.key:
         props.append(f"title={_escape_property(problem.key)}")
     message = problem.message + (f" ({problem.hint})" if problem.hint else "")
-    head = "::" + problem.severity + (" " + ",".join(props) if props else "")
+    head = "::" + _level(problem) + (" " + ",".join(props) if props else "")
     return f"{head}::{_escape_data(message)}"
 
 

@@ -3,7 +3,7 @@
 A profile is plain data. Every sentence the model sees is a :class:`~pipeline.model.text.Text`
 field here; every threshold pi hard-codes is a number here. The models check what one
 field can check (types, ranges, enums); checks that span fields or need the variable
-context of a field live in :mod:`pipeline.compiler`. ``docs/profile.md`` documents every
+context of a field live in :mod:`pipeline.checks`. ``docs/profile.md`` documents every
 key; ``pipeline schema`` prints the JSON Schema generated from these classes.
 """
 
@@ -147,12 +147,22 @@ class SystemPrompt(Strict):
 TemplateSource = str  # "global", "project", or a path
 
 
+#: ``templates.global_dir`` that stands for pi's agent directory (``$PI_CODING_AGENT_DIR/prompts`` when set).
+DEFAULT_GLOBAL_DIR = "~/.pi/agent/prompts"
+
+
 class Templates(Strict):
     sources: tuple[TemplateSource, ...] = Field(
-        ("global", "project"),
-        description='where prompt templates come from, in order: "global", "project", or paths',
+        ("project", "global"),
+        description=(
+            'where prompt templates come from: "project", "global", or paths; order = precedence'
+            " (the first template of a name wins)"
+        ),
     )
-    global_dir: str = Field("~/.pi/agent/prompts", description="the user's template directory")
+    global_dir: str = Field(
+        DEFAULT_GLOBAL_DIR,
+        description="the user's template directory; the default follows $PI_CODING_AGENT_DIR when that is set",
+    )
     project_dir: str = Field(".pi/prompts", description="the project's template directory, relative to the cwd")
 
 
@@ -183,6 +193,17 @@ class Compaction(Strict):
     summary_budget: SummaryBudget = SummaryBudget()
     overflow_retries: int = Field(1, ge=0, description="compact-and-retry attempts per overflow")
     branch: BranchSummarySettings = BranchSummarySettings()
+
+
+# --------------------------------------------------------------------------- retry
+
+
+class Retry(Strict):
+    """Retries of agent turns that end in a transient error (pi's ``retry`` settings)."""
+
+    enabled: bool = Field(True, description="retry a turn that ended in a transient provider error")
+    max_retries: int = Field(3, ge=0, description="retries per turn before the error is reported")
+    base_delay_ms: int = Field(2000, ge=0, description="wait before retry n: base_delay_ms * 2^(n-1)")
 
 
 # --------------------------------------------------------------------------- summary
@@ -346,6 +367,7 @@ class Profile(Strict):
     system_prompt: SystemPrompt
     templates: Templates = Templates()
     compaction: Compaction = Compaction()
+    retry: Retry = Retry()
     summary: Summary
     context: Context
     summarizer: Summarizer = Summarizer()

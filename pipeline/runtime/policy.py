@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Literal, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, Sequence, Union
 
 from pipeline.compaction.tokens import context_tokens, estimate_context, should_compact
-from pipeline.model.profile import Compaction
+from pipeline.model.profile import Compaction, Profile
 from pipeline.runtime.classify import (
     Reply,
     as_reply,
@@ -41,6 +41,9 @@ from pipeline.runtime.classify import (
 from pipeline.session.entries import CompactionEntry, Entry
 from pipeline.session.jsvalues import date_ms, get
 from pipeline.session.messages import AgentMessage, AssistantMessage, parse_message
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.compiler import Pipeline
 
 Phase = Literal["after_run", "before_prompt"]
 Action = Literal["none", "compact", "fail"]
@@ -235,15 +238,19 @@ class RecoveryCycle:
 
 @dataclass(frozen=True)
 class RetrySettings:
-    """pi's ``retry`` settings (``settings.json``; spec §6) with pi's defaults.
-
-    Not yet a profile block: pi hard-codes these defaults; they belong next to
-    ``compaction`` in the profile language.
-    """
+    """pi's ``retry`` settings (``settings.json``; spec §6) with pi's defaults; a profile's
+    ``retry`` block gives them with :meth:`from_profile`."""
 
     enabled: bool = True
     max_retries: int = 3
     base_delay_ms: int = 2000
+
+    @classmethod
+    def from_profile(cls, profile: Union[Profile, Pipeline]) -> "RetrySettings":
+        """The ``retry`` block of a :class:`~pipeline.model.Profile` (or of a compiled
+        :class:`~pipeline.compiler.Pipeline`, whose ``.profile`` is used)."""
+        retry = (profile if isinstance(profile, Profile) else profile.profile).retry
+        return cls(enabled=retry.enabled, max_retries=retry.max_retries, base_delay_ms=retry.base_delay_ms)
 
     def delay_ms(self, attempt: int) -> float:
         """Wait before retry ``attempt`` (1-based): ``base_delay_ms · 2^(attempt−1)``."""

@@ -19,9 +19,13 @@ from .discovery import (
     TemplateSource,
     agent_dir,
     default_sources,
+    expand_home,
     explicit_sources,
+    global_template_dir,
+    load_pipeline_templates,
     load_sources,
     load_templates,
+    profile_sources,
     scan_directory,
 )
 from .files import PromptTemplate, read_template
@@ -34,7 +38,8 @@ __all__ = [
     "AllArgs", "Arity", "Default", "Finding", "Frontmatter", "FrontmatterError", "Invocation",
     "Literal", "LoadedTemplates", "Node", "Pos", "Positional", "PromptTemplate", "Slice",
     "Template", "TemplateAnalysis", "TemplateSource", "agent_dir", "analyze", "default_sources",
-    "expand_input", "explicit_sources", "find_template", "load_sources", "load_templates",
-    "match_invocation", "parse_args", "parse_frontmatter", "parse_template", "read_template",
-    "scan_directory", "split_frontmatter", "substitute_args",
+    "expand_home", "expand_input", "explicit_sources", "find_template", "global_template_dir",
+    "load_pipeline_templates", "load_sources", "load_templates", "match_invocation", "parse_args",
+    "parse_frontmatter", "parse_template", "profile_sources", "read_template", "scan_directory",
+    "split_frontmatter", "substitute_args",
 ]

@@ -37,9 +37,9 @@ class Finding:
     hint: str | None = None
 
     def to_problem(self, file: str | None = None, key: str | None = None) -> Problem:
-        """As a warning :class:`Problem` located in ``file``."""
+        """As a :class:`Problem` located in ``file``, with the finding's severity."""
         return Problem(self.message, Location(file, self.line, self.col), key=key,
-                       hint=self.hint, severity="warning", code=self.code)
+                       hint=self.hint, severity=self.severity, code=self.code)
 
 
 @dataclass(frozen=True)

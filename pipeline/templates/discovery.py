@@ -7,13 +7,16 @@ Sources, in order (the first template of a name wins, as in pi):
 3. explicit paths (pi's ``--prompt-template``): a ``.md`` file, or a directory read
    without any filtering.
 
+:func:`load_pipeline_templates` reads the sources a compiled profile names instead
+(``templates.sources``: ``project``, ``global`` and paths, in the profile's order).
+
 Directories are read non-recursively, names in byte order; only names ending in ``.md``
 that are files or symlinks to files count. Like pi's agent, a file reached twice by its
-real path (a symlink to another template of the default directories) is taken once. The two default directories also skip names
-starting with ``.``, ``node_modules`` and names matched by their ``.gitignore``,
-``.ignore`` or ``.fdignore``. pi skips unreadable files, broken links and bad
-frontmatter silently; here each becomes a warning :class:`~pipeline.errors.Problem` and
-the other templates still load.
+real path (a symlink to another template of the default directories) is taken once.
+The two default directories also skip names starting with ``.``, ``node_modules`` and
+names matched by their ``.gitignore``, ``.ignore`` or ``.fdignore``. pi skips unreadable
+files, broken links and bad frontmatter silently; here each becomes a warning
+:class:`~pipeline.errors.Problem` and the other templates still load.
 """
 
 from __future__ import annotations
@@ -21,13 +24,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, Union
 
 from pipeline.errors import Location, PipelineError, Problem
 from pipeline.jsutil import js_trim
 
 from .files import PromptTemplate, SourceKind, read_template
 from .ignorefile import IgnoreRules
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.compiler import Pipeline
+    from pipeline.model import Templates
 
 CONFIG_DIR = ".pi"
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
@@ -60,12 +67,20 @@ class LoadedTemplates:
         return len(self.templates)
 
 
-def agent_dir() -> Path:
-    """pi's agent directory: ``$PI_CODING_AGENT_DIR`` (``~`` expanded) or ``~/.pi/agent``."""
+def agent_dir(home: Path | str | None = None) -> Path:
+    """pi's agent directory: ``$PI_CODING_AGENT_DIR`` (``~`` expanded) or ``~/.pi/agent``;
+    ``home`` stands for ``~`` when given."""
     env = os.environ.get(AGENT_DIR_ENV)
     if env:
-        return Path(os.path.expanduser(env))
-    return Path.home() / CONFIG_DIR / "agent"
+        return expand_home(env, home)
+    return expand_home("~", home) / CONFIG_DIR / "agent"
+
+
+def expand_home(text: str, home: Path | str | None = None) -> Path:
+    """``text`` with a leading ``~`` expanded (to ``home`` when given, else as the OS does)."""
+    if home is not None and (text == "~" or text.startswith(("~/", "~" + os.sep))):
+        return Path(home) / text[2:]
+    return Path(os.path.expanduser(text))
 
 
 def default_sources(cwd: Path | None = None, agent: Path | None = None) -> list[TemplateSource]:
@@ -98,6 +113,62 @@ def load_templates(
     """Load templates from the default directories (optional) and ``paths``."""
     sources = default_sources(cwd, agent) if include_defaults else []
     return load_sources(sources + explicit_sources(paths, cwd))
+
+
+def profile_sources(
+    sources: Sequence[Union[str, Path]],
+    settings: Templates,
+    cwd: Path | str | None = None,
+    *,
+    agent: Path | str | None = None,
+    home: Path | str | None = None,
+    trusted: bool = True,
+) -> list[TemplateSource]:
+    """The places a profile's ``templates.sources`` name, in its order (= precedence).
+
+    ``"project"`` → ``<cwd>/<project_dir>`` (left out when not ``trusted``, as pi does for
+    an untrusted project); ``"global"`` → :func:`global_template_dir`; any other entry is an
+    explicit path (relative ones against ``cwd``), read without filtering.
+    """
+    base = Path(cwd or os.getcwd()).absolute()
+    out: list[TemplateSource] = []
+    for source in sources:
+        if source == "project":
+            if trusted:
+                out.append(TemplateSource(base / expand_home(settings.project_dir, home), "project", filtered=True))
+        elif source == "global":
+            out.append(TemplateSource(global_template_dir(settings.global_dir, agent, home), "user", filtered=True))
+        else:
+            out.extend(explicit_sources([source], base))
+    return out
+
+
+def global_template_dir(
+    global_dir: str, agent: Path | str | None = None, home: Path | str | None = None
+) -> Path:
+    """``templates.global_dir`` as a directory. The default (``~/.pi/agent/prompts``) means
+    pi's user directory, ``<agent>/prompts``: ``agent``, else ``$PI_CODING_AGENT_DIR``, else
+    ``~/.pi/agent``; any other value is used as written, ``~`` expanded."""
+    from pipeline.model.profile import DEFAULT_GLOBAL_DIR
+
+    if global_dir != DEFAULT_GLOBAL_DIR:
+        return expand_home(global_dir, home)
+    return (Path(agent) if agent is not None else agent_dir(home)) / "prompts"
+
+
+def load_pipeline_templates(
+    pipeline: Pipeline,
+    cwd: Path | str | None = None,
+    *,
+    agent: Path | str | None = None,
+    home: Path | str | None = None,
+    trusted: bool = True,
+) -> LoadedTemplates:
+    """The templates of a compiled profile for ``cwd``: :func:`profile_sources` of its
+    ``templates`` block, loaded in order; the first template of a name wins."""
+    settings = pipeline.profile.templates
+    sources = profile_sources(pipeline.template_sources, settings, cwd, agent=agent, home=home, trusted=trusted)
+    return load_sources(sources)
 
 
 def load_sources(sources: Iterable[TemplateSource]) -> LoadedTemplates:

@@ -55,7 +55,7 @@ class PromptTemplate:
         return analyze(self.template)
 
     def problems(self) -> list[Problem]:
-        """The analysis findings as warnings located in the template file."""
+        """The analysis findings as problems (warnings and infos) located in the template file."""
         file = str(self.path) if self.path is not None else f"/{self.name}"
         return [self._locate(f.to_problem(file)) for f in self.analyze().findings]
 

@@ -128,3 +128,15 @@ def test_template_paths_resolve_against_the_file_that_lists_them(tmp_path, monke
     pipeline = compile_profile("p.yaml")
     assert pipeline.template_sources == ("project", tmp_path / "prompts", Path("/abs/dir"))
     assert [str(w.key) for w in pipeline.warnings] == ["templates.sources.2"]  # /abs/dir does not exist
+
+
+def test_checks_live_in_their_own_module_and_the_compiler_names_still_work(tmp_path):
+    import pipeline.checks as checks
+    import pipeline.compiler as compiler
+
+    for name in ("Budgets", "budgets", "template_source_path", "LIST_KINDS", "TEMPLATE_KEYWORDS"):
+        assert getattr(compiler, name) is getattr(checks, name)
+    write_files(tmp_path, {"p.yaml": HEAD + "templates:\n  sources: [project, project]\n"})
+    loaded = compiler.load_profile(tmp_path / "p.yaml")
+    [problem] = checks.check_profile(loaded.profile, loaded.source_map)
+    assert str(problem).endswith("p.yaml:4:22: warning: templates.sources.1: template source `project` is listed twice")
