@@ -29,7 +29,7 @@ import stat
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from pipeline.jsutil import js_trim
+from pipeline.jsutil import js_trim, js_truthy
 from pipeline.prompt.context import ContextFile, Skill
 from pipeline.templates.frontmatter import FrontmatterError, parse_frontmatter
 
@@ -115,15 +115,6 @@ def discover_context_files(cwd: str, agent_dir: str = DEFAULT_AGENT_DIR) -> tupl
 # --------------------------------------------------------------------------- skills
 
 
-def _js_truthy(value: object) -> bool:
-    """JavaScript truthiness of a YAML value (``""``, 0, NaN, false and null are false)."""
-    if value is None or value is False or value == "":
-        return False
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value == value and value != 0
-    return True
-
-
 def load_skill_file(path: str) -> tuple[Optional[Skill], tuple[Diagnostic, ...]]:
     """One skill file; ``None`` (with a diagnostic) when pi would not load it."""
     try:
@@ -132,7 +123,7 @@ def load_skill_file(path: str) -> tuple[Optional[Skill], tuple[Diagnostic, ...]]
         return None, (Diagnostic(f"cannot load skill: {err}", path),)
     description, name = fields.get("description"), fields.get("name")
     base_dir = os.path.dirname(path)
-    if not _js_truthy(name):
+    if not js_truthy(name):
         name = os.path.basename(base_dir)
     if not isinstance(description, str) or not js_trim(description):
         return None, (Diagnostic("description is required", path),)

@@ -4,7 +4,9 @@ pi reads session lines with ``JSON.parse`` and never validates them, so a projec
 that must equal pi's has to treat odd values the way JavaScript does: a missing key
 (``undefined``) differs from ``null``, truthiness follows JS rules, template literals
 stringify with ``String(v)`` and ``new Date(iso).getTime()`` turns entry timestamps
-into epoch milliseconds. These helpers are that small, explicit subset.
+into epoch milliseconds. These helpers are that small, explicit subset; the general
+rules (``undefined``, truthiness, ``String(v)``, ``Number(v)``) are
+:mod:`pipeline.jsutil`'s, re-exported here under the names the session stages use.
 """
 
 from __future__ import annotations
@@ -14,27 +16,13 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable, Mapping
 
-from pipeline.jsutil import js_number, js_trim
+from pipeline.jsutil import MISSING, js_to_number
+from pipeline.jsutil import js_nullish as nullish
+from pipeline.jsutil import js_string as js_str
+from pipeline.jsutil import js_truthy as truthy
 
-
-class _Missing:
-    """``undefined``: a key that is absent (JSON has no way to write it)."""
-
-    _instance: "_Missing | None" = None
-
-    def __new__(cls) -> "_Missing":
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-MISSING: Any = _Missing()
+__all__ = ["MISSING", "compact", "date_ms", "get", "js_str", "js_to_number", "nullish", "num_at",
+           "str_at", "truthy"]
 
 
 def get(obj: Mapping[str, Any], key: str) -> Any:
@@ -53,80 +41,6 @@ def num_at(obj: Mapping[str, Any], key: str) -> int | float | None:
     """``obj[key]`` when it is a JSON number (not a boolean), else None."""
     value = obj.get(key)
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def truthy(value: Any) -> bool:
-    """JavaScript truthiness: ``[]`` and ``{}`` are true; ``""``, ``0``, ``NaN``, null, undefined false."""
-    if value is MISSING or value is None or value is False:
-        return False
-    if isinstance(value, (int, float)):
-        return not (value == 0 or (isinstance(value, float) and math.isnan(value)))
-    if isinstance(value, str):
-        return value != ""
-    return True
-
-
-def nullish(value: Any) -> bool:
-    """``value == null`` in JavaScript: null or undefined."""
-    return value is None or value is MISSING
-
-
-def js_str(value: Any) -> str:
-    """``String(value)``, as a template literal or ``+`` concatenation stringifies it."""
-    if isinstance(value, str):
-        return value
-    if value is MISSING:
-        return "undefined"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return _number_str(value)
-    if isinstance(value, (list, tuple)):
-        return ",".join("" if nullish(v) else js_str(v) for v in value)
-    return "[object Object]"
-
-
-def _number_str(value: float | int) -> str:
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-    return js_number(value)
-
-
-_NUMBER = re.compile(r"[+-]?(?:Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\Z")
-_RADIX = {"0x": (16, re.compile(r"[0-9a-fA-F]+\Z")), "0o": (8, re.compile(r"[0-7]+\Z")),
-          "0b": (2, re.compile(r"[01]+\Z"))}
-
-
-def js_to_number(value: Any) -> float:
-    """``Number(value)`` for JSON values (NaN for what JavaScript cannot read as a number)."""
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
-        return float(value)
-    if value is None:
-        return 0.0
-    if isinstance(value, list):
-        return js_to_number(js_str(value))
-    if not isinstance(value, str):
-        return math.nan
-    return _string_to_number(js_trim(value))
-
-
-def _string_to_number(text: str) -> float:
-    if not text:
-        return 0.0
-    radix = _RADIX.get(text[:2].lower())
-    if radix is not None:
-        base, digits = radix
-        return float(int(text[2:], base)) if digits.match(text[2:]) else math.nan
-    if not _NUMBER.match(text):
-        return math.nan
-    return float(text.replace("Infinity", "inf"))
 
 
 def compact(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
@@ -155,7 +69,7 @@ def date_ms(value: Any) -> float | int | None:
     if value is True:
         return 1
     if isinstance(value, (int, float)):
-        return _time_clip(float(value))
+        return _time_clip(js_to_number(value))
     if isinstance(value, str):
         return _parse_iso(value)
     return None

@@ -21,12 +21,14 @@ matter for frontmatter:
 
 from __future__ import annotations
 
-import math
 import re
 import warnings
 from functools import cache
 
-from pipeline.jsutil import js_number
+from pipeline import jsutil
+from pipeline.jsutil import js_truthy
+
+__all__ = ["js_key", "js_string", "js_truthy", "load"]
 
 _T = "tag:yaml.org,2002:"
 #: The implicit types of the YAML 1.2 core schema (patterns of the ``yaml`` package).
@@ -89,34 +91,11 @@ def js_key(key: object) -> str:
     return key if isinstance(key, str) else js_string(key)
 
 
-def js_truthy(value: object) -> bool:
-    """JavaScript truthiness: ``""``, 0, NaN, false and null are false; ``[]``/``{}`` true."""
-    if value is None or value is False:
-        return False
-    if isinstance(value, (int, float)):
-        return value != 0 and not (isinstance(value, float) and math.isnan(value))
-    if isinstance(value, str):
-        return value != ""
-    return True
-
-
 def js_string(value: object) -> str:
-    """``String(value)`` for values that come out of YAML."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, (int, float)):
-        return js_number(value)
-    if isinstance(value, (list, tuple)):
-        return ",".join("" if v is None else js_string(v) for v in value)
-    if isinstance(value, dict):
-        return "[object Object]"
-    return str(value)
+    """``String(value)`` (:func:`pipeline.jsutil.js_string`) for values that come out of
+    YAML; the YAML-only types explicit tags make (``!!timestamp`` dates, ``!!binary``
+    bytes, ``!!set`` sets) keep Python's ``str()``."""
+    return jsutil.js_string(value, other=str)
 
 
 @cache
