@@ -24,15 +24,21 @@ one `--llm` names.
       branch_summary entry is appended under the new leaf.
 
 `--keep-recent N` and `--reserve N` override the profile's keep_recent_tokens and
-reserve_tokens. Progress goes to stderr (each call, corrective retries, and the HTTP
-clients' retries with their wait). An HTTP summarizer's key and model are checked before
-the first call. Exit status: 0 done (or nothing to compact), 1 invalid input or a failed
-summary (the file is left as it was), 2 usage.
+reserve_tokens for this run; the profile with them goes through the same checks as a
+profile file (a value that is not a whole number >= 0 is a usage error, exit 2; one the
+profile's rules reject, like a reserve whose summary budget rounds to 0 tokens, exit 1).
+`--reasoning LEVEL` (off, minimal, low, medium, high, xhigh) replaces the session's
+thinking level for the summary calls; reasoning is only asked for when the profile says
+the model reasons (summarizer.reasoning), and branch summaries never reason (as in pi).
+Progress goes to stderr (each call, corrective retries, and the HTTP clients' retries
+with their wait). An HTTP summarizer's key and model are checked before the first call.
+Exit status: 0 done (or nothing to compact), 1 invalid input or a failed summary (the
+file is left as it was), 2 usage.
 
 examples:
   pipeline compact ~/.pi/agent/sessions/--home-me-proj--/2026-06-01.jsonl
   pipeline compact chat.jsonl --plan --keep-recent 8000
-  pipeline compact chat.jsonl --print-request --llm anthropic --model claude-sonnet-4-5
+  pipeline compact chat.jsonl --print-request --llm anthropic --model claude-sonnet-4-5 --reasoning high
   OPENAI_API_KEY=... pipeline compact chat.jsonl --llm openai --model gpt-5-mini
 """
 
@@ -46,6 +52,7 @@ from typing import Iterator
 from pipeline.cli._output import tolerant_output
 
 HELP = "compact a pi session file (plan, preview the requests, or run)"
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,6 +69,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--instructions", metavar="TEXT", help="custom instructions for the summary")
     parser.add_argument("--keep-recent", metavar="N", type=_tokens, help="override compaction.keep_recent_tokens")
     parser.add_argument("--reserve", metavar="N", type=_tokens, help="override compaction.reserve_tokens")
+    parser.add_argument(
+        "--reasoning", metavar="LEVEL", choices=THINKING_LEVELS,
+        help="thinking level for the summary calls (off|minimal|low|medium|high|xhigh; default: the session's)",
+    )
     parser.add_argument("--branch-to", metavar="ID", help="move to entry ID (id or unique prefix) with a branch summary")
     parser.add_argument(
         "--replace-instructions", action="store_true",
@@ -124,20 +135,57 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise UsageError("--format goes with --plan (--print-request always prints JSON)")
     if args.branch_to is not None and (args.plan or args.print_request):
         raise UsageError("--branch-to cannot be combined with --plan or --print-request")
+    if args.reasoning is not None and args.branch_to is not None:
+        raise UsageError("--reasoning does not apply to --branch-to: branch summaries never reason (as in pi)")
+    if args.reasoning is not None and args.plan:
+        raise UsageError("--reasoning goes with running the compaction or --print-request (a plan makes no calls)")
+
+
+def _profile(args: argparse.Namespace):
+    """The profile with this run's overrides, checked as a profile is (problems name the flags)."""
+    from pipeline import compile_profile
+    from pipeline.compaction.engine import OVERRIDE_FLAGS, override_profile
+
+    profile = compile_profile(args.profile).profile
+    overridden = override_profile(
+        profile, keep_recent_tokens=args.keep_recent, reserve_tokens=args.reserve, flags=OVERRIDE_FLAGS
+    )
+    for warning in overridden.warnings:
+        print(warning, file=sys.stderr)
+    return overridden.profile
+
+
+def _reasoning_note(args: argparse.Namespace, summarizer) -> None:
+    """`--reasoning` with a summarizer that does not reason changes nothing: say so."""
+    from pipeline.errors import Problem
+
+    if args.reasoning not in (None, "off") and not summarizer.reasoning:
+        print(Problem(
+            "ignored: the summarizer does not reason (summarizer.reasoning is false)",
+            key=f"--reasoning {args.reasoning}", severity="warning",
+            hint="set summarizer.reasoning: true in the profile when the model supports reasoning",
+        ), file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipeline import compile_profile
-    from pipeline.compaction.engine import compaction_settings, summarizer_settings
+    from pipeline.session.gcpause import gc_paused
+
+    with gc_paused():  # a short-lived command: the session's objects need no collector passes
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pipeline.compaction.engine import summarizer_settings
     from pipeline.session import SessionFile
 
     _check_flags(args)
     tolerant_output()  # a summary may hold a lone surrogate (a model's JSON escape): print it, never crash
-    profile = compile_profile(args.profile).profile
-    settings = compaction_settings(profile, keep_recent_tokens=args.keep_recent, reserve_tokens=args.reserve)
+    profile = _profile(args)
+    settings = profile.compaction
     summarizer = summarizer_settings(
         profile, provider=args.llm, model=args.model, base_url=args.base_url, api_key_env=args.api_key_env
     )
+    _reasoning_note(args, summarizer)
     session = SessionFile.open(args.session)
     for problem in session.problems:
         print(problem, file=sys.stderr)
@@ -217,7 +265,9 @@ def _print_requests(args, session, profile, settings, summarizer) -> int:
         print("[]")
         return 0
     client = make_summary_client(profile, summarizer)
-    requests = planned_requests(plan, profile, summarizer, custom_instructions=args.instructions)
+    requests = planned_requests(
+        plan, profile, summarizer, custom_instructions=args.instructions, thinking_level=args.reasoning
+    )
     print(js_json([client.build_body(request) for request in requests]))
     return 0
 
@@ -233,7 +283,7 @@ def _compact(args, session, profile, settings, summarizer) -> int:
     with _retries_shown():
         outcome = compact_session(
             session, profile, client, settings=settings, summarizer=summarizer,
-            custom_instructions=args.instructions, progress=_progress,
+            custom_instructions=args.instructions, progress=_progress, thinking_level=args.reasoning,
         )
     if isinstance(outcome, NothingToCompact):
         print(_nothing(outcome, settings))

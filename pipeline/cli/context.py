@@ -41,6 +41,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pipeline.session.gcpause import gc_paused
+
+    with gc_paused():  # a short-lived command: the session's objects need no collector passes
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from pipeline import compile_profile
     from pipeline.errors import Location, PipelineError, Problem
     from pipeline.session import LAST, ContextTexts, SessionFile, build_context
@@ -54,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         print(problem, file=sys.stderr)
     try:
         _print_context(context, args.format, session.leaf_id if leaf is LAST else leaf)
-    except RecursionError:
+    except (RecursionError, ValueError):  # deeper than JSON.stringify would go
         message = "a message holds a value nested too deeply to print"
         raise PipelineError(Problem(message, Location(args.session), code="session.too-deep")) from None
     return 0

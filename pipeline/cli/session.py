@@ -6,6 +6,11 @@
                                    JSON, duplicate ids, dangling parents, cycles, old
                                    format versions; exit 1 when the file is damaged
                                    (any error), 0 when clean (warnings allowed)
+  pipeline session migrate SRC DEST
+                                   write a version-3 copy of SRC (any format version) to
+                                   DEST, which can then be appended to and compacted;
+                                   SRC is never written; DEST must not exist unless
+                                   --force (then it is replaced in one rename)
 
 Problems are printed as `file:line: message (hint)`; a file that cannot be read or is
 not a pi session at all exits 1 with the reason.
@@ -14,6 +19,7 @@ examples:
   pipeline session tree ~/.pi/agent/sessions/--home-me-proj--/2026-01-01T10-00-00-000Z_0199.jsonl
   pipeline session check chat.jsonl
   pipeline session check chat.jsonl --format json
+  pipeline session migrate old-v1.jsonl old-v3.jsonl && pipeline compact old-v3.jsonl
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import argparse
 
 from pipeline.cli._output import printable, tolerant_output
 
-HELP = "inspect a pi session file (tree, check)"
+HELP = "inspect a pi session file (tree, check) or write a version-3 copy (migrate)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,12 +38,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     check = sub.add_parser("check", help="report damage; exit 1 when damaged")
     check.add_argument("session", metavar="SESSION", help="a pi session file (.jsonl)")
     check.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    migrate = sub.add_parser("migrate", help="write a version-3 copy of a session file")
+    migrate.add_argument("source", metavar="SRC", help="a pi session file (.jsonl), any format version")
+    migrate.add_argument("dest", metavar="DEST", help="the copy to write (must not exist)")
+    migrate.add_argument("--force", action="store_true", help="replace DEST if it exists")
 
 
 def run(args: argparse.Namespace) -> int:
+    from pipeline.session.gcpause import gc_paused
+
+    with gc_paused():  # a short-lived command: the session's objects need no collector passes
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     tolerant_output()
     if args.session_command == "tree":
         return _tree(args)
+    if args.session_command == "migrate":
+        return _migrate(args)
     return _check(args)
 
 
@@ -92,3 +111,29 @@ def _report(session, problems, damaged: bool) -> dict:
         "tornLine": session.torn_line,
         "problems": [p.to_json() for p in problems],
     }
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    import sys
+    from dataclasses import replace
+
+    from pipeline.errors import PipelineError
+    from pipeline.session import SessionFile
+
+    session = SessionFile.open(args.source)
+    for problem in session.problems:
+        print(problem, file=sys.stderr)
+    try:
+        copy = session.save_as(args.dest, overwrite=args.force)
+    except PipelineError as err:
+        if err.problems[0].code != "session.exists":
+            raise
+        raise PipelineError(replace(err.problems[0], hint="--force replaces it")) from None
+    version = session.migrated_from
+    origin = f"migrated from version {version}" if version is not None else "already version 3"
+    print(printable(f"wrote {args.dest}: {len(copy.entries)} entries, leaf {copy.leaf_id} ({origin})"))
+    dropped = session.line_count - 1 - len(session.entries)
+    if dropped:
+        note = f"{dropped} line(s) of {args.source} were not copied (see the problems above)"
+        print(printable(note), file=sys.stderr)
+    return 0

@@ -35,12 +35,15 @@ from pipeline.compaction.branch import (
 )
 from pipeline.compaction.cut import CutPoint, find_cut_point, find_turn_start, is_cut_point, is_turn_start
 from pipeline.compaction.engine import (
+    OVERRIDE_FLAGS,
     Compacted,
     Navigated,
+    Overridden,
     branch_session,
     compact_session,
     compaction_settings,
     make_summary_client,
+    override_profile,
     plan_session,
     planned_requests,
     request_context,
@@ -74,6 +77,8 @@ __all__ = [
     "FileOps",
     "Navigated",
     "NothingToCompact",
+    "OVERRIDE_FLAGS",
+    "Overridden",
     "PlannedMessage",
     "RequestContext",
     "SerializeOptions",
@@ -97,6 +102,7 @@ __all__ = [
     "make_summary_client",
     "missing_sections",
     "navigation_leaf",
+    "override_profile",
     "plan_calls",
     "plan_compaction",
     "plan_session",

@@ -20,7 +20,7 @@ from typing import Sequence
 
 from pipeline.compaction.fileops import CollectedFiles, FileLists, FileOps, collect_from_message, file_lists
 from pipeline.compaction.fileops import format_file_lists, seed_from_details
-from pipeline.compaction.requests import RequestContext, branch_request
+from pipeline.compaction.requests import RequestContext, branch_request, user_requests
 from pipeline.compaction.summarize import Call, Progress, run_call
 from pipeline.compaction.tokens import estimate_tokens
 from pipeline.errors import Problem
@@ -69,7 +69,7 @@ def _empty_branch_summary(entry: BranchSummaryEntry) -> BranchSummaryMessage:
 def branch_message(entry: Entry) -> AgentMessage | None:
     """What an entry contributes to a branch summary (tool results and metadata: nothing)."""
     if isinstance(entry, MessageEntry):
-        return None if entry.message.role == "toolResult" else entry.message
+        return None if entry.role == "toolResult" else entry.message
     if isinstance(entry, (CustomMessageEntry, CompactionEntry)):
         return entry_messages(entry)[0]
     if isinstance(entry, BranchSummaryEntry):
@@ -156,7 +156,8 @@ def summarize_branch(
     if not prepared.messages:
         return BranchResult(ctx.summary.branch_empty.render(), FileLists(), None, None)
     llm = convert_to_llm(prepared.messages, texts)
-    request = branch_request(llm, ctx, custom_instructions=custom_instructions, replace_instructions=replace_instructions)
+    request = branch_request(llm, ctx, custom_instructions=custom_instructions, replace_instructions=replace_instructions,
+                             asked=user_requests(prepared.messages))
     if progress is not None:
         progress("summarizing the branch (1/1)…")
     schema = () if replace_instructions and custom_instructions else ctx.branch_schema

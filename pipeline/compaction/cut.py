@@ -22,7 +22,7 @@ from typing import Sequence
 
 from pipeline.compaction.tokens import estimate_tokens
 from pipeline.model.profile import Compaction
-from pipeline.session.context import entry_messages
+from pipeline.session.context import entry_messages, entry_roles
 from pipeline.session.entries import CompactionEntry, Entry
 
 CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
@@ -33,7 +33,7 @@ _DEFAULT = Compaction()
 def _has_role(entry: Entry, roles: frozenset[str]) -> bool:
     if isinstance(entry, CompactionEntry):
         return False
-    return any(message.role in roles for message in entry_messages(entry))
+    return any(role in roles for role in entry_roles(entry))
 
 
 def is_cut_point(entry: Entry) -> bool:
@@ -48,7 +48,7 @@ def is_turn_start(entry: Entry) -> bool:
 
 def is_invisible(entry: Entry) -> bool:
     """Not a compaction and contributes nothing to the context."""
-    return not isinstance(entry, CompactionEntry) and not entry_messages(entry)
+    return not isinstance(entry, CompactionEntry) and not entry_roles(entry)
 
 
 def valid_cut_points(entries: Sequence[Entry], start: int, end: int) -> list[int]:

@@ -12,8 +12,8 @@ overrides) into a client: the offline summarizer or an HTTP client of :mod:`pipe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Mapping
 
 from pipeline.compaction.branch import BranchResult, branch_entries, navigation_leaf, summarize_branch
 from pipeline.compaction.plan import CompactionPlan, NothingToCompact, plan_compaction
@@ -28,22 +28,78 @@ from pipeline.session.store import SessionFile
 from pipeline.session.texts import ContextTexts
 
 
+#: The compaction settings a run may override, and the ``pipeline compact`` flag of each.
+OVERRIDE_FLAGS = {"keep_recent_tokens": "--keep-recent", "reserve_tokens": "--reserve"}
+
+
+@dataclass(frozen=True)
+class Overridden:
+    """A profile with one run's overrides, checked like a profile file: the result and its warnings."""
+
+    profile: Profile
+    warnings: tuple[Problem, ...] = ()
+
+
+def override_profile(
+    profile: Profile, *, keep_recent_tokens: int | None = None, reserve_tokens: int | None = None,
+    flags: Mapping[str, str] | None = None,
+) -> Overridden:
+    """The profile with ``compaction`` overrides, through every check a profile goes through.
+
+    A value the profile's rules reject (``reserve_tokens`` so small the summary budget
+    rounds to 0, a ``keep_recent_tokens`` over the compaction threshold...) raises
+    :class:`PipelineError`; each problem is named by what was overridden: ``flags``
+    maps a setting to the flag that set it (``--reserve 1: ...``), otherwise
+    ``compaction.reserve_tokens=1: ...``.
+    """
+    from pipeline.compiler import compile_model
+
+    update = {k: v for k, v in (("keep_recent_tokens", keep_recent_tokens), ("reserve_tokens", reserve_tokens))
+              if v is not None}
+    if not update:
+        return Overridden(profile)
+    names = _OverrideNames(update, flags or {})
+    bad = [names.problem(key, "must be a whole number, 0 or more") for key, value in update.items()
+           if isinstance(value, bool) or not isinstance(value, int) or value < 0]
+    if bad:
+        raise PipelineError(bad)
+    changed = profile.model_copy(update={"compaction": profile.compaction.model_copy(update=update)})
+    try:
+        checked = compile_model(changed)
+    except PipelineError as err:
+        raise PipelineError([names.relabel(p) for p in err.problems]) from None
+    return Overridden(checked.profile, tuple(names.relabel(w) for w in checked.warnings if names.caused(w)))
+
+
+@dataclass(frozen=True)
+class _OverrideNames:
+    update: Mapping[str, int]
+    flags: Mapping[str, str]
+
+    def label(self, key: str) -> str:
+        flag = self.flags.get(key)
+        return f"{flag} {self.update[key]}" if flag else f"compaction.{key}={self.update[key]}"
+
+    def problem(self, key: str, message: str) -> Problem:
+        return Problem(message, key=self.label(key), code="compaction.settings")
+
+    def caused(self, problem: Problem) -> bool:
+        """A problem about an overridden setting (the rules that read them name these keys)."""
+        return problem.key in {f"compaction.{k}" for k in OVERRIDE_FLAGS}
+
+    def relabel(self, problem: Problem) -> Problem:
+        """The problem named by the override behind it (all of them, when its key is not one)."""
+        key = (problem.key or "").removeprefix("compaction.")
+        keys = [key] if key in self.update else list(self.update)
+        return replace(problem, key=" ".join(self.label(k) for k in keys), location=None)
+
+
 def compaction_settings(
     profile: Profile, *, keep_recent_tokens: int | None = None, reserve_tokens: int | None = None
 ) -> Compaction:
-    """The profile's ``compaction`` with the given overrides."""
-    update: dict[str, int] = {}
-    if keep_recent_tokens is not None:
-        update["keep_recent_tokens"] = _non_negative("--keep-recent", keep_recent_tokens)
-    if reserve_tokens is not None:
-        update["reserve_tokens"] = _non_negative("--reserve", reserve_tokens)
-    return profile.compaction.model_copy(update=update)
-
-
-def _non_negative(flag: str, value: int) -> int:
-    if value < 0:
-        raise PipelineError(Problem(f"{flag} must be 0 or more, got {value}", code="compaction.settings"))
-    return value
+    """The profile's ``compaction`` with the given overrides, checked (:func:`override_profile`)."""
+    overridden = override_profile(profile, keep_recent_tokens=keep_recent_tokens, reserve_tokens=reserve_tokens)
+    return overridden.profile.compaction
 
 
 def summarizer_settings(profile: Profile, **overrides: Any) -> Summarizer:
@@ -99,10 +155,14 @@ def plan_session(session: SessionFile, settings: Compaction) -> CompactionPlan |
 
 
 def planned_requests(
-    plan: CompactionPlan, profile: Profile, summarizer: Summarizer, *, custom_instructions: str | None = None
+    plan: CompactionPlan, profile: Profile, summarizer: Summarizer, *, custom_instructions: str | None = None,
+    thinking_level: str | None = None,
 ) -> list:
-    """The requests a compaction of ``plan`` would send (history, then turn prefix)."""
-    ctx = request_context(profile, plan.settings, summarizer, plan.thinking_level)
+    """The requests a compaction of ``plan`` would send (history, then turn prefix).
+
+    ``thinking_level`` replaces the session's (the plan's) for the summary calls; either
+    way it is only asked for when ``summarizer.reasoning`` is set."""
+    ctx = request_context(profile, plan.settings, summarizer, thinking_level or plan.thinking_level)
     calls = plan_calls(plan, ctx, ContextTexts.from_profile(profile), custom_instructions)
     return [call.request for call in calls]
 
@@ -116,8 +176,12 @@ def compact_session(
     summarizer: Summarizer | None = None,
     custom_instructions: str | None = None,
     progress: Progress | None = None,
+    thinking_level: str | None = None,
 ) -> Compacted | NothingToCompact:
-    """Compact the current branch; the entry is appended only after every summary call succeeded."""
+    """Compact the current branch; the entry is appended only after every summary call succeeded.
+
+    ``thinking_level`` (``off``…``xhigh``) replaces the session's thinking level for the
+    summary calls; reasoning is asked for only when ``summarizer.reasoning`` is set."""
     settings = settings or profile.compaction
     summarizer = summarizer or profile.summarizer
     plan = plan_session(session, settings)
@@ -125,7 +189,7 @@ def compact_session(
         return plan
     _check_appendable(session)
     texts = ContextTexts.from_profile(profile)
-    ctx = request_context(profile, settings, summarizer, plan.thinking_level)
+    ctx = request_context(profile, settings, summarizer, thinking_level or plan.thinking_level)
     result = summarize_plan(plan, client, ctx, texts, custom_instructions=custom_instructions, progress=progress)
     entry = session.append_compaction(
         result.summary, result.first_kept_entry_id, result.tokens_before,
@@ -191,7 +255,7 @@ def _check_appendable(session: SessionFile) -> None:
         raise PipelineError(Problem(
             f"cannot add entries to a version-{session.migrated_from} session file",
             Location(str(session.path)), code="session.read-only",
-            hint="write a migrated copy with SessionFile.save_as(path) and compact that",
+            hint="write a version-3 copy with `pipeline session migrate FILE COPY` and compact that",
         ))
 
 

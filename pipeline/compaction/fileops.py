@@ -73,21 +73,27 @@ def seed_from_details(ops: FileOps, details: object, from_hook: object = False) 
         ops.edited.update(dict.fromkeys(p for p in modified if isinstance(p, str)))
 
 
-def _call_path(block: ToolCall) -> str | None:
-    args = block.arguments
-    path = args.get("path") if isinstance(args, Mapping) else None
-    return path if isinstance(path, str) and path else None
-
-
 def collect_from_message(ops: FileOps, message: AgentMessage) -> None:
     """pi's ``extractFileOpsFromMessage``: record the read/write/edit calls of an assistant message."""
-    if not isinstance(message, AssistantMessage):
+    if isinstance(message, AssistantMessage):
+        collect_from_json(ops, message.raw)
+
+
+def collect_from_json(ops: FileOps, message: Mapping) -> None:
+    """:func:`collect_from_message` on an assistant message's JSON (no typed view needed):
+    its ``toolCall`` blocks named ``read``, ``write`` or ``edit`` with a non-empty string
+    ``arguments.path``."""
+    content = message.get("content")
+    if not isinstance(content, list):
         return
     targets = {"read": ops.read, "write": ops.written, "edit": ops.edited}
-    for call in message.tool_calls:
-        path = _call_path(call)
-        if path is not None and call.name in targets:
-            targets[call.name][path] = None
+    for block in content:
+        if not isinstance(block, dict) or block.get("type") != ToolCall.type:
+            continue
+        name, args = block.get("name"), block.get("arguments")
+        path = args.get("path") if isinstance(args, dict) or isinstance(args, Mapping) else None
+        if isinstance(name, str) and name in targets and isinstance(path, str) and path:
+            targets[name][path] = None
 
 
 def collect(messages: Iterable[AgentMessage], ops: FileOps | None = None) -> FileOps:

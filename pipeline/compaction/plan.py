@@ -20,12 +20,20 @@ from dataclasses import dataclass
 from typing import Literal, Sequence
 
 from pipeline.compaction.cut import CutPoint, find_cut_point
-from pipeline.compaction.fileops import CollectedFiles, FileLists, FileOps, collect, file_lists, seed_from_details
-from pipeline.compaction.tokens import estimate_context
+from pipeline.compaction.fileops import (
+    CollectedFiles,
+    FileLists,
+    FileOps,
+    collect_from_json,
+    file_lists,
+    seed_from_details,
+)
+from pipeline.compaction.tokens import context_tokens_newest_first
 from pipeline.model.profile import Compaction
-from pipeline.session.context import context_entries_of_path, context_settings, entry_messages
+from pipeline.session.context import context_entries_of_path, context_settings, entry_messages, entry_roles
 from pipeline.session.entries import CompactionEntry, Entry
-from pipeline.session.messages import AgentMessage
+from pipeline.session.gcpause import gc_paused
+from pipeline.session.messages import AgentMessage, AssistantMessage
 
 Reason = Literal["empty", "already_compacted", "too_small", "no_id"]
 
@@ -40,10 +48,21 @@ REASONS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class PlannedMessage:
-    """One message to summarize and the entry it comes from."""
+    """One message to summarize: the first message of ``entry`` (built when asked for)."""
 
-    entry_id: str
-    message: AgentMessage
+    entry: Entry
+
+    @property
+    def entry_id(self) -> str:
+        return self.entry.id
+
+    @property
+    def role(self) -> str:
+        return entry_roles(self.entry)[0]
+
+    @property
+    def message(self) -> AgentMessage:
+        return entry_messages(self.entry)[0]
 
 
 @dataclass(frozen=True)
@@ -127,18 +146,18 @@ def _boundary_start(path: Sequence[Entry], previous: int) -> int:
 
 def _first_messages(path: Sequence[Entry], start: int, end: int) -> tuple[PlannedMessage, ...]:
     """The first message of each non-compaction entry in ``path[start:end]``."""
-    out = []
-    for entry in path[start:end]:
-        messages = [] if isinstance(entry, CompactionEntry) else entry_messages(entry)
-        if messages:
-            out.append(PlannedMessage(entry.id, messages[0]))
-    return tuple(out)
+    return tuple(
+        PlannedMessage(entry) for entry in path[start:end]
+        if not isinstance(entry, CompactionEntry) and entry_roles(entry)
+    )
 
 
 def context_tokens_before(path: Sequence[Entry], settings: Compaction) -> int | float:
-    """The context estimate of the path's current context (what pi stores as ``tokensBefore``)."""
-    messages = [m for e in context_entries_of_path(path) for m in entry_messages(e)]
-    return estimate_context(messages, settings).tokens
+    """The context estimate of the path's current context (what pi stores as ``tokensBefore``):
+    :func:`~pipeline.compaction.tokens.estimate_context`, reading from the newest message back."""
+    entries = context_entries_of_path(path)
+    newest_first = (m for e in reversed(entries) for m in reversed(entry_messages(e)))
+    return context_tokens_newest_first(newest_first, settings)
 
 
 def _files(path: Sequence[Entry], previous: int, history, prefix) -> CollectedFiles:
@@ -146,7 +165,9 @@ def _files(path: Sequence[Entry], previous: int, history, prefix) -> CollectedFi
     if previous >= 0:
         entry = path[previous]
         seed_from_details(ops, entry.raw.get("details"), entry.raw.get("fromHook"))
-    collect((m.message for m in (*history, *prefix)), ops)
+    for planned in (*history, *prefix):
+        if planned.role == AssistantMessage.role:  # only message entries hold assistant messages
+            collect_from_json(ops, planned.entry.raw["message"])
     return ops.freeze()
 
 
@@ -162,7 +183,8 @@ def plan_compaction(path: Sequence[Entry], settings: Compaction) -> CompactionPl
     cut = find_cut_point(path, start, len(path), settings.keep_recent_tokens, settings)
     if not path[cut.first_kept_index].id:
         return NothingToCompact("no_id")
-    return _assemble(path, settings, previous, start, cut, tokens_before)
+    with gc_paused(promote=True):  # one planned message per summarized entry, kept by the plan
+        return _assemble(path, settings, previous, start, cut, tokens_before)
 
 
 def _assemble(

@@ -15,20 +15,42 @@ Every request is one system prompt (``summary.system_prompt``) and one user text
 * corrective retry: the original user text + blank line + ``instructions.schema_retry``.
 
 Texts are rendered here; the tags come from ``summary.tags``. Nothing is cached: each
-request is a new, independent call.
+request is a new, independent call. Every request is a :class:`ConversationRequest`:
+besides what is sent it carries ``user_requests``, the texts of the conversation's
+genuine user messages (compaction and branch summaries, extension messages and
+``!command`` runs become user messages for the model, but are nobody's request); the
+offline summarizer reads them, HTTP clients send only the request fields.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Sequence
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
 
 from pipeline.compaction.schema import render_schema
-from pipeline.compaction.serialize import SerializeOptions, serialize_conversation
+from pipeline.compaction.serialize import SerializeOptions, content_text, serialize_conversation
 from pipeline.llm.types import SummaryRequest
 from pipeline.model.profile import Compaction, SchemaSection, Summary
-from pipeline.session.messages import LlmMessage
+from pipeline.session.messages import AgentMessage, LlmMessage, UserMessage
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConversationRequest(SummaryRequest):
+    """A summary request that knows which parts of its conversation the user typed.
+
+    ``user_requests``: the texts of the genuine user messages (role ``user`` before
+    ``convert_to_llm``), in order, as the serialized conversation shows them; ``None``
+    when unknown (then every user part of the conversation counts as one).
+    """
+
+    user_requests: tuple[str, ...] | None = field(default=None, repr=False)
+
+
+def user_requests(messages: Iterable[AgentMessage]) -> tuple[str, ...]:
+    """The texts of the genuine user messages among agent messages (before ``convert_to_llm``)."""
+    texts = (content_text(m.content, "") for m in messages if isinstance(m, UserMessage))
+    return tuple(text for text in texts if text)
 
 
 @dataclass(frozen=True)
@@ -81,8 +103,11 @@ def history_request(
     *,
     previous_summary: str | None = None,
     custom_instructions: str | None = None,
-) -> SummaryRequest:
-    """The history summary: a first summary, or an update of ``previous_summary``."""
+    asked: tuple[str, ...] | None = None,
+) -> ConversationRequest:
+    """The history summary: a first summary, or an update of ``previous_summary``.
+
+    ``asked``: the genuine user requests among ``messages`` (:func:`user_requests`)."""
     texts = ctx.summary.instructions
     schema = render_schema(ctx.summary.schema_, ctx.summary.schema_format)
     user = conversation_block(messages, ctx)
@@ -92,15 +117,17 @@ def history_request(
     base = (texts.update if previous_summary else texts.initial).render(schema=schema)
     user += _with_custom(base, custom_instructions, ctx)
     budget = output_budget(ctx.compaction.summary_budget.history, ctx.compaction.reserve_tokens, ctx.max_output_tokens)
-    return _request(ctx, user, budget, reasoning=ctx.reasoning, kind="history")
+    return _request(ctx, user, budget, reasoning=ctx.reasoning, kind="history", asked=asked)
 
 
-def turn_prefix_request(messages: Sequence[LlmMessage], ctx: RequestContext) -> SummaryRequest:
+def turn_prefix_request(
+    messages: Sequence[LlmMessage], ctx: RequestContext, *, asked: tuple[str, ...] | None = None
+) -> ConversationRequest:
     """The split turn's prefix summary."""
     user = conversation_block(messages, ctx) + ctx.summary.instructions.turn_prefix.render()
     fraction = ctx.compaction.summary_budget.turn_prefix
     budget = output_budget(fraction, ctx.compaction.reserve_tokens, ctx.max_output_tokens)
-    return _request(ctx, user, budget, reasoning=ctx.reasoning, kind="turn_prefix")
+    return _request(ctx, user, budget, reasoning=ctx.reasoning, kind="turn_prefix", asked=asked)
 
 
 def branch_request(
@@ -109,7 +136,8 @@ def branch_request(
     *,
     custom_instructions: str | None = None,
     replace_instructions: bool = False,
-) -> SummaryRequest:
+    asked: tuple[str, ...] | None = None,
+) -> ConversationRequest:
     """A branch summary; custom instructions are added, or replace the profile's when asked."""
     if replace_instructions and custom_instructions:
         instructions = custom_instructions
@@ -118,7 +146,7 @@ def branch_request(
         base = ctx.summary.instructions.branch.render(schema=schema)
         instructions = _with_custom(base, custom_instructions, ctx)
     user = conversation_block(messages, ctx) + instructions
-    return _request(ctx, user, ctx.compaction.branch.max_tokens, reasoning=None, kind="branch")
+    return _request(ctx, user, ctx.compaction.branch.max_tokens, reasoning=None, kind="branch", asked=asked)
 
 
 def corrective_request(
@@ -131,16 +159,21 @@ def corrective_request(
     schema = render_schema(sections, ctx.summary.schema_format)
     extra = text.render(missing=", ".join(missing), schema=schema)
     user = f"{request.user_text}\n\n{extra}"
-    return _request(ctx, user, request.max_tokens, reasoning=request.reasoning, kind=f"{request.kind}_retry")
+    asked = getattr(request, "user_requests", None)
+    kind = f"{request.kind}_retry"
+    return _request(ctx, user, request.max_tokens, reasoning=request.reasoning, kind=kind, asked=asked)
 
 
-def _request(ctx: RequestContext, user: str, budget: int, *, reasoning: str | None, kind: str) -> SummaryRequest:
-    return SummaryRequest(
+def _request(
+    ctx: RequestContext, user: str, budget: int, *, reasoning: str | None, kind: str, asked: tuple[str, ...] | None
+) -> ConversationRequest:
+    return ConversationRequest(
         system_prompt=ctx.summary.system_prompt.render(),
         user_text=user,
         max_tokens=budget,
         model=ctx.model,
         reasoning=reasoning,
         kind=kind,
+        user_requests=asked,
     )
 

@@ -28,7 +28,13 @@ from typing import Callable, Sequence
 
 from pipeline.compaction.fileops import FileLists, format_file_lists
 from pipeline.compaction.plan import CompactionPlan
-from pipeline.compaction.requests import RequestContext, corrective_request, history_request, turn_prefix_request
+from pipeline.compaction.requests import (
+    RequestContext,
+    corrective_request,
+    history_request,
+    turn_prefix_request,
+    user_requests,
+)
 from pipeline.compaction.schema import missing_sections
 from pipeline.errors import PipelineError, Problem
 from pipeline.llm.errors import LLMError
@@ -127,12 +133,16 @@ def plan_calls(plan: CompactionPlan, ctx: RequestContext, texts: ContextTexts, c
     calls = []
     split = plan.is_split_turn and bool(plan.turn_prefix)
     if plan.summarize or not split:
-        history = convert_to_llm(plan.messages_to_summarize, texts)
-        request = history_request(history, ctx, previous_summary=plan.previous_summary, custom_instructions=custom)
+        messages = plan.messages_to_summarize
+        request = history_request(
+            convert_to_llm(messages, texts), ctx, previous_summary=plan.previous_summary,
+            custom_instructions=custom, asked=user_requests(messages),
+        )
         calls.append(Call(request, "summarizing history", ctx.summary.schema_))
     if split:
-        prefix = convert_to_llm(plan.turn_prefix_messages, texts)
-        calls.append(Call(turn_prefix_request(prefix, ctx), "summarizing the split turn's prefix"))
+        messages = plan.turn_prefix_messages
+        request = turn_prefix_request(convert_to_llm(messages, texts), ctx, asked=user_requests(messages))
+        calls.append(Call(request, "summarizing the split turn's prefix"))
     return calls
 
 

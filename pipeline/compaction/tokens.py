@@ -13,7 +13,7 @@ Messages are the session package's typed views (:mod:`pipeline.session.messages`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from pipeline.jsutil import js_json, u16len
 from pipeline.model.profile import Compaction
@@ -141,6 +141,20 @@ def estimate_context(messages: Sequence[AgentMessage], settings: Compaction = _D
     used = context_tokens(usage)
     trailing = sum(estimate_tokens(m, settings) for m in messages[index + 1 :])
     return ContextEstimate(used + trailing, used, trailing, index)
+
+
+def context_tokens_newest_first(
+    messages_newest_first: Iterable[AgentMessage], settings: Compaction = _DEFAULT
+) -> int | float:
+    """``estimate_context(messages).tokens`` for the messages given newest first; stops
+    reading at the last usable usage (so older messages are never looked at)."""
+    trailing = 0
+    for message in messages_newest_first:
+        usage = usable_usage(message)
+        if usage is not None:
+            return context_tokens(usage) + trailing
+        trailing += estimate_tokens(message, settings)
+    return trailing
 
 
 def should_compact(tokens: int | float, context_window: int, settings: Compaction = _DEFAULT) -> bool:

@@ -6,7 +6,11 @@ asking a model it reads the request it is given (the serialized conversation bet
 the profile's conversation tags, and the previous summary between its tags) and fills
 the profile's schema, deterministically, from what the conversation itself shows:
 
-* ``requests`` — the user's messages; ``last_request`` — the last one;
+* ``requests`` — the user's messages; ``last_request`` — the last one. Only messages the
+  user typed count: the requests of :mod:`pipeline.compaction.requests` list them
+  (``user_requests``), since summaries, extension messages and ``!command`` runs are
+  user messages in the serialized conversation too; without that list every user part
+  of the conversation counts;
 * ``tool_calls`` — the calls the assistant made (``name(args)``);
 * ``files_read`` / ``files_modified`` — paths of ``read`` / ``write``/``edit`` calls;
 * ``notes`` — the assistant's last text.
@@ -31,6 +35,7 @@ from pipeline.llm.types import Completion, SummaryRequest, Usage
 from pipeline.model.profile import Offline, OfflineFill, SchemaSection, Summary
 
 PROVIDER = "offline"
+_DECODER = json.JSONDecoder()
 _SPACE_RUN = re.compile(JS_WS_RE + "+")
 
 
@@ -95,7 +100,7 @@ def _parts(conversation: str, summary: Summary) -> list[tuple[str, str]]:
 def _parse_arguments(body: str, pos: int) -> tuple[dict | None, int]:
     """``key=JSON, key=JSON`` from ``pos`` up to the closing parenthesis; returns its index."""
     args: dict = {}
-    decoder = json.JSONDecoder()
+    decoder = _DECODER
     while pos < len(body) and body[pos] != ")":
         eq = body.find("=", pos)
         if eq < 0:
@@ -293,6 +298,9 @@ class OfflineClient:
         """The filled schema for ``request``; deterministic, no usage."""
         conversation, previous = split_request(request.user_text, self.summary)
         facts = read_facts(conversation, self.summary)
+        asked = getattr(request, "user_requests", None)  # the genuine user messages, when the request knows them
+        if asked is not None:
+            facts.requests = list(asked)
         sections, fills = self._layout(request.kind)
         text = write_summary(sections, fills, facts, previous, self.summary)
         return Completion(text=text, usage=Usage(), stop_reason="stop", model=request.model or self.model, provider=PROVIDER)

@@ -31,6 +31,7 @@ from pipeline.session.context import (
     context_settings,
     convert_to_llm,
     entry_messages,
+    entry_roles,
     session_path,
 )
 from pipeline.session.entries import (
@@ -70,6 +71,7 @@ from pipeline.session.messages import (
     UnknownMessage,
     Usage,
     UserMessage,
+    message_role,
     parse_message,
 )
 from pipeline.session.store import SessionFile
@@ -84,6 +86,6 @@ __all__ = [
     "SessionFile", "SessionHeader", "SessionInfoEntry", "SessionTree", "TextContent", "ThinkingContent",
     "ThinkingLevelChangeEntry", "ToolCall", "ToolResultMessage", "UnknownBlock", "UnknownEntry", "UnknownMessage",
     "Usage", "UserMessage", "bash_execution_text", "build_context", "build_context_entries",
-    "build_session_context", "context_entries_of_path", "context_settings", "convert_to_llm", "entry_messages",
-    "iso_timestamp", "new_entry_id", "parse_entry", "parse_message", "session_path", "uuid7",
+    "build_session_context", "context_entries_of_path", "context_settings", "convert_to_llm", "entry_messages", "entry_roles",
+    "iso_timestamp", "message_role", "new_entry_id", "parse_entry", "parse_message", "session_path", "uuid7",
 ]

@@ -30,6 +30,7 @@ from pipeline.session.entries import (
     ModelChangeEntry,
     ThinkingLevelChangeEntry,
 )
+from pipeline.session.gcpause import gc_paused
 from pipeline.session.jsvalues import MISSING, compact, date_ms, get, js_str, nullish, truthy
 from pipeline.session.messages import (
     AgentMessage,
@@ -168,6 +169,19 @@ def build_context_entries(source: Source, leaf_id: Any = LAST) -> list[Entry]:
 # --------------------------------------------------------------------------- entries → messages
 
 
+def entry_roles(entry: Entry) -> tuple[str, ...]:
+    """The roles of what :func:`entry_messages` gives, without building the messages."""
+    if isinstance(entry, MessageEntry):
+        return (entry.role,)
+    if isinstance(entry, CustomMessageEntry):
+        return (CustomMessage.role,)
+    if isinstance(entry, BranchSummaryEntry):
+        return (BranchSummaryMessage.role,) if truthy(get(entry.raw, "summary")) else ()
+    if isinstance(entry, CompactionEntry):
+        return (CompactionSummaryMessage.role,)
+    return ()
+
+
 def entry_messages(entry: Entry) -> list[AgentMessage]:
     """pi's ``sessionEntryToContextMessages``: what one entry contributes to the context."""
     if isinstance(entry, MessageEntry):
@@ -251,7 +265,8 @@ def build_session_context(source: Source, leaf_id: Any = LAST) -> SessionContext
         leaf_id = _default_leaf(source)
     path = session_path(tree, leaf_id)
     thinking, model = _settings(path)
-    messages = tuple(m for e in context_entries_of_path(path) for m in entry_messages(e))
+    with gc_paused(promote=True):  # the messages are built once and kept by their entries
+        messages = tuple(m for e in context_entries_of_path(path) for m in entry_messages(e))
     return SessionContext(messages, thinking if isinstance(thinking, str) else None, model, thinking)
 
 

@@ -25,6 +25,7 @@ from pipeline.session.messages import (
     AgentMessage,
     ContentBlock,
     Usage,
+    message_role,
     parse_content,
     parse_message,
 )
@@ -126,14 +127,38 @@ def _base(kind: str, id: str, parent_id: str | None, timestamp: str) -> list[tup
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MessageEntry(_EntryBase):
-    """``type: "message"``: one agent message (any role but the two summary roles)."""
+    """``type: "message"``: one agent message (any role but the two summary roles).
 
-    message: AgentMessage
+    The typed :attr:`message` is built from ``raw["message"]`` when first asked for and
+    then kept: loading a file does not pay for messages nobody looks at (the context
+    of a compacted session reads only the kept part; a plan reads roles and the newest
+    messages). :attr:`role` reads the role without building the message.
+    """
+
+    _message: Any = field(default=None, init=False, repr=False, compare=False)
     type: ClassVar[str] = "message"
 
     @classmethod
     def from_json(cls, d: Raw, line: int | None = None) -> "MessageEntry":
-        return cls(message=parse_message(d["message"]), **cls._head(d, line))
+        parent, timestamp = d.get("parentId"), d.get("timestamp")
+        return cls(
+            id=d["id"], parent_id=parent if isinstance(parent, str) else None,
+            timestamp=timestamp if isinstance(timestamp, str) else None, raw=d, line=line,
+        )
+
+    @property
+    def message(self) -> AgentMessage:
+        """The typed message (built on first use)."""
+        message = self._message
+        if message is None:
+            message = parse_message(self.raw["message"])
+            object.__setattr__(self, "_message", message)  # a cache: the entry's value does not change
+        return message
+
+    @property
+    def role(self) -> str:
+        """``message.role``, read from the JSON (``"unknown"`` for a role pi does not define)."""
+        return message_role(self.raw["message"])
 
     @classmethod
     def create(cls, *, id: str, parent_id: str | None, timestamp: str, message: AgentMessage | Raw) -> "MessageEntry":

@@ -26,6 +26,20 @@ def _bool(d: Raw, key: str) -> bool:
     return d.get(key) is True
 
 
+# The typed views are built for every entry of a file (100,000 and more), so the hot
+# constructors read several keys per call instead of calling one helper per key.
+
+
+def _strings(d: Raw, keys: tuple[str, ...]) -> list[str | None]:
+    """``d[key]`` for each key when it is a string, else None (as :func:`str_at`)."""
+    return [v if isinstance(v, str) else None for v in map(d.get, keys)]
+
+
+def _counts(d: Raw, keys: tuple[str, ...]) -> list[int | float]:
+    """``d[key]`` for each key when it is a JSON number (not a boolean), else 0 (``num_at(...) or 0``)."""
+    return [v if isinstance(v, (int, float)) and not isinstance(v, bool) and v else 0 for v in map(d.get, keys)]
+
+
 def _opt(value: Any) -> Any:
     """``None`` means "leave the key out" in ``create`` constructors."""
     return MISSING if value is None else value
@@ -44,7 +58,8 @@ class TextContent:
 
     @classmethod
     def from_json(cls, d: Raw) -> "TextContent":
-        return cls(text=_str(d, "text") or "", raw=d)
+        text = d.get("text")
+        return cls(text=text if isinstance(text, str) and text else "", raw=d)
 
     @classmethod
     def create(cls, text: str) -> "TextContent":
@@ -63,12 +78,8 @@ class ThinkingContent:
 
     @classmethod
     def from_json(cls, d: Raw) -> "ThinkingContent":
-        return cls(
-            thinking=_str(d, "thinking") or "",
-            signature=_str(d, "thinkingSignature"),
-            redacted=_bool(d, "redacted"),
-            raw=d,
-        )
+        thinking, signature = _strings(d, ("thinking", "thinkingSignature"))
+        return cls(thinking=thinking or "", signature=signature, redacted=d.get("redacted") is True, raw=d)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,7 +108,8 @@ class ToolCall:
 
     @classmethod
     def from_json(cls, d: Raw) -> "ToolCall":
-        return cls(id=_str(d, "id"), name=_str(d, "name"), arguments=d.get("arguments"), raw=d)
+        id, name = _strings(d, ("id", "name"))
+        return cls(id=id, name=name, arguments=d.get("arguments"), raw=d)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,8 +130,10 @@ def parse_block(d: Any) -> ContentBlock:
     if not isinstance(d, dict):
         return UnknownBlock(block_type=None, raw=d)
     kind = d.get("type")
-    cls = _BLOCKS.get(kind) if isinstance(kind, str) else None
-    return cls.from_json(d) if cls else UnknownBlock(block_type=kind if isinstance(kind, str) else None, raw=d)
+    if not isinstance(kind, str):
+        return UnknownBlock(block_type=None, raw=d)
+    cls = _BLOCKS.get(kind)
+    return cls.from_json(d) if cls else UnknownBlock(block_type=kind, raw=d)
 
 
 def parse_content(value: Any) -> str | tuple[ContentBlock, ...]:
@@ -127,7 +141,7 @@ def parse_content(value: Any) -> str | tuple[ContentBlock, ...]:
     if isinstance(value, str):
         return value
     if isinstance(value, list):
-        return tuple(parse_block(b) for b in value)
+        return tuple(map(parse_block, value))
     return ()
 
 
@@ -151,11 +165,12 @@ class Cost:
 
     @classmethod
     def from_json(cls, d: Raw) -> "Cost":
-        n = lambda k: _num(d, k) or 0  # noqa: E731
-        return cls(
-            input=n("input"), output=n("output"), cache_read=n("cacheRead"),
-            cache_write=n("cacheWrite"), total=n("total"), raw=d,
-        )
+        input, output, cache_read, cache_write, total = _counts(d, _COST_KEYS)
+        return cls(input=input, output=output, cache_read=cache_read, cache_write=cache_write, total=total, raw=d)
+
+
+_COST_KEYS = ("input", "output", "cacheRead", "cacheWrite", "total")
+_USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -174,11 +189,10 @@ class Usage:
     def from_json(cls, d: Any) -> "Usage | None":
         if not isinstance(d, dict):
             return None
-        n = lambda k: _num(d, k) or 0  # noqa: E731
+        input, output, cache_read, cache_write, total_tokens = _counts(d, _USAGE_KEYS)
         cost = d.get("cost")
         return cls(
-            input=n("input"), output=n("output"), cache_read=n("cacheRead"),
-            cache_write=n("cacheWrite"), total_tokens=n("totalTokens"),
+            input=input, output=output, cache_read=cache_read, cache_write=cache_write, total_tokens=total_tokens,
             cost=Cost.from_json(cost) if isinstance(cost, dict) else None, raw=d,
         )
 
@@ -206,6 +220,9 @@ class UserMessage:
         return cls.from_json(raw)
 
 
+_ASSISTANT_STRINGS = ("api", "provider", "model", "stopReason", "errorMessage")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AssistantMessage:
     """``role: "assistant"``: text, thinking and tool-call blocks plus provider metadata."""
@@ -224,11 +241,11 @@ class AssistantMessage:
     @classmethod
     def from_json(cls, d: Raw) -> "AssistantMessage":
         content = parse_content(d.get("content"))
+        api, provider, model, stop_reason, error_message = _strings(d, _ASSISTANT_STRINGS)
         return cls(
             content=() if isinstance(content, str) else content,
-            api=_str(d, "api"), provider=_str(d, "provider"), model=_str(d, "model"),
-            usage=Usage.from_json(d.get("usage")), stop_reason=_str(d, "stopReason"),
-            error_message=_str(d, "errorMessage"), timestamp=_num(d, "timestamp"), raw=d,
+            api=api, provider=provider, model=model, usage=Usage.from_json(d.get("usage")),
+            stop_reason=stop_reason, error_message=error_message, timestamp=_num(d, "timestamp"), raw=d,
         )
 
     @property
@@ -256,10 +273,10 @@ class ToolResultMessage:
     @classmethod
     def from_json(cls, d: Raw) -> "ToolResultMessage":
         content = parse_content(d.get("content"))
+        tool_call_id, tool_name = _strings(d, ("toolCallId", "toolName"))
         return cls(
-            tool_call_id=_str(d, "toolCallId"), tool_name=_str(d, "toolName"),
-            content=() if isinstance(content, str) else content,
-            is_error=_bool(d, "isError"), timestamp=_num(d, "timestamp"), raw=d,
+            tool_call_id=tool_call_id, tool_name=tool_name, content=() if isinstance(content, str) else content,
+            is_error=d.get("isError") is True, timestamp=_num(d, "timestamp"), raw=d,
         )
 
 
@@ -368,6 +385,13 @@ _ROLES: dict[str, Any] = {
         CustomMessage, BranchSummaryMessage, CompactionSummaryMessage,
     )
 }
+
+
+def message_role(d: Raw) -> str:
+    """The ``role`` of the view :func:`parse_message` builds, without building it
+    (``"unknown"`` for a role pi 0.84.0 does not define)."""
+    role = d.get("role")
+    return role if isinstance(role, str) and role in _ROLES else UnknownMessage.role
 
 
 def parse_message(d: Raw) -> AgentMessage:

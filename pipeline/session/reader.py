@@ -7,7 +7,11 @@ is dropped silently: every line pi would skip is reported as a located
 
 * ``session.torn-line`` — the last line has no newline and does not parse (a crash
   mid-write); left out of the context;
-* ``session.not-json`` / ``session.not-object`` — a complete line that is not a JSON object;
+* ``session.repaired-torn-line`` (a warning) — a complete line that is a JSON object cut
+  short (:func:`~pipeline.session.jsonline.is_cut_object`): a torn line the store
+  repaired by starting the next entry on a fresh line;
+* ``session.not-json`` / ``session.not-object`` — any other complete line that is not a
+  JSON object;
 * ``session.blank-line``, ``session.extra-header`` (a second ``type: "session"`` line,
   which pi ignores) and ``session.no-newline`` (a complete last line without its
   newline) — warnings;
@@ -21,11 +25,9 @@ Tree problems (duplicate ids, dangling parents, cycles) are found by
 from __future__ import annotations
 
 import errno
-import gc
 import json
 import os
 import stat
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
@@ -33,6 +35,8 @@ from typing import Any, BinaryIO, Iterator
 from pipeline.errors import Location, PipelineError, Problem
 from pipeline.jsutil import js_trim
 from pipeline.session.entries import Entry, MessageEntry, SessionHeader, entry_issues, parse_entry
+from pipeline.session.gcpause import gc_paused
+from pipeline.session.jsonline import describe_error, is_cut_object
 from pipeline.session.messages import UnknownMessage
 from pipeline.session.migrate import header_version, migrate, needs_migration
 
@@ -43,6 +47,29 @@ def _reject_constant(name: str) -> Any:
 
 #: ``JSON.parse``: like Python's decoder minus ``NaN``/``Infinity``.
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def _parse(text: str) -> Any:
+    """``JSON.parse`` of one line; the usual ``{...}`` + newline skips the decoder's whitespace scans."""
+    if text[:1] == "{" and text[-1:] == "\n":
+        try:
+            obj, end = _DECODER.raw_decode(text)
+        except ValueError:
+            pass  # decode() below reports it, with the same position
+        else:
+            if end == len(text) - 1:
+                return obj
+    return _DECODER.decode(text)
+
+
+def _at_line(problem: Problem, line: int) -> bool:
+    return problem.location is not None and problem.location.line == line
+
+
+TORN = "torn last line (a write was cut short); left out"
+TORN_HINT = "the next append starts on a fresh line"
+REPAIRED = "torn line (a write was cut short), repaired by a later append; skipped"
+REPAIRED_HINT = "the entry being written then was never completed; the lines after it are intact"
 
 
 @dataclass
@@ -73,9 +100,9 @@ class Scanner:
             self.report("blank line (skipped)", "session.blank-line", "warning")
             return None
         try:
-            obj = _DECODER.decode(text)
+            obj = _parse(text)
         except ValueError as err:
-            return self._bad_json(err, terminated)
+            return self._bad_json(err, text, terminated)
         except RecursionError:
             self.report("line is nested too deeply to read; skipped", "session.too-deep",
                         hint="pi reads it; this tool stops at Python's nesting limit")
@@ -87,15 +114,25 @@ class Scanner:
             self.report("last line has no newline; the next append starts a new line", "session.no-newline", "warning")
         return obj
 
-    def _bad_json(self, err: ValueError, terminated: bool) -> None:
-        if terminated:
-            self.report(f"line is not valid JSON ({_reason(err)}); skipped", "session.not-json")
-            return None
-        self.torn = self.report(
-            "torn last line (a write was cut short); left out", "session.torn-line",
-            hint="the next append starts on a fresh line",
-        )
+    def _bad_json(self, err: ValueError, text: str, terminated: bool) -> None:
+        if not terminated:
+            self.torn = self.report(TORN, "session.torn-line", hint=TORN_HINT)
+        elif is_cut_object(text[:-1]):
+            self.report(REPAIRED, "session.repaired-torn-line", "warning", hint=REPAIRED_HINT)
+        else:
+            self.report(f"{describe_error(err)}; skipped", "session.not-json")
         return None
+
+    def end_tail(self, raw: bytes | None) -> None:
+        """The store ended the unterminated last line (``raw``) with a newline: what was
+        reported about it as a last line no longer holds; a torn line is reported again
+        as the complete line it now is (see :func:`~pipeline.session.jsonline.is_cut_object`)."""
+        stale = ("session.torn-line", "session.no-newline")
+        self.problems[:] = [p for p in self.problems if not (p.code in stale and _at_line(p, self.line))]
+        if self.torn is not None and raw is not None:
+            self._decode(raw + b"\n", True)
+        self.torn = None
+        self.tail_start = None
 
     def report(self, message: str, code: str, severity: str = "error", hint: str | None = None) -> Problem:
         """Record a problem at the current line and return it."""
@@ -104,8 +141,6 @@ class Scanner:
         return problem
 
 
-def _reason(err: ValueError) -> str:
-    return getattr(err, "msg", None) or str(err)
 
 
 def is_header(obj: dict[str, Any]) -> bool:
@@ -128,7 +163,7 @@ def load(path: Path) -> Loaded:
     """Read a session file; raises :class:`PipelineError` when it is not a session at all."""
     label = str(path)
     scanner = Scanner(label)
-    with _no_gc():
+    with gc_paused(promote=True):
         try:
             with _open_regular(path) as handle:
                 header_line, objects = _read_objects(handle, scanner)
@@ -149,22 +184,6 @@ def _open_regular(path: Path) -> BinaryIO:
         what = "Is a directory" if stat.S_ISDIR(mode) else "not a regular file"
         raise OSError(errno.EINVAL, what)
     return os.fdopen(fd, "rb")
-
-
-@contextmanager
-def _no_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many acyclic objects.
-
-    Loading creates millions of small dicts that all stay alive; every collection pass
-    would walk all of them again (more than half the load time for a 100k-entry file).
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _read_objects(handle: BinaryIO, scanner: Scanner) -> tuple[tuple[int, dict] | None, list[tuple[int, dict]]]:
@@ -236,8 +255,9 @@ def entry_or_none(obj: dict[str, Any], line: int, label: str, problems: list[Pro
 def _note_unknown(entry: Entry, label: str, problems: list[Problem]) -> None:
     if entry.type == "unknown":
         what = f"unknown entry type {json.dumps(entry.raw.get('type'))} (kept as is; not in the context)"
-    elif isinstance(entry, MessageEntry) and isinstance(entry.message, UnknownMessage):
-        what = f"unknown message role {json.dumps(entry.message.raw.get('role'))} (kept; pi leaves it out of the context)"
+    elif isinstance(entry, MessageEntry) and entry.role == UnknownMessage.role:
+        role = json.dumps(entry.raw["message"].get("role"))
+        what = f"unknown message role {role} (kept; pi leaves it out of the context)"
     else:
         return
     problems.append(Problem(what, Location(label, entry.line), severity="warning", code="session.unknown-type"))

@@ -14,7 +14,8 @@
 
 Files in an older format version are read-only here: pi gives their entries fresh
 random ids when it migrates, so entries appended to them could not point at their
-parents. :meth:`SessionFile.save_as` writes a migrated copy that can be appended to.
+parents. :meth:`SessionFile.save_as` (``pipeline session migrate``) writes a migrated
+copy that can be appended to.
 """
 
 from __future__ import annotations
@@ -92,6 +93,11 @@ class SessionFile:
         )
 
     @property
+    def line_count(self) -> int:
+        """How many lines the file has (as read and appended by this object; a last line without newline counts)."""
+        return self._scanner.line
+
+    @property
     def torn_line(self) -> int | None:
         """The line number of a torn last line, if the file has one."""
         torn = self._scanner.torn
@@ -158,24 +164,30 @@ class SessionFile:
             self._catch_up(fd)
             self._check_links(entry)
             prefix = b"" if _ends_with_newline(fd) else b"\n"
+            tail = self._tail(fd) if prefix else None
             data = prefix + (js_json(entry.raw) + "\n").encode("utf-8")
             _write_all(fd, data)
             os.fsync(fd)
+            if prefix:
+                self._scanner.end_tail(tail)  # the last line got its newline: no longer torn
             stored = replace(entry, line=self._scanner.line + 1)
             self._scanner.line += 1
             self._scanner.offset += len(data)
-            self._scanner.tail_start = None
-            self._scanner.torn = None  # no longer the last line (reported when it was read)
         self.tree.add(stored)
         self.leaf_id = stored.id
         return stored
+
+    def _tail(self, fd: int) -> bytes | None:
+        """The bytes of the unterminated last line (read before the append ends it)."""
+        start = self._scanner.tail_start
+        return None if start is None else os.pread(fd, self._scanner.offset - start, start)
 
     def _check_appendable(self) -> None:
         if self.migrated_from is not None:
             raise PipelineError(Problem(
                 f"cannot append to a version-{self.migrated_from} session file",
                 Location(str(self.path)), code="session.read-only",
-                hint="write a migrated copy with SessionFile.save_as(path) and append to that",
+                hint="write a version-3 copy with `pipeline session migrate FILE COPY` and append to that",
             ))
 
     def _check_links(self, entry: E.Entry) -> None:
@@ -291,12 +303,24 @@ class SessionFile:
 
     # ----------------------------------------------------------------- copies
 
-    def save_as(self, path: str | os.PathLike) -> "SessionFile":
-        """Write header and entries (as held in memory, so migrated) to a new file; open it."""
-        header = dict(self.header.raw)
-        lines = [js_json(header)] + [js_json(e.raw) for e in self.entries]
-        _create_exclusive(Path(path), ("\n".join(lines) + "\n").encode("utf-8"))
-        return SessionFile.open(path)
+    def save_as(self, path: str | os.PathLike, *, overwrite: bool = False) -> "SessionFile":
+        """Write header and entries (as held in memory, so migrated) to a new file; open it.
+
+        The file must not exist, unless ``overwrite``: then the copy is written to a
+        temporary file beside it and renamed over it, so ``path`` holds either the old
+        file or the complete copy. This session's own file is never written.
+        """
+        target = Path(path)
+        if _same_file(target, self.path):
+            raise PipelineError(Problem("the copy cannot replace the file it is copied from", Location(str(target)),
+                                        code="session.same-file", hint="choose another destination"))
+        lines = [js_json(dict(self.header.raw))] + [js_json(e.raw) for e in self.entries]
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        if overwrite:
+            _replace_atomically(target, data)
+        else:
+            _create_exclusive(target, data)
+        return SessionFile.open(target)
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -339,8 +363,30 @@ def _create_exclusive(path: Path, data: bytes) -> None:
     try:
         _write_all(fd, data)
         os.fsync(fd)
-    finally:
+    except OSError as err:  # a disk full or an I/O error: leave no half-written file behind
         os.close(fd)
+        path.unlink(missing_ok=True)
+        raise PipelineError(Problem(f"cannot write: {err.strerror}", Location(str(path)))) from None
+    os.close(fd)
+    _fsync_dir(path.parent)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _replace_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to a new file beside ``path`` and rename it over ``path``."""
+    temp = path.with_name(f".{path.name}.{uuid7()}.tmp")
+    _create_exclusive(temp, data)
+    try:
+        os.replace(temp, path)
+    except OSError as err:
+        temp.unlink(missing_ok=True)
+        raise PipelineError(Problem(f"cannot replace: {err.strerror}", Location(str(path)))) from None
     _fsync_dir(path.parent)
 
 

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from pipeline.compaction.engine import compact_session
+from pipeline.compaction.engine import branch_session, compact_session
 from pipeline.compaction.plan import plan_compaction
 from pipeline.compaction.requests import RequestContext, branch_request, history_request
 from pipeline.compaction.schema import heading_line
@@ -158,3 +158,66 @@ def test_a_cut_item_never_splits_an_emoji(prefix):
     cut = one_line("a" * prefix + "\U0001F600 and more", offline)
     assert not any("\ud800" <= ch <= "\udfff" for ch in cut)
     assert cut == "a" * prefix + offline.ellipsis
+
+
+def _assistant(text: str, calls=()) -> dict:
+    content = [{"type": "text", "text": text}] + [
+        {"type": "toolCall", "id": f"c{i}", "name": name, "arguments": args} for i, (name, args) in enumerate(calls)]
+    return {"role": "assistant", "content": content, "api": "anthropic-messages", "provider": "anthropic",
+            "model": "m", "stopReason": "toolUse" if calls else "stop", "timestamp": 2,
+            "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}}
+
+
+def _not_requests(session: SessionFile) -> None:
+    """Things that are user messages for the model but nobody's request: a custom message and a `!command` run."""
+    session.append_custom_message("ext", "extension context note")
+    session.append_message({"role": "bashExecution", "command": "git status", "output": "clean", "exitCode": 0,
+                            "cancelled": False, "truncated": False, "timestamp": 3})
+
+
+def test_only_what_the_user_typed_counts_as_a_request(tmp_path):
+    """Summaries, extension messages and shell runs reach the summarizer as user messages too."""
+    profile = default_profile()
+    session = SessionFile.create(tmp_path / "s.jsonl", cwd="/w")
+    session.append_message({"role": "user", "content": "Fix the login bug", "timestamp": 1})
+    reply = session.append_message(_assistant("Reading it.", [("read", {"path": "src/login.js"})]))
+    session.append_message({"role": "toolResult", "toolCallId": "c0", "toolName": "read",
+                            "content": [{"type": "text", "text": "code"}], "isError": False, "timestamp": 2})
+    session.append_branch_summary(reply.id, "## Goal\n- a goal of the abandoned branch")
+    _not_requests(session)
+    session.append_message({"role": "user", "content": "Now add tests for login", "timestamp": 4})
+    session.append_message(_assistant("Added."))
+    session.append_message({"role": "user", "content": "Thanks, ship it", "timestamp": 5})  # kept
+
+    settings = profile.compaction.model_copy(update={"keep_recent_tokens": 1})
+    [call] = plan_calls(plan_compaction(session.path_to(), settings), RequestContext(profile.summary, settings),
+                        ContextTexts.from_profile(profile), None)
+    # five user parts: two typed, the branch summary, the extension's note, the shell run
+    assert call.request.user_text.count("\n" + profile.summary.labels.user) == 5
+    assert call.request.user_requests == ("Fix the login bug", "Now add tests for login")
+
+    done = compact_session(session, profile, OfflineClient(profile.summary), settings=settings)
+    assert _section(done.entry.summary, "## Goal") == "- Fix the login bug\n- Now add tests for login"
+    assert _section(done.entry.summary, "## Next Steps") == "1. Now add tests for login"
+    for foreign in ("abandoned branch", "extension context note", "git status",
+                    profile.summary.projection.branch.open.render().split("\n")[0]):
+        assert foreign not in done.entry.summary
+
+
+def test_a_branch_summary_lists_only_typed_requests(tmp_path):
+    """The branch being left holds a compaction and a branch summary (both summaries for the model)."""
+    profile = default_profile()
+    session = SessionFile.create(tmp_path / "s.jsonl", cwd="/w")
+    first = session.append_message({"role": "user", "content": "Start the refactor", "timestamp": 1})
+    session.append_message(_assistant("On it."))
+    session.append_compaction("## Goal\n- a compacted goal", first.id, 100)
+    session.append_branch_summary(session.leaf_id, "## Goal\n- a branch goal")
+    _not_requests(session)
+    session.append_message({"role": "user", "content": "Try approach B", "timestamp": 4})
+    session.append_message(_assistant("Tried."))
+
+    done = branch_session(session, profile, OfflineClient(profile.summary), first.id)
+    summary = done.entry.summary
+    assert _section(summary, "## Goal") == "- Try approach B"
+    for foreign in ("compacted goal", "a branch goal", "extension context note", "git status"):
+        assert foreign not in summary

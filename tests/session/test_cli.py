@@ -120,15 +120,18 @@ def test_odd_characters_are_printed_not_raised(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("fmt", ["json", "text"])
-def test_context_with_a_value_too_deep_to_print_is_one_error(capsys, tmp_path, fmt):
+def test_context_with_a_deeply_nested_value_is_printed(capsys, tmp_path, fmt):
+    """As deep as the reader takes (Python's parser stops near 1,000 levels; such lines are
+    reported as too deep), a value is printed: JSON.stringify itself goes past 4,000."""
     path = tmp_path / "deep.jsonl"
     header = '{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}'
-    call = '{"type":"toolCall","id":"c","name":"t","arguments":' + "[" * 900 + "]" * 900 + "}"
+    arguments = "[" * 900 + "]" * 900
+    call = '{"type":"toolCall","id":"c","name":"t","arguments":' + arguments + "}"
     entry = ('{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
              '"message":{"role":"assistant","content":[' + call + '],"timestamp":1}}')
     path.write_text(header + "\n" + entry + "\n")
-    code, _, err = _run(capsys, "context", str(path), "--format", fmt)
-    assert code == 1 and err.strip() == f"{path}: a message holds a value nested too deeply to print"
+    code, out, err = _run(capsys, "context", str(path), "--format", fmt)
+    assert code == 0 and err == "" and arguments in out
 
 
 @pytest.mark.parametrize("argv", [["context"], ["session"]])

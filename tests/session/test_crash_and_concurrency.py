@@ -86,9 +86,11 @@ def test_writer_killed_mid_append_leaves_a_loadable_file(tmp_path: Path) -> None
 
     after = session.append_message({"role": "user", "content": "after the crash", "timestamp": 2})
     assert after.line == 7 and after.parent_id == session.entries[3].id
+    repaired = [("session.repaired-torn-line", 6, "warning")]
+    assert [(p.code, p.location.line, p.severity) for p in session.problems] == repaired  # updated in memory
     reopened = SessionFile.open(path)
     assert [e.id for e in reopened.entries] == [e.id for e in session.entries]
-    assert [(p.code, p.location.line) for p in reopened.problems] == [("session.not-json", 6)]
+    assert [(p.code, p.location.line, p.severity) for p in reopened.problems] == repaired
     assert reopened.torn_line is None
     assert [m.role for m in build_context(reopened, mask_texts(), LAST).messages] == ["user"] * 4
 
@@ -115,7 +117,8 @@ def test_open_session_catches_up_before_appending(tmp_path: Path) -> None:
     entry = mine.append_message({"role": "user", "content": "mine again", "timestamp": 3})
     assert entry.parent_id == first.id
     assert len(mine.entries) == 5 and mine.torn_line is None  # repaired by the append
-    assert [(p.code, p.location.line) for p in mine.problems] == [("session.torn-line", 6)]  # seen while catching up
+    # seen while catching up as a torn last line, then repaired by this very append
+    assert [(p.code, p.location.line) for p in mine.problems] == [("session.repaired-torn-line", 6)]
     reopened = SessionFile.open(path)
     assert [e.id for e in reopened.entries] == [e.id for e in mine.entries]
     assert entry.line == reopened.entries[-1].line == 7

@@ -42,7 +42,7 @@ def test_bad_lines_are_located():
         ("session.torn-line", 11, "error"),
     ]
     assert session.torn_line == 11
-    assert str(session.problems[1]).startswith(f"{DATA / 'edge' / 'lines.jsonl'}:5: line is not valid JSON")
+    assert str(session.problems[1]) == f"{DATA / 'edge' / 'lines.jsonl'}:5: invalid JSON at column 1: expected a value; skipped"
 
 
 def test_tree_damage_is_located():
