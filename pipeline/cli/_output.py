@@ -21,3 +21,16 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
+
+
+def print_notices(problems, *, skip_codes: frozenset[str] = frozenset()) -> None:
+    """Problems found in a file a command still used, on stderr, each labelled at least
+    ``warning:`` (the command went on; ``session check`` is where damage fails)."""
+    from dataclasses import replace
+
+    for problem in problems:
+        if problem.code in skip_codes:
+            continue
+        if problem.severity == "error":
+            problem = replace(problem, severity="warning")
+        print(problem, file=sys.stderr)

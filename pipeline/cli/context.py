@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pipeline.cli._output import tolerant_output
+from pipeline.cli._output import print_notices, tolerant_output
 
 HELP = "show the LLM context of a pi session file"
 
@@ -57,8 +57,7 @@ def _run(args: argparse.Namespace) -> int:
     leaf = session.resolve_id(args.leaf) if args.leaf else LAST
     texts = ContextTexts.from_profile(compile_profile(args.profile).profile)
     context = build_context(session, texts, leaf, drop_failed=args.drop_failed)
-    for problem in session.problems:
-        print(problem, file=sys.stderr)
+    print_notices(session.problems)
     try:
         _print_context(context, args.format, session.leaf_id if leaf is LAST else leaf)
     except (RecursionError, ValueError):  # deeper than JSON.stringify would go

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import argparse
 
-from pipeline.cli._output import printable, tolerant_output
+from pipeline.cli._output import print_notices, printable, tolerant_output
 
 HELP = "inspect a pi session file (tree, check) or write a version-3 copy (migrate)"
 
@@ -67,8 +67,7 @@ def _tree(args: argparse.Namespace) -> int:
     from pipeline.session.render import render_tree
 
     session = SessionFile.open(args.session)
-    for problem in session.problems:
-        print(problem, file=sys.stderr)
+    print_notices(session.problems)
     name = f" ({session.name})" if session.name else ""
     print(printable(f"session {session.header.id}{name}, {len(session.entries)} entries"))
     for line in render_tree(session.tree, session.leaf_id):
@@ -121,8 +120,7 @@ def _migrate(args: argparse.Namespace) -> int:
     from pipeline.session import SessionFile
 
     session = SessionFile.open(args.source)
-    for problem in session.problems:
-        print(problem, file=sys.stderr)
+    print_notices(session.problems, skip_codes=frozenset({"session.migrated"}))
     try:
         copy = session.save_as(args.dest, overwrite=args.force)
     except PipelineError as err:
