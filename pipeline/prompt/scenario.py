@@ -126,7 +126,12 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
     try:
         return Scenario.model_validate(_plain_data(data))
     except ValidationError as err:
-        problems = [_problem(e, data, label) for e in err.errors()]
+        from pipeline.model.diagnostics import problems_from
+
+        def locate(path: tuple, where: str) -> Location:
+            return _locate(data, path, label)
+
+        problems = problems_from(err, Scenario, locate, lambda path: ".".join(map(str, path)))
         raise PipelineError(sorted(problems, key=lambda p: (p.location.line or 0, p.location.col or 0))) from None
 
 
@@ -138,27 +143,6 @@ def _plain_data(node: Any) -> Any:
     if isinstance(node, str):
         return str(node)
     return node
-
-
-def _problem(error: Mapping[str, Any], data: Any, label: str) -> Problem:
-    loc = tuple(error["loc"])
-    key = ".".join(str(p) for p in loc) or None
-    hint = None
-    if error["type"] == "extra_forbidden":
-        from pipeline.errors import did_you_mean
-
-        hint = did_you_mean(str(loc[-1]), _fields_at(loc))
-    message = error["msg"].replace("a valid tuple", "a list").replace("a valid dictionary", "a mapping")
-    return Problem(message, _locate(data, loc, label), key=key, hint=hint)
-
-
-def _fields_at(loc: tuple) -> tuple[str, ...]:
-    """The keys allowed where ``loc`` points (for "did you mean" hints)."""
-    if len(loc) == 1:
-        return tuple(Scenario.model_fields)
-    nested = {"skills": ScenarioSkill, "context_files": ScenarioContextFile}
-    model = nested.get(loc[0]) if len(loc) == 3 else None
-    return tuple(model.model_fields) if model else ()
 
 
 def _locate(data: Any, loc: tuple, label: str) -> Location:

@@ -137,7 +137,7 @@ def test_bad_scenario_key_is_located(capsys, tmp_path: Path) -> None:
     bad.write_text("cwd: /w\ntools: [read]\ncustom_promt: hi\n", encoding="utf-8")
     code, _, err = render_cli(capsys, "--scenario", str(bad))
     assert code == 1
-    assert f"{bad}:3:1: custom_promt: Extra inputs are not permitted (did you mean `custom_prompt`?)" in err
+    assert f"{bad}:3:1: custom_promt: unknown key (did you mean `custom_prompt`?)" in err
 
 
 def test_overlay_mistakes_point_at_the_scenario(capsys, tmp_path: Path) -> None:
@@ -199,3 +199,12 @@ def test_overlay_section_mistakes_point_at_the_section_in_the_scenario(capsys, t
     code, out, err = render_cli(capsys, "--scenario", str(bad))
     assert (code, out) == (1, "")
     assert err.startswith(f"{bad}:7:9: overlay.system_prompt.sections.extra.txt: unknown key")
+
+
+def test_scenario_type_and_missing_key_errors_speak_like_profile_errors(capsys, tmp_path: Path) -> None:
+    bad = tmp_path / "types.yaml"
+    bad.write_text("cwd: 5\ncontext_files:\n  - path: a\n", encoding="utf-8")
+    code, _, err = render_cli(capsys, "--scenario", str(bad))
+    assert code == 1
+    assert "cwd: expected text, got the number 5" in err
+    assert f"{bad}:3:5: context_files.0.content: missing required key" in err
