@@ -70,6 +70,11 @@ class HTTPSummaryClient:
             raise LLMConfigError(f"{self.provider}: timeout must be > 0 seconds, got {timeout!r}")
         self.model = model
         self.base_url = (base_url or self.default_base_url).rstrip("/")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise LLMConfigError(
+                f"{self.provider}: base URL {self.base_url!r} is not an http:// or https:// URL",
+                hint="for example https://api.example.com/v1",
+            )
         self.api_key_env = api_key_env or self.default_key_env
         self.timeout = float(timeout)
         self.retry = retry or RetryPolicy()

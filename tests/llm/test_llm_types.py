@@ -86,3 +86,13 @@ def test_auth_error_names_the_variable():
     error = LLMAuthError("anthropic", "MY_KEY")
     assert str(error).startswith("anthropic: no API key: environment variable MY_KEY is not set")
     assert error.env_name == "MY_KEY" and not error.retryable
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("url", ["ftp://x", "localhost:8080", "file:///tmp/x"])
+def test_base_url_must_be_http(provider, url):
+    from pipeline.llm import LLMConfigError, make_client
+
+    with pytest.raises(LLMConfigError) as err:
+        make_client(provider, model="m", base_url=url, env={})
+    assert "is not an http:// or https:// URL" in str(err.value)
