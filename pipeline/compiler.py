@@ -30,6 +30,7 @@ from pipeline.errors import Location, PipelineError, Problem
 from pipeline.model import Profile
 from pipeline.source import BUILTIN, SourceMap, builtin_names, display_path, load_merged
 from pipeline.source.chain import builtin_path, suggest_builtin
+from pipeline.source.merge import DIRECTIVES
 from pipeline.source.locate import render_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -224,13 +225,76 @@ def _load(path_or_name: PathLike) -> tuple[LoadedProfile | None, list[Problem]]:
     from pipeline.model.diagnostics import problems_from
 
     path, label = resolve(path_or_name)
-    data, source_map = load_merged(path, label)
+    try:
+        data, source_map = load_merged(path, label)
+    except PipelineError as err:
+        raise PipelineError(_sorted(_dedupe([*err.problems, *_standalone_problems(path, label)]))) from None
     problems = variable_problems(data, source_map)
     try:
         profile = Profile.model_validate(_frozen(data), strict=True, by_name=False)
     except ValidationError as err:
         return None, problems + problems_from(err, Profile, _locator(source_map), lambda p: render_key(p, data))
     return LoadedProfile(profile, source_map, label), problems
+
+
+def _standalone_problems(path: Path, label: str) -> list[Problem]:
+    """The file's own mistakes when its ``extends:`` chain or overlay could not be merged.
+
+    So that one run reports every problem in the file, its keys, types and variables are
+    still checked on their own: without the base, so keys the base would supply are not
+    reported missing, and overlay directives are left aside. A file that does not even
+    parse adds nothing (its syntax error is already reported).
+    """
+    from pydantic import ValidationError
+
+    from pipeline.model.diagnostics import problems_from
+    from pipeline.source import flatten
+    from pipeline.source.reader import load
+
+    try:
+        data, source_map = flatten(load(path, label))
+    except PipelineError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    data = _without_overlay_keys(data)
+    problems = variable_problems(_with_known_kinds(data), source_map)
+    try:
+        Profile.model_validate(_frozen(data), strict=True, by_name=False)
+    except ValidationError as err:
+        found = problems_from(err, Profile, _locator(source_map), lambda p: render_key(p, data))
+        problems += [p for p in found if p.code != "missing"]
+    return problems
+
+
+def _without_overlay_keys(data: dict) -> dict:
+    data = {k: v for k, v in data.items() if k != "extends"}
+    prompt = data.get("system_prompt")
+    if isinstance(prompt, dict) and isinstance(prompt.get("sections"), list):
+        sections = [
+            {k: v for k, v in s.items() if k not in DIRECTIVES} if isinstance(s, dict) else s
+            for s in prompt["sections"]
+        ]
+        data["system_prompt"] = {**prompt, "sections": sections}
+    return data
+
+
+def _with_known_kinds(data: dict) -> dict:
+    """Sections that do not say their kind are left out of the variable check: which
+    variables they offer depends on the kind the base gives them."""
+    prompt = data.get("system_prompt")
+    if not (isinstance(prompt, dict) and isinstance(prompt.get("sections"), list)):
+        return data
+    sections = [s for s in prompt["sections"] if isinstance(s, dict) and "kind" in s]
+    return {**data, "system_prompt": {**prompt, "sections": sections}}
+
+
+def _dedupe(problems: Iterable[Problem]) -> list[Problem]:
+    unique: list[Problem] = []
+    for problem in problems:
+        if problem not in unique:
+            unique.append(problem)
+    return unique
 
 
 def _frozen(value: Any) -> Any:
