@@ -12,7 +12,8 @@ with --verbose, as `info:` lines, and never failing). In --format json and githu
 info's severity is `notice` (GitHub's `::notice`).
 
 Exit status: 0 all valid (warnings allowed unless --strict), 1 a problem was
-found, 2 usage error (no PATH, a PATH that does not exist).
+found (a PATH that does not exist or holds no profile included), 2 usage error
+(no PATH, an unknown flag).
 
 examples:
   pipeline validate configs/
@@ -31,7 +32,7 @@ import sys
 from pathlib import Path
 
 from pipeline.cli._output import tolerant_output
-from pipeline.errors import Problem, UsageError
+from pipeline.errors import Location, PipelineError, Problem, UsageError
 
 HELP = "check profiles for errors (files or directories)"
 FORMATS = ("text", "json", "github")
@@ -65,12 +66,12 @@ def collect(paths: list[str]) -> list[str]:
         if path.is_dir():
             found = _walk(path)
             if not found:
-                raise UsageError(f"{raw}: no *.yaml or *.yml files in this directory")
+                raise PipelineError(Problem("no *.yaml or *.yml files in this directory", Location(raw)))
             files.extend(found)
         elif path.exists():
             files.append(raw)
         else:
-            raise UsageError(f"{raw}: no such file or directory")
+            raise PipelineError(Problem("no such file or directory", Location(raw)))
     return list(dict.fromkeys(files))
 
 

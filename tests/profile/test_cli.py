@@ -99,18 +99,22 @@ def test_directories_are_searched_recursively(cli, tmp_path):
     ]
 
 
+def test_no_path_is_a_usage_error(cli):
+    run = cli("validate")
+    assert (run.code, run.out, run.err.strip()) == (2, "", "pipeline validate: no PATH given (name profile files or directories)")
+
+
 @pytest.mark.parametrize(
     "args,message",
     [
-        ((), "pipeline validate: no PATH given (name profile files or directories)"),
-        (("missing.yaml",), "pipeline validate: missing.yaml: no such file or directory"),
-        (("empty_dir",), "pipeline validate: empty_dir: no *.yaml or *.yml files in this directory"),
+        (("missing.yaml",), "missing.yaml: no such file or directory"),
+        (("empty_dir",), "empty_dir: no *.yaml or *.yml files in this directory"),
     ],
 )
-def test_usage_errors_exit_2(cli, tmp_path, args, message):
+def test_paths_without_profiles_are_invalid_input(cli, tmp_path, args, message):
     (tmp_path / "empty_dir").mkdir()
     run = cli("validate", *args)
-    assert (run.code, run.out, run.err.strip()) == (2, "", message)
+    assert (run.code, run.out, run.err.strip()) == (1, "", message)
 
 
 def test_unknown_format_is_a_usage_error(tmp_path):
