@@ -65,6 +65,11 @@ def main() -> None:
     named = [PromptTemplate(f"t{i}", "", b) for i, b in enumerate(bodies)]
     inputs = [f"/t{i} {arg_strings[i]}" for i in range(len(bodies))]
     measure("expand_input (200 templates)", lambda s: expand_input(s, named), inputs, sum(map(len, inputs)), seconds)
+    for label, body in (("build, 1 MB of `x $1 `", "x $1 " * 200_000), ("build, 1 MB of `x ${1:-d} `", "x ${1:-d} " * 100_000)):
+        start = time.perf_counter()
+        build(body)
+        elapsed = time.perf_counter() - start
+        print(f"{label:<34} {elapsed:>9.3f} s  {body.count('$') / elapsed:>12,.0f} forms/s")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ it (once) and turns lark's parse tree into the frozen node classes.
 
 from __future__ import annotations
 
+import gc
 from functools import cache
 
 from lark import Lark, Token, Transformer, v_args
@@ -123,5 +124,16 @@ def _flush(run: list[Literal], out: list[Node]) -> None:
 
 
 def build(body: str) -> Template:
-    """Parse ``body`` (uncached; see :func:`pipeline.templates.parse_template`)."""
-    return Template(body, _merge_text(parser().parse(body)))
+    """Parse ``body`` (uncached; see :func:`pipeline.templates.parse_template`).
+
+    The cyclic garbage collector is paused meanwhile: a large body makes millions of
+    small, acyclic objects, and the collector's repeated passes over them would cost a
+    third of the parse.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return Template(body, _merge_text(parser().parse(body)))
+    finally:
+        if was_enabled:
+            gc.enable()
