@@ -22,7 +22,6 @@ examples:
 from __future__ import annotations
 
 import argparse
-import sys
 
 from pipeline.cli._output import print_notices, tolerant_output
 

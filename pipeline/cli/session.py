@@ -61,8 +61,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _tree(args: argparse.Namespace) -> int:
-    import sys
-
     from pipeline.session import SessionFile
     from pipeline.session.render import render_tree
 

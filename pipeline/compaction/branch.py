@@ -26,10 +26,9 @@ from pipeline.compaction.tokens import estimate_tokens
 from pipeline.errors import Problem
 from pipeline.llm.types import SummaryClient, Usage
 from pipeline.model.profile import Compaction
-from pipeline.session.context import convert_to_llm, entry_messages
+from pipeline.session.context import branch_summary_message, convert_to_llm, entry_messages
 from pipeline.session.entries import BranchSummaryEntry, CompactionEntry, CustomMessageEntry, Entry, MessageEntry
-from pipeline.session.jsvalues import compact, date_ms, get
-from pipeline.session.messages import AgentMessage, BranchSummaryMessage, UserMessage
+from pipeline.session.messages import AgentMessage, UserMessage
 from pipeline.session.texts import ContextTexts
 from pipeline.session.tree import SessionTree
 
@@ -58,14 +57,6 @@ def branch_entries(tree: SessionTree, old_leaf_id: str | None, target_id: str) -
     return BranchEntries(tuple(reversed(out)), ancestor)
 
 
-def _empty_branch_summary(entry: BranchSummaryEntry) -> BranchSummaryMessage:
-    raw = entry.raw
-    return BranchSummaryMessage.from_json(compact([
-        ("role", "branchSummary"), ("summary", get(raw, "summary")), ("fromId", get(raw, "fromId")),
-        ("timestamp", date_ms(get(raw, "timestamp"))),
-    ]))
-
-
 def branch_message(entry: Entry) -> AgentMessage | None:
     """What an entry contributes to a branch summary (tool results and metadata: nothing)."""
     if isinstance(entry, MessageEntry):
@@ -74,7 +65,7 @@ def branch_message(entry: Entry) -> AgentMessage | None:
         return entry_messages(entry)[0]
     if isinstance(entry, BranchSummaryEntry):
         found = entry_messages(entry)
-        return found[0] if found else _empty_branch_summary(entry)
+        return found[0] if found else branch_summary_message(entry)
     return None
 
 

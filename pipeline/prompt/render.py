@@ -76,7 +76,7 @@ def render_sections(pipeline: Union["Pipeline", Profile], context: RenderContext
     state = _derive(profile, context)
     out: list[RenderedSection] = []
     for index, section in enumerate(profile.system_prompt.sections):
-        rendered = _render_one(section, index, state)
+        rendered = _render_one(section, state)
         if rendered is not None:
             separator = section.separator if out else ""
             out.append(RenderedSection(section.id, section.kind, index, separator, *rendered))
@@ -157,7 +157,7 @@ def _holds(when: Optional[When], state: _State) -> bool:
 # --------------------------------------------------------------------------- sections
 
 
-def _render_one(section: Section, index: int, state: _State) -> Optional[tuple[str, Optional[int]]]:
+def _render_one(section: Section, state: _State) -> Optional[tuple[str, Optional[int]]]:
     if section.replaced_by_custom_prompt and state.custom is not None:
         return None
     if not _holds(section.when, state):

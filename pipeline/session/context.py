@@ -189,7 +189,7 @@ def entry_messages(entry: Entry) -> list[AgentMessage]:
     if isinstance(entry, CustomMessageEntry):
         return [_custom_message(entry)]
     if isinstance(entry, BranchSummaryEntry) and truthy(get(entry.raw, "summary")):
-        return [_branch_summary_message(entry)]
+        return [branch_summary_message(entry)]
     if isinstance(entry, CompactionEntry):
         return [_compaction_summary_message(entry)]
     return []
@@ -211,7 +211,8 @@ def _custom_message(entry: CustomMessageEntry) -> CustomMessage:
     ]))
 
 
-def _branch_summary_message(entry: BranchSummaryEntry) -> BranchSummaryMessage:
+def branch_summary_message(entry: BranchSummaryEntry) -> BranchSummaryMessage:
+    """The ``branchSummary`` message of a branch summary entry (its summary as stored)."""
     raw = entry.raw
     return BranchSummaryMessage.from_json(compact([
         ("role", "branchSummary"), ("summary", get(raw, "summary")), ("fromId", get(raw, "fromId")),
