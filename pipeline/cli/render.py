@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     inputs.add_argument("--no-tool-catalog", action="store_true", help="ignore the profile's tool catalog")
     found = parser.add_argument_group("discovery")
     found.add_argument("--discover", action="store_true", help="gather context files, skills and SYSTEM.md/APPEND_SYSTEM.md like an agent")
-    found.add_argument("--agent-dir", metavar="DIR", help="the agent's own directory (default: ~/.pi/agent)")
+    found.add_argument("--agent-dir", metavar="DIR", help="the agent's own directory (default: $PI_CODING_AGENT_DIR, else ~/.pi/agent)")
     found.add_argument("--untrusted", action="store_true", help="skip the project's .pi/ prompts and skills, as for an untrusted project")
     parser.add_argument("--scenario", metavar="FILE", help="take every input from a scenario file")
     parser.add_argument("--format", choices=("text", "json", "html"), default="text", help="output format (default: text)")
@@ -98,7 +98,7 @@ def _no_input_flags(args: argparse.Namespace) -> None:
 
 def request_from_args(args: argparse.Namespace):
     """The flags as a :class:`~pipeline.prompt.inputs.RenderRequest` (usage errors for bad pairs)."""
-    from pipeline.prompt.discover import DEFAULT_AGENT_DIR
+    from pipeline.agentdir import agent_dir
     from pipeline.prompt.inputs import RenderRequest
 
     return RenderRequest(
@@ -112,7 +112,7 @@ def request_from_args(args: argparse.Namespace):
         context_file_paths=tuple(args.context_file),
         skill_paths=tuple(args.skills_dir),
         discover=args.discover,
-        agent_dir=args.agent_dir or DEFAULT_AGENT_DIR,
+        agent_dir=args.agent_dir or str(agent_dir()),
         trusted=not args.untrusted,
         catalog=not args.no_tool_catalog,
     )

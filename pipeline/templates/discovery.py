@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, Union
 
+from pipeline.agentdir import AGENT_DIR_ENV, CONFIG_DIR, agent_dir, expand_home  # noqa: F401 (re-exported)
 from pipeline.errors import Location, PipelineError, Problem
 from pipeline.jsutil import js_trim
 
@@ -36,8 +37,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.compiler import Pipeline
     from pipeline.model import Templates
 
-CONFIG_DIR = ".pi"
-AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 
 
 @dataclass(frozen=True)
@@ -65,22 +64,6 @@ class LoadedTemplates:
 
     def __len__(self) -> int:
         return len(self.templates)
-
-
-def agent_dir(home: Path | str | None = None) -> Path:
-    """pi's agent directory: ``$PI_CODING_AGENT_DIR`` (``~`` expanded) or ``~/.pi/agent``;
-    ``home`` stands for ``~`` when given."""
-    env = os.environ.get(AGENT_DIR_ENV)
-    if env:
-        return expand_home(env, home)
-    return expand_home("~", home) / CONFIG_DIR / "agent"
-
-
-def expand_home(text: str, home: Path | str | None = None) -> Path:
-    """``text`` with a leading ``~`` expanded (to ``home`` when given, else as the OS does)."""
-    if home is not None and (text == "~" or text.startswith(("~/", "~" + os.sep))):
-        return Path(home) / text[2:]
-    return Path(os.path.expanduser(text))
 
 
 def default_sources(cwd: Path | None = None, agent: Path | None = None) -> list[TemplateSource]:

@@ -208,3 +208,14 @@ def test_scenario_type_and_missing_key_errors_speak_like_profile_errors(capsys, 
     assert code == 1
     assert "cwd: expected text, got the number 5" in err
     assert f"{bad}:3:5: context_files.0.content: missing required key" in err
+
+
+def test_discover_reads_the_agent_dir_from_pi_coding_agent_dir(capsys, tmp_path: Path, monkeypatch) -> None:
+    agent, project = tmp_path / "agent", tmp_path / "project"
+    agent.mkdir()
+    project.mkdir()
+    (agent / "AGENTS.md").write_text("FROM THE AGENT DIR", encoding="utf-8")
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+    code, out, _ = render_cli(capsys, "--discover", "--cwd", str(project))
+    assert code == 0
+    assert "FROM THE AGENT DIR" in out
