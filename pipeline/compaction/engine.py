@@ -187,7 +187,7 @@ def compact_session(
     plan = plan_session(session, settings)
     if isinstance(plan, NothingToCompact):
         return plan
-    _check_appendable(session)
+    session.ensure_appendable("add entries to", "compact that")
     texts = ContextTexts.from_profile(profile)
     ctx = request_context(profile, settings, summarizer, thinking_level or plan.thinking_level)
     result = summarize_plan(plan, client, ctx, texts, custom_instructions=custom_instructions, progress=progress)
@@ -228,13 +228,13 @@ def branch_session(
     """
     target = session.get(target_id)
     if target is None:
-        raise PipelineError(Problem(f"no entry {target_id!r}", code="session.no-entry"))
+        raise PipelineError(Problem(f"no entry {target_id!r}", Location(str(session.path)), code="session.no-entry"))
     texts = ContextTexts.from_profile(profile)
     old_leaf, new_leaf = session.leaf_id, navigation_leaf(target)
     if target_id == old_leaf:
         return Navigated(old_leaf, None, None, build_context(session, texts))  # type: ignore[arg-type]
     collected = branch_entries(session.tree, old_leaf, target_id)
-    _check_appendable(session)
+    session.ensure_appendable("add entries to", "compact that")
     if not collected.entries:
         _move(session, new_leaf)
         return Navigated(session.leaf_id, None, None, build_context(session, texts))  # type: ignore[arg-type]
@@ -247,16 +247,6 @@ def branch_session(
     usage = result.usage.to_pi() if result.usage is not None else None
     entry = session.append_branch_summary(new_leaf, result.summary, details=result.details, usage=usage, from_hook=False)
     return Navigated(session.leaf_id, entry, result, build_context(session, texts))  # type: ignore[arg-type]
-
-
-def _check_appendable(session: SessionFile) -> None:
-    """Refuse before any summary call what the store would refuse after it (old format versions)."""
-    if session.migrated_from is not None:
-        raise PipelineError(Problem(
-            f"cannot add entries to a version-{session.migrated_from} session file",
-            Location(str(session.path)), code="session.read-only",
-            hint="write a version-3 copy with `pipeline session migrate FILE COPY` and compact that",
-        ))
 
 
 def _move(session: SessionFile, leaf: str | None) -> None:

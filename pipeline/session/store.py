@@ -159,7 +159,7 @@ class SessionFile:
         Returns the stored entry (with its line number). Raises :class:`PipelineError` if
         the id is taken, the parent does not exist or the file cannot take appends.
         """
-        self._check_appendable()
+        self.ensure_appendable()
         with self._locked() as fd:
             self._catch_up(fd)
             self._check_links(entry)
@@ -182,12 +182,14 @@ class SessionFile:
         start = self._scanner.tail_start
         return None if start is None else os.pread(fd, self._scanner.offset - start, start)
 
-    def _check_appendable(self) -> None:
+    def ensure_appendable(self, doing: str = "append to", then: str = "append to that") -> None:
+        """Refuse to write to a file migrated in memory from an old format version; ``doing``
+        and ``then`` word the message for the caller (``"add entries to"``, ``"compact that"``)."""
         if self.migrated_from is not None:
             raise PipelineError(Problem(
-                f"cannot append to a version-{self.migrated_from} session file",
+                f"cannot {doing} a version-{self.migrated_from} session file",
                 Location(str(self.path)), code="session.read-only",
-                hint="write a version-3 copy with `pipeline session migrate FILE COPY` and append to that",
+                hint=f"write a version-3 copy with `pipeline session migrate FILE COPY` and {then}",
             ))
 
     def _check_links(self, entry: E.Entry) -> None:

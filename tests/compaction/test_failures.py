@@ -264,3 +264,14 @@ def test_an_old_format_file_is_refused_before_any_call(copy_session):
     with pytest.raises(PipelineError, match="version-1 session file"):
         compact_session(session, default_profile(), client, settings=settings)
     assert client.requests == [] and path.read_bytes() == before
+
+
+def test_branching_to_an_unknown_entry_names_the_session_file(copy_session):
+    from pipeline.errors import PipelineError
+
+    path = copy_session("tests/data/sessions/real/compacted-branched.jsonl")
+    before = path.read_bytes()
+    with pytest.raises(PipelineError) as err:
+        branch_session(SessionFile.open(path), default_profile(), ScriptedClient([]), "nope0000")
+    assert str(err.value) == f"{path}: no entry 'nope0000'"
+    assert path.read_bytes() == before
