@@ -49,7 +49,7 @@ import sys
 from contextlib import contextmanager
 from typing import Iterator
 
-from pipeline.cli._output import tolerant_output
+from pipeline.cli._output import print_notices, tolerant_output
 
 HELP = "compact a pi session file (plan, preview the requests, or run)"
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
@@ -187,8 +187,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     _reasoning_note(args, summarizer)
     session = SessionFile.open(args.session)
-    for problem in session.problems:
-        print(problem, file=sys.stderr)
+    print_notices(session.problems)
     if args.branch_to is not None:
         return _branch(args, session, profile, summarizer)
     if args.plan:

@@ -20,3 +20,11 @@ def test_torn_last_line_is_a_warning_for_context_and_an_error_for_check(tmp_path
     checked = _run("session", "check", str(torn))
     assert checked.returncode == 1
     assert f"{torn}:12: torn last line" in checked.stdout
+
+
+def test_compact_labels_a_torn_last_line_as_a_warning(tmp_path):
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(REAL.read_bytes()[:-40])
+    planned = _run("compact", str(torn), "--plan")
+    assert planned.returncode == 0
+    assert f"{torn}:12: warning: torn last line" in planned.stderr
