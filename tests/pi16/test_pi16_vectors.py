@@ -2,8 +2,8 @@
 rules ``tests/data/pi16/README.md`` states.
 
 Besides shape and counts, small reference functions written from the README reproduce
-pi's answers on every vector: the join rule (sections -> prompt), the section wrapping and
-order, the patch rule (``diffSystemPromptSections``), the replay rule (what a model without
+pi's answers on every vector: every section's text from the options (in masked space), the
+join rule (sections -> prompt), the section wrapping and order, the patch rule (``diffSystemPromptSections``), the replay rule (what a model without
 mid-conversation system messages is sent), the update framing, and 1.6's argument
 splitting. They are test code only; the feature that renders pi 1.6's layout from a
 profile is tested against the same files elsewhere.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.jsutil import is_js_space
+from pipeline.jsutil import is_js_space, js_trim
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "pi16"
 
@@ -87,6 +87,68 @@ def expected_order(options: dict) -> list[str]:
     return order
 
 
+def xml_escape(text: str) -> str:
+    for a, b in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;"), ("'", "&apos;")):
+        text = text.replace(a, b)
+    return text
+
+
+def rules_text(declared: list[str], options: dict) -> str:
+    candidates = []
+    shells = [t for t in ("bash", "powershell") if t in declared]
+    if shells and not any(t in declared for t in ("grep", "find", "ls")):
+        candidates.append({1: "<G_PS>" if shells == ["powershell"] else "<G_BASH>"}.get(len(shells), "<G_BASH_PS>"))
+    for tool in declared:
+        candidates += options.get("toolGuidelines", {}).get(tool, [])
+    candidates += [*options.get("promptGuidelines", []), "<G_CONCISE>", "<G_PATHS>"]
+    rules: list[str] = []
+    for rule in map(js_trim, candidates):
+        if rule and rule not in rules:
+            rules.append(rule)
+    return "\n".join(f"- {r}" for r in rules)
+
+
+def skills_text(declared: list[str], selected: list[str], skills: list[dict]) -> str | None:
+    reader = next((t for t in ("read", "bash") if t in declared), None)
+    if reader is None and any(t in selected for t in ("read", "bash")):
+        reader = "any"
+    visible = [s for s in skills if not s.get("disableModelInvocation")]
+    if reader is None or not visible:
+        return None
+    lines = ["<SK_INTRO>", {"read": "<SK_READ>", "bash": "<SK_BASH>"}.get(reader, "<SK_ANY>"), "<SK_PATHS>", "",
+             "<available_skills>"]
+    for s in visible:
+        lines += ["  <skill>", f"    <name>{xml_escape(s['name'])}</name>",
+                  f"    <description>{xml_escape(s['description'])}</description>",
+                  f"    <location>{xml_escape(s['filePath'])}</location>", "  </skill>"]
+    return "\n".join([*lines, "</available_skills>"])
+
+
+def render_sections(options: dict) -> dict:
+    """buildSystemPromptSections in masked space, from the README's account."""
+    selected = options.get("selectedTools", ["read", "bash", "edit", "write"])
+    declared = [t for t in selected if t not in options.get("hiddenTools", [])]
+    out = {"preamble": options.get("customPrompt") or "<PRE>"}
+    if not options.get("customPrompt"):
+        snippets = options.get("toolSnippets", {})
+        lines = [f"- {t}: {snippets[t]}" for t in declared if snippets.get(t)]
+        out["tools"] = ("\n".join(lines) or "(none)") + "\n\n<MORE_TOOLS>"
+        out["rules"] = rules_text(declared, options)
+        out["docs"] = "<DOCS>"
+    if options.get("appendSystemPrompt"):
+        out["addendum"] = options["appendSystemPrompt"]
+    if options.get("contextFiles"):
+        files = [f'<project_instructions path="{f["path"]}">\n{f["content"]}\n</project_instructions>'
+                 for f in options["contextFiles"]]
+        out["project_context"] = "\n\n".join(["<PCI>", *files])
+    skills = skills_text(declared, selected, options.get("skills", []))
+    if skills:
+        out["skills"] = skills
+    out["cwd"] = options["cwd"].replace("\\", "/")
+    out.update({name: text for name, text in options.get("sections", {}).items() if text})
+    return {n: t if n == "preamble" else f"<{n}>\n{t}\n</{n}>" for n, t in out.items()}
+
+
 def split_args(text: str) -> list[str]:
     """parseCommandArgs of pi 1.6.0 (1.3.0 empty quotes, 1.5.1 word-start quotes and escapes)."""
     args, current, has_token, quote, start, i = [], "", False, None, 0, 0
@@ -149,6 +211,8 @@ def test_prompt_is_the_join_of_the_sections(vector: dict) -> None:
         if name != "preamble":
             assert text.startswith(f"<{name}>\n") and text.endswith(f"\n</{name}>")
     assert vector["order"] == expected_order(vector["options"])
+    rendered = render_sections(vector["options"])
+    assert sections == rendered and list(sections) == list(rendered)
 
 
 def test_custom_section_names_follow_the_rule() -> None:
