@@ -23,7 +23,7 @@ import json
 import time
 from pathlib import Path
 
-from pipeline.jsutil import js_json
+from pipeline.js import js_json
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "tests" / "data" / "sessions" / "real" / "long-coding.jsonl"

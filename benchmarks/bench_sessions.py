@@ -92,7 +92,7 @@ def generate(path: Path, entries: int) -> str:
 def write_own(path: Path, entries: int) -> None:
     """A synthetic session of user/assistant/tool-result turns, serialised by our models."""
     sys.path.insert(0, str(ROOT))
-    from pipeline.jsutil import js_json
+    from pipeline.js import js_json
     from pipeline.session import MessageEntry, SessionHeader, new_entry_id
 
     rng = random.Random(4242)

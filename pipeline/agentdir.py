@@ -12,6 +12,8 @@ from pathlib import Path
 
 CONFIG_DIR = ".pi"
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
+#: The agent directory as written when nothing overrides it (``~`` not yet expanded).
+DEFAULT_AGENT_DIR = f"~/{CONFIG_DIR}/agent"
 
 
 def agent_dir(home: Path | str | None = None) -> Path:
@@ -20,7 +22,7 @@ def agent_dir(home: Path | str | None = None) -> Path:
     env = os.environ.get(AGENT_DIR_ENV)
     if env:
         return expand_home(env, home)
-    return expand_home("~", home) / CONFIG_DIR / "agent"
+    return expand_home(DEFAULT_AGENT_DIR, home)
 
 
 def expand_home(text: str, home: Path | str | None = None) -> Path:

@@ -15,7 +15,7 @@ import pytest
 
 from pipeline import Pipeline, compile_profile
 from pipeline.compaction import CompactionPlan, make_summary_client
-from pipeline.jsutil import js_json
+from pipeline.js import js_json
 from pipeline.prompt import RenderContext
 from pipeline.session import SessionFile
 

@@ -168,7 +168,7 @@ def _reasoning_note(args: argparse.Namespace, summarizer) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipeline.session.gcpause import gc_paused
+    from pipeline.gcpause import gc_paused
 
     with gc_paused():  # a short-lived command: the session's objects need no collector passes
         return _run(args)
@@ -203,7 +203,7 @@ def _run(args: argparse.Namespace) -> int:
 def _show_plan(args, session, settings) -> int:
     from pipeline.compaction.engine import plan_session
     from pipeline.compaction.plan import NothingToCompact
-    from pipeline.jsutil import js_json
+    from pipeline.js import js_json
 
     plan = plan_session(session, settings)
     if args.format == "json":
@@ -256,7 +256,7 @@ def _plan_lines(plan, session) -> list[str]:
 def _print_requests(args, session, profile, settings, summarizer) -> int:
     from pipeline.compaction.engine import make_summary_client, plan_session, planned_requests
     from pipeline.compaction.plan import NothingToCompact
-    from pipeline.jsutil import js_json
+    from pipeline.js import js_json
 
     plan = plan_session(session, settings)
     if isinstance(plan, NothingToCompact):

@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipeline.session.gcpause import gc_paused
+    from pipeline.gcpause import gc_paused
 
     with gc_paused():  # a short-lived command: the session's objects need no collector passes
         return _run(args)
@@ -66,7 +66,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _print_context(context, fmt: str, leaf_id) -> None:
-    from pipeline.jsutil import js_json
+    from pipeline.js import js_json
     from pipeline.session.render import render_context
 
     if fmt == "json":

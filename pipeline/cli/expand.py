@@ -84,7 +84,7 @@ def _load(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipeline.jsutil import js_json
+    from pipeline.js import js_json
     from pipeline.templates import find_template, match_invocation
 
     tolerant_output()

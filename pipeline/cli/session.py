@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipeline.session.gcpause import gc_paused
+    from pipeline.gcpause import gc_paused
 
     with gc_paused():  # a short-lived command: the session's objects need no collector passes
         return _run(args)
@@ -75,7 +75,7 @@ def _tree(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from pipeline.errors import PipelineError
-    from pipeline.jsutil import js_json
+    from pipeline.js import js_json
     from pipeline.session import SessionFile
     from pipeline.session.render import check_summary
 

@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipeline.jsutil import js_json
+    from pipeline.js import js_json
 
     tolerant_output()
     loaded = load(args)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-from pipeline.jsutil import js_sorted
+from pipeline.js import js_sorted
 from pipeline.model.profile import Tags
 from pipeline.session.messages import AgentMessage, AssistantMessage, ToolCall
 

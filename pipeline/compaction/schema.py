@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from pipeline.jsutil import js_trim_end
+from pipeline.js import js_trim_end
 from pipeline.model.profile import SchemaFormat, SchemaItem, SchemaSection
 
 

@@ -16,10 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from pipeline.jsutil import js_json, u16len, u16slice
+from pipeline.js import MISSING, js_json, js_string, u16len, u16slice
 from pipeline.model.profile import Labels
 from pipeline.model.text import Text
-from pipeline.session.jsvalues import MISSING, js_str
 from pipeline.session.messages import (
     AssistantMessage,
     ContentBlock,
@@ -70,7 +69,7 @@ def _argument_pairs(arguments: Any) -> Iterable[tuple[str, Any]]:
 def format_call(call: ToolCall) -> str:
     """``name(key=JSON, key=JSON)``."""
     args = ", ".join(f"{key}={js_json(value)}" for key, value in _argument_pairs(call.arguments))
-    return f"{js_str(call.raw.get('name', MISSING))}({args})"
+    return f"{js_string(call.raw.get('name', MISSING))}({args})"
 
 
 def _assistant_parts(message: AssistantMessage, labels: Labels) -> list[str]:

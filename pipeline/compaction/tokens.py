@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from pipeline.jsutil import js_json, u16len
+from pipeline.js import js_json, u16len
 from pipeline.model.profile import Compaction
 from pipeline.session.messages import (
     AgentMessage,

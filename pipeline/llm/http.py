@@ -23,7 +23,7 @@ from typing import Callable, Mapping
 
 import httpx
 
-from pipeline.jsutil import js_json, js_trim
+from pipeline.js import js_json, js_trim
 from pipeline.llm.errors import (
     LLMAuthError,
     LLMConfigError,

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from pipeline.jsutil import JS_WS_RE, js_trim, u16len, u16slice
+from pipeline.js import JS_WS_RE, js_trim, u16len, u16slice
 from pipeline.llm.errors import LLMConfigError
 from pipeline.llm.types import Completion, SummaryRequest, Usage
 from pipeline.model.profile import Offline, OfflineFill, SchemaSection, Summary

@@ -13,6 +13,7 @@ from typing import Any, Literal, NoReturn, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from pipeline.agentdir import DEFAULT_AGENT_DIR
 from pipeline.model.text import Text
 
 #: Render inputs a section condition can test for presence.
@@ -148,7 +149,7 @@ TemplateSource = str  # "global", "project", or a path
 
 
 #: ``templates.global_dir`` that stands for pi's agent directory (``$PI_CODING_AGENT_DIR/prompts`` when set).
-DEFAULT_GLOBAL_DIR = "~/.pi/agent/prompts"
+DEFAULT_GLOBAL_DIR = DEFAULT_AGENT_DIR + "/prompts"
 
 
 class Templates(Strict):

@@ -29,13 +29,12 @@ import stat
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from pipeline.agentdir import CONFIG_DIR
-from pipeline.jsutil import js_trim, js_truthy
+from pipeline.agentdir import CONFIG_DIR, DEFAULT_AGENT_DIR
+from pipeline.js import js_trim, js_truthy
 from pipeline.prompt.context import ContextFile, Skill
 from pipeline.templates.frontmatter import FrontmatterError, parse_frontmatter
 
 CONTEXT_FILE_NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
-DEFAULT_AGENT_DIR = "~/.pi/agent"
 
 
 @dataclass(frozen=True)

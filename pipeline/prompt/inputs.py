@@ -15,10 +15,11 @@ import os
 from dataclasses import dataclass
 from typing import Optional
 
+from pipeline.agentdir import DEFAULT_AGENT_DIR
 from pipeline.errors import Location, PipelineError, Problem
 from pipeline.model import Profile
 from pipeline.prompt.context import ContextFile, RenderContext
-from pipeline.prompt.discover import DEFAULT_AGENT_DIR, Diagnostic, discover, discover_skills, read_text
+from pipeline.prompt.discover import Diagnostic, discover, discover_skills, read_text
 from pipeline.prompt.scenario import catalog_inputs
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional, Union
 
 from pipeline.errors import PipelineError, Problem
-from pipeline.jsutil import JS_WS_RE, js_trim
+from pipeline.js import JS_WS_RE, js_trim
 from pipeline.model import Profile, Rule, Section, Text, When
 from pipeline.prompt.context import RenderContext, Skill
 

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Optional
 from pipeline.model import Profile
 from pipeline.report.prompt import PromptReport
 
-MISSING = object()
+ABSENT = object()
 
 
 @dataclass(frozen=True)
@@ -54,12 +54,12 @@ class ScenarioDiff:
 @dataclass(frozen=True)
 class SettingChange:
     key: str
-    old: Any  # MISSING when the key is new
-    new: Any  # MISSING when the key is gone
+    old: Any  # ABSENT when the key is new
+    new: Any  # ABSENT when the key is gone
 
     @property
     def status(self) -> str:
-        return "added" if self.old is MISSING else "removed" if self.new is MISSING else "changed"
+        return "added" if self.old is ABSENT else "removed" if self.new is ABSENT else "changed"
 
 
 @dataclass(frozen=True)
@@ -163,7 +163,7 @@ def settings_changes(old: Profile, new: Profile) -> tuple[SettingChange, ...]:
     a, b = _collapsed(old, new), _collapsed(new, old)
     keys = list(b) + [k for k in a if k not in b]
     return tuple(
-        SettingChange(k, a.get(k, MISSING), b.get(k, MISSING)) for k in keys if a.get(k, MISSING) != b.get(k, MISSING)
+        SettingChange(k, a.get(k, ABSENT), b.get(k, ABSENT)) for k in keys if a.get(k, ABSENT) != b.get(k, ABSENT)
     )
 
 
@@ -185,7 +185,7 @@ def _collapsed(profile: Profile, other: Profile) -> dict[str, Any]:
 
 def show_value(value: Any, limit: int = 0) -> str:
     """A setting value for people: JSON, or ``(unset)``; cut to ``limit`` characters if given."""
-    text = "(unset)" if value is MISSING else json.dumps(value, ensure_ascii=False)
+    text = "(unset)" if value is ABSENT else json.dumps(value, ensure_ascii=False)
     return text if not limit or len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -196,7 +196,7 @@ def diff_json(diff: ProfileDiff) -> str:
         "new": diff.new_label,
         "identical": diff.identical,
         "settings": [
-            {"key": c.key, "status": c.status, "old": None if c.old is MISSING else c.old, "new": None if c.new is MISSING else c.new}
+            {"key": c.key, "status": c.status, "old": None if c.old is ABSENT else c.old, "new": None if c.new is ABSENT else c.new}
             for c in diff.settings
         ],
         "scenarios": [_scenario_json(s) for s in diff.scenarios],

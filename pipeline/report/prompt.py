@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 from pipeline.errors import Location
-from pipeline.jsutil import u16len
+from pipeline.js import u16len
 from pipeline.prompt import RenderContext, RenderedSection, render_sections
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -20,7 +20,7 @@ from JavaScript regular expressions to Python ones with the same meaning:
 * JS ``/…/i`` without the ``u`` flag folds case for ASCII letters only (``K``, the Kelvin
   sign, does not match ``k``): Python ``re.IGNORECASE | re.ASCII`` does the same for these
   all-ASCII patterns, and makes ``\\d`` mean ``[0-9]`` as in JS;
-* JS ``\\s`` is JavaScript's whitespace set (:data:`pipeline.jsutil.JS_WS_RE`);
+* JS ``\\s`` is JavaScript's whitespace set (:data:`pipeline.js.JS_WS_RE`);
 * JS ``.`` is one UTF-16 unit other than a line terminator (LF, CR, U+2028, U+2029): it
   never matches a newline, and ``.?`` cannot step over an astral character (two units),
   so ``rate😀limit`` is not ``rate.?limit``.
@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Union
 
-from pipeline.jsutil import JS_WS_RE
+from pipeline.js import JS_WS_RE
 from pipeline.session.messages import AssistantMessage, Usage
 
 #: An assistant reply: the session package's typed message, or its JSON object.

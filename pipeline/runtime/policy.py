@@ -39,7 +39,7 @@ from pipeline.runtime.classify import (
     is_turn_retryable,
 )
 from pipeline.session.entries import CompactionEntry, Entry
-from pipeline.session.jsvalues import date_ms, get
+from pipeline.js import date_ms, js_get
 from pipeline.session.messages import AgentMessage, AssistantMessage, parse_message
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -75,7 +75,7 @@ def latest_compaction_time(branch: Sequence[Entry]) -> Optional[float]:
     every comparison with it is false)."""
     for entry in reversed(branch):
         if isinstance(entry, CompactionEntry):
-            ms = date_ms(get(entry.raw, "timestamp"))
+            ms = date_ms(js_get(entry.raw, "timestamp"))
             return math.nan if ms is None else float(ms)
     return None
 

@@ -30,8 +30,8 @@ from pipeline.session.entries import (
     ModelChangeEntry,
     ThinkingLevelChangeEntry,
 )
-from pipeline.session.gcpause import gc_paused
-from pipeline.session.jsvalues import MISSING, compact, date_ms, get, js_str, nullish, truthy
+from pipeline.gcpause import gc_paused
+from pipeline.js import MISSING, date_ms, js_get, js_nullish, js_object, js_string, js_truthy
 from pipeline.session.messages import (
     AgentMessage,
     AssistantMessage,
@@ -82,7 +82,7 @@ class ModelRef:
     @classmethod
     def of(cls, source: Any, model_key: str) -> "ModelRef":
         """From a ``model_change`` entry (``modelId``) or an assistant message (``model``)."""
-        raw = compact([("provider", get(source, "provider")), ("modelId", get(source, model_key))])
+        raw = js_object([("provider", js_get(source, "provider")), ("modelId", js_get(source, model_key))])
         provider, model = raw.get("provider"), raw.get("modelId")
         return cls(provider if isinstance(provider, str) else None, model if isinstance(model, str) else None, raw)
 
@@ -112,7 +112,7 @@ class LlmContext:
 
     def to_json(self) -> dict[str, Any]:
         """The oracle's ``build_context`` shape: ``{messages, agentMessages, thinkingLevel, model}``."""
-        return compact([
+        return js_object([
             ("messages", [m.raw for m in self.messages]),
             ("agentMessages", [m.raw for m in self.agent_messages]),
             ("thinkingLevel", self.thinking_level_json),
@@ -176,7 +176,7 @@ def entry_roles(entry: Entry) -> tuple[str, ...]:
     if isinstance(entry, CustomMessageEntry):
         return (CustomMessage.role,)
     if isinstance(entry, BranchSummaryEntry):
-        return (BranchSummaryMessage.role,) if truthy(get(entry.raw, "summary")) else ()
+        return (BranchSummaryMessage.role,) if js_truthy(js_get(entry.raw, "summary")) else ()
     if isinstance(entry, CompactionEntry):
         return (CompactionSummaryMessage.role,)
     return ()
@@ -188,7 +188,7 @@ def entry_messages(entry: Entry) -> list[AgentMessage]:
         return [_with_content(entry.message)]
     if isinstance(entry, CustomMessageEntry):
         return [_custom_message(entry)]
-    if isinstance(entry, BranchSummaryEntry) and truthy(get(entry.raw, "summary")):
+    if isinstance(entry, BranchSummaryEntry) and js_truthy(js_get(entry.raw, "summary")):
         return [branch_summary_message(entry)]
     if isinstance(entry, CompactionEntry):
         return [_compaction_summary_message(entry)]
@@ -197,34 +197,34 @@ def entry_messages(entry: Entry) -> list[AgentMessage]:
 
 def _with_content(message: AgentMessage) -> AgentMessage:
     """User/assistant/tool-result messages with null or missing content get ``content: []``."""
-    if message.role in ("user", "assistant", "toolResult") and nullish(get(message.raw, "content")):
+    if message.role in ("user", "assistant", "toolResult") and js_nullish(js_get(message.raw, "content")):
         return parse_message({**message.raw, "content": []})
     return message
 
 
 def _custom_message(entry: CustomMessageEntry) -> CustomMessage:
-    raw, content = entry.raw, get(entry.raw, "content")
-    return CustomMessage.from_json(compact([
-        ("role", "custom"), ("customType", get(raw, "customType")),
-        ("content", [] if nullish(content) else content), ("display", get(raw, "display")),
-        ("details", get(raw, "details")), ("timestamp", date_ms(get(raw, "timestamp"))),
+    raw, content = entry.raw, js_get(entry.raw, "content")
+    return CustomMessage.from_json(js_object([
+        ("role", "custom"), ("customType", js_get(raw, "customType")),
+        ("content", [] if js_nullish(content) else content), ("display", js_get(raw, "display")),
+        ("details", js_get(raw, "details")), ("timestamp", date_ms(js_get(raw, "timestamp"))),
     ]))
 
 
 def branch_summary_message(entry: BranchSummaryEntry) -> BranchSummaryMessage:
     """The ``branchSummary`` message of a branch summary entry (its summary as stored)."""
     raw = entry.raw
-    return BranchSummaryMessage.from_json(compact([
-        ("role", "branchSummary"), ("summary", get(raw, "summary")), ("fromId", get(raw, "fromId")),
-        ("timestamp", date_ms(get(raw, "timestamp"))),
+    return BranchSummaryMessage.from_json(js_object([
+        ("role", "branchSummary"), ("summary", js_get(raw, "summary")), ("fromId", js_get(raw, "fromId")),
+        ("timestamp", date_ms(js_get(raw, "timestamp"))),
     ]))
 
 
 def _compaction_summary_message(entry: CompactionEntry) -> CompactionSummaryMessage:
     raw = entry.raw
-    return CompactionSummaryMessage.from_json(compact([
-        ("role", "compactionSummary"), ("summary", get(raw, "summary")),
-        ("tokensBefore", get(raw, "tokensBefore")), ("timestamp", date_ms(get(raw, "timestamp"))),
+    return CompactionSummaryMessage.from_json(js_object([
+        ("role", "compactionSummary"), ("summary", js_get(raw, "summary")),
+        ("tokensBefore", js_get(raw, "tokensBefore")), ("timestamp", date_ms(js_get(raw, "timestamp"))),
     ]))
 
 
@@ -240,12 +240,12 @@ def context_settings(path: Sequence[Entry]) -> tuple[str | None, ModelRef | None
 
 
 def _settings(path: Sequence[Entry]) -> tuple[Any, ModelRef | None]:
-    """The level as its JSON value (:data:`~pipeline.session.jsvalues.MISSING` when absent)."""
+    """The level as its JSON value (:data:`~pipeline.js.MISSING` when absent)."""
     thinking: tuple[Any] | None = None
     model: ModelRef | None = None
     for entry in reversed(path):
         if thinking is None and isinstance(entry, ThinkingLevelChangeEntry):
-            thinking = (get(entry.raw, "thinkingLevel"),)
+            thinking = (js_get(entry.raw, "thinkingLevel"),)
         elif model is None and isinstance(entry, ModelChangeEntry):
             model = ModelRef.of(entry.raw, "modelId")
         elif model is None and isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
@@ -293,20 +293,20 @@ def convert_to_llm(
 
 
 def _failed(message: LlmMessage) -> bool:
-    return isinstance(message, AssistantMessage) and get(message.raw, "stopReason") in ("error", "aborted")
+    return isinstance(message, AssistantMessage) and js_get(message.raw, "stopReason") in ("error", "aborted")
 
 
 def _convert_one(message: AgentMessage, texts: ContextTexts) -> LlmMessage | None:
     if isinstance(message, (UserMessage, AssistantMessage, ToolResultMessage)):
         return message
     if isinstance(message, BashExecutionMessage):
-        if truthy(get(message.raw, "excludeFromContext")):
+        if js_truthy(js_get(message.raw, "excludeFromContext")):
             return None
         return _user_text(bash_execution_text(message, texts), message)
     if isinstance(message, CustomMessage):
-        content = get(message.raw, "content")
+        content = js_get(message.raw, "content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        return UserMessage.from_json(compact([("role", "user"), ("content", blocks), _timestamp(message)]))
+        return UserMessage.from_json(js_object([("role", "user"), ("content", blocks), _timestamp(message)]))
     if isinstance(message, BranchSummaryMessage):
         return _user_text(_wrap(texts.branch_open, message, texts.branch_close), message)
     if isinstance(message, CompactionSummaryMessage):
@@ -315,34 +315,34 @@ def _convert_one(message: AgentMessage, texts: ContextTexts) -> LlmMessage | Non
 
 
 def _timestamp(message: AgentMessage) -> tuple[str, Any]:
-    return ("timestamp", get(message.raw, "timestamp"))
+    return ("timestamp", js_get(message.raw, "timestamp"))
 
 
 def _user_text(text: str, source: AgentMessage) -> UserMessage:
     return UserMessage.from_json(
-        compact([("role", "user"), ("content", [{"type": "text", "text": text}]), _timestamp(source)])
+        js_object([("role", "user"), ("content", [{"type": "text", "text": text}]), _timestamp(source)])
     )
 
 
 def _wrap(open_text: Any, message: AgentMessage, close_text: Any) -> str:
-    return open_text.render() + js_str(get(message.raw, "summary")) + close_text.render()
+    return open_text.render() + js_string(js_get(message.raw, "summary")) + close_text.render()
 
 
 def bash_execution_text(message: BashExecutionMessage, texts: ContextTexts) -> str:
     """pi's ``bashExecutionToText`` with the profile's words: ran + (output | no output)
     + (cancelled | non-zero exit code) + (truncated, when there is a full-output path)."""
     raw = message.raw
-    text = texts.bash_ran.render(command=js_str(get(raw, "command")))
-    output = get(raw, "output")
-    text += texts.bash_output.render(output=js_str(output)) if truthy(output) else texts.bash_no_output.render()
-    code = get(raw, "exitCode")
-    if truthy(get(raw, "cancelled")):
+    text = texts.bash_ran.render(command=js_string(js_get(raw, "command")))
+    output = js_get(raw, "output")
+    text += texts.bash_output.render(output=js_string(output)) if js_truthy(output) else texts.bash_no_output.render()
+    code = js_get(raw, "exitCode")
+    if js_truthy(js_get(raw, "cancelled")):
         text += texts.bash_cancelled.render()
-    elif not nullish(code) and not _is_zero(code):
-        text += texts.bash_exit_code.render(code=js_str(code))
-    path = get(raw, "fullOutputPath")
-    if truthy(get(raw, "truncated")) and truthy(path):
-        text += texts.bash_truncated.render(path=js_str(path))
+    elif not js_nullish(code) and not _is_zero(code):
+        text += texts.bash_exit_code.render(code=js_string(code))
+    path = js_get(raw, "fullOutputPath")
+    if js_truthy(js_get(raw, "truncated")) and js_truthy(path):
+        text += texts.bash_truncated.render(path=js_string(path))
     return text
 
 

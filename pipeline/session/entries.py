@@ -18,9 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Union
 
-from pipeline.session.jsvalues import MISSING, compact
-from pipeline.session.jsvalues import num_at as _num
-from pipeline.session.jsvalues import str_at as _str
+from pipeline.js import MISSING, js_object, num_at, str_at
 from pipeline.session.messages import (
     AgentMessage,
     ContentBlock,
@@ -87,13 +85,13 @@ class SessionHeader:
     @classmethod
     def from_json(cls, d: Raw, line: int | None = None) -> "SessionHeader":
         return cls(
-            version=_num(d, "version"), id=d["id"], timestamp=_str(d, "timestamp"), cwd=_str(d, "cwd"),
-            parent_session=_str(d, "parentSession"), raw=d, line=line,
+            version=num_at(d, "version"), id=d["id"], timestamp=str_at(d, "timestamp"), cwd=str_at(d, "cwd"),
+            parent_session=str_at(d, "parentSession"), raw=d, line=line,
         )
 
     @classmethod
     def create(cls, *, id: str, timestamp: str, cwd: str, parent_session: str | None = None) -> "SessionHeader":
-        raw = compact([
+        raw = js_object([
             ("type", "session"), ("version", CURRENT_VERSION), ("id", id), ("timestamp", timestamp),
             ("cwd", cwd), ("parentSession", _json(parent_session)),
         ])
@@ -113,7 +111,7 @@ class _EntryBase:
         parent = d.get("parentId")
         return {
             "id": d["id"], "parent_id": parent if isinstance(parent, str) else None,
-            "timestamp": _str(d, "timestamp"), "raw": d, "line": line,
+            "timestamp": str_at(d, "timestamp"), "raw": d, "line": line,
         }
 
     def to_json(self) -> Raw:
@@ -162,7 +160,7 @@ class MessageEntry(_EntryBase):
 
     @classmethod
     def create(cls, *, id: str, parent_id: str | None, timestamp: str, message: AgentMessage | Raw) -> "MessageEntry":
-        return cls.from_json(compact([*_base("message", id, parent_id, timestamp), ("message", _json(message))]))
+        return cls.from_json(js_object([*_base("message", id, parent_id, timestamp), ("message", _json(message))]))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -174,7 +172,7 @@ class ThinkingLevelChangeEntry(_EntryBase):
 
     @classmethod
     def from_json(cls, d: Raw, line: int | None = None) -> "ThinkingLevelChangeEntry":
-        return cls(thinking_level=_str(d, "thinkingLevel"), **cls._head(d, line))
+        return cls(thinking_level=str_at(d, "thinkingLevel"), **cls._head(d, line))
 
     @classmethod
     def create(cls, *, id: str, parent_id: str | None, timestamp: str, thinking_level: str) -> "ThinkingLevelChangeEntry":
@@ -191,7 +189,7 @@ class ModelChangeEntry(_EntryBase):
 
     @classmethod
     def from_json(cls, d: Raw, line: int | None = None) -> "ModelChangeEntry":
-        return cls(provider=_str(d, "provider"), model_id=_str(d, "modelId"), **cls._head(d, line))
+        return cls(provider=str_at(d, "provider"), model_id=str_at(d, "modelId"), **cls._head(d, line))
 
     @classmethod
     def create(cls, *, id: str, parent_id: str | None, timestamp: str, provider: str, model_id: str) -> "ModelChangeEntry":
@@ -215,8 +213,8 @@ class CompactionEntry(_EntryBase):
     def from_json(cls, d: Raw, line: int | None = None) -> "CompactionEntry":
         hook = d.get("fromHook")
         return cls(
-            summary=_str(d, "summary"), first_kept_entry_id=_str(d, "firstKeptEntryId"),
-            tokens_before=_num(d, "tokensBefore"), details=FileLists.from_json(d.get("details")),
+            summary=str_at(d, "summary"), first_kept_entry_id=str_at(d, "firstKeptEntryId"),
+            tokens_before=num_at(d, "tokensBefore"), details=FileLists.from_json(d.get("details")),
             usage=Usage.from_json(d.get("usage")), from_hook=hook if isinstance(hook, bool) else None,
             **cls._head(d, line),
         )
@@ -226,7 +224,7 @@ class CompactionEntry(_EntryBase):
         cls, *, id: str, parent_id: str | None, timestamp: str, summary: str, first_kept_entry_id: str,
         tokens_before: int | float, details: Any = None, usage: Any = None, from_hook: bool | None = None,
     ) -> "CompactionEntry":
-        return cls.from_json(compact([
+        return cls.from_json(js_object([
             *_base(cls.type, id, parent_id, timestamp), ("summary", summary),
             ("firstKeptEntryId", first_kept_entry_id), ("tokensBefore", tokens_before),
             ("details", _json(details)), ("usage", _json(usage)), ("fromHook", _json(from_hook)),
@@ -248,7 +246,7 @@ class BranchSummaryEntry(_EntryBase):
     def from_json(cls, d: Raw, line: int | None = None) -> "BranchSummaryEntry":
         hook = d.get("fromHook")
         return cls(
-            from_id=_str(d, "fromId"), summary=_str(d, "summary"), details=FileLists.from_json(d.get("details")),
+            from_id=str_at(d, "fromId"), summary=str_at(d, "summary"), details=FileLists.from_json(d.get("details")),
             usage=Usage.from_json(d.get("usage")), from_hook=hook if isinstance(hook, bool) else None,
             **cls._head(d, line),
         )
@@ -258,7 +256,7 @@ class BranchSummaryEntry(_EntryBase):
         cls, *, id: str, parent_id: str | None, timestamp: str, from_id: str, summary: str,
         details: Any = None, usage: Any = None, from_hook: bool | None = None,
     ) -> "BranchSummaryEntry":
-        return cls.from_json(compact([
+        return cls.from_json(js_object([
             *_base(cls.type, id, parent_id, timestamp), ("fromId", from_id), ("summary", summary),
             ("details", _json(details)), ("usage", _json(usage)), ("fromHook", _json(from_hook)),
         ]))
@@ -274,12 +272,12 @@ class CustomEntry(_EntryBase):
 
     @classmethod
     def from_json(cls, d: Raw, line: int | None = None) -> "CustomEntry":
-        return cls(custom_type=_str(d, "customType"), data=d.get("data"), **cls._head(d, line))
+        return cls(custom_type=str_at(d, "customType"), data=d.get("data"), **cls._head(d, line))
 
     @classmethod
     def create(cls, *, id: str, parent_id: str | None, timestamp: str, custom_type: str, data: Any = None) -> "CustomEntry":
         own = [("type", cls.type), ("customType", custom_type), ("data", _json(data))]
-        return cls.from_json(compact([*own, *_base(cls.type, id, parent_id, timestamp)[1:]]))
+        return cls.from_json(js_object([*own, *_base(cls.type, id, parent_id, timestamp)[1:]]))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -296,7 +294,7 @@ class CustomMessageEntry(_EntryBase):
     def from_json(cls, d: Raw, line: int | None = None) -> "CustomMessageEntry":
         display = d.get("display")
         return cls(
-            custom_type=_str(d, "customType"), content=parse_content(d.get("content")),
+            custom_type=str_at(d, "customType"), content=parse_content(d.get("content")),
             display=display if isinstance(display, bool) else None, details=d.get("details"),
             **cls._head(d, line),
         )
@@ -310,7 +308,7 @@ class CustomMessageEntry(_EntryBase):
             ("type", cls.type), ("customType", custom_type), ("content", _content_json(content)),
             ("display", display), ("details", _json(details)),
         ]
-        return cls.from_json(compact([*own, *_base(cls.type, id, parent_id, timestamp)[1:]]))
+        return cls.from_json(js_object([*own, *_base(cls.type, id, parent_id, timestamp)[1:]]))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -323,12 +321,12 @@ class LabelEntry(_EntryBase):
 
     @classmethod
     def from_json(cls, d: Raw, line: int | None = None) -> "LabelEntry":
-        return cls(target_id=_str(d, "targetId"), label=_str(d, "label"), **cls._head(d, line))
+        return cls(target_id=str_at(d, "targetId"), label=str_at(d, "label"), **cls._head(d, line))
 
     @classmethod
     def create(cls, *, id: str, parent_id: str | None, timestamp: str, target_id: str, label: str | None) -> "LabelEntry":
         pairs = [*_base(cls.type, id, parent_id, timestamp), ("targetId", target_id), ("label", _json(label))]
-        return cls.from_json(compact(pairs))
+        return cls.from_json(js_object(pairs))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -340,7 +338,7 @@ class SessionInfoEntry(_EntryBase):
 
     @classmethod
     def from_json(cls, d: Raw, line: int | None = None) -> "SessionInfoEntry":
-        return cls(name=_str(d, "name"), **cls._head(d, line))
+        return cls(name=str_at(d, "name"), **cls._head(d, line))
 
     @classmethod
     def create(cls, *, id: str, parent_id: str | None, timestamp: str, name: str) -> "SessionInfoEntry":

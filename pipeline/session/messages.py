@@ -1,7 +1,7 @@
 """Typed views of pi's agent messages and their content blocks (spec §2.1).
 
 Every model keeps ``raw``, the JSON object exactly as read (key order and unknown
-fields included), so writing a message back with :func:`pipeline.jsutil.js_json`
+fields included), so writing a message back with :func:`pipeline.js.js_json`
 reproduces pi's bytes. The typed fields are read from ``raw`` leniently: pi never
 validates session files, so a field of the wrong JSON type reads as ``None`` (or an
 empty tuple) here while ``raw`` keeps the original value. New messages are built with
@@ -15,9 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping, Union
 
-from pipeline.session.jsvalues import MISSING, compact
-from pipeline.session.jsvalues import num_at as _num
-from pipeline.session.jsvalues import str_at as _str
+from pipeline.js import MISSING, js_object, num_at, str_at
 
 Raw = Mapping[str, Any]
 
@@ -93,7 +91,7 @@ class ImageContent:
 
     @classmethod
     def from_json(cls, d: Raw) -> "ImageContent":
-        return cls(data=_str(d, "data") or "", mime_type=_str(d, "mimeType"), raw=d)
+        return cls(data=str_at(d, "data") or "", mime_type=str_at(d, "mimeType"), raw=d)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -211,12 +209,12 @@ class UserMessage:
 
     @classmethod
     def from_json(cls, d: Raw) -> "UserMessage":
-        return cls(content=parse_content(d.get("content")), timestamp=_num(d, "timestamp"), raw=d)
+        return cls(content=parse_content(d.get("content")), timestamp=num_at(d, "timestamp"), raw=d)
 
     @classmethod
     def create(cls, content: str | tuple[ContentBlock, ...] | list, timestamp: int | float | None) -> "UserMessage":
         blocks = content if isinstance(content, str) else tuple(content)
-        raw = compact([("role", "user"), ("content", _content_json(blocks)), ("timestamp", _opt(timestamp))])
+        raw = js_object([("role", "user"), ("content", _content_json(blocks)), ("timestamp", _opt(timestamp))])
         return cls.from_json(raw)
 
 
@@ -245,7 +243,7 @@ class AssistantMessage:
         return cls(
             content=() if isinstance(content, str) else content,
             api=api, provider=provider, model=model, usage=Usage.from_json(d.get("usage")),
-            stop_reason=stop_reason, error_message=error_message, timestamp=_num(d, "timestamp"), raw=d,
+            stop_reason=stop_reason, error_message=error_message, timestamp=num_at(d, "timestamp"), raw=d,
         )
 
     @property
@@ -276,7 +274,7 @@ class ToolResultMessage:
         tool_call_id, tool_name = _strings(d, ("toolCallId", "toolName"))
         return cls(
             tool_call_id=tool_call_id, tool_name=tool_name, content=() if isinstance(content, str) else content,
-            is_error=d.get("isError") is True, timestamp=_num(d, "timestamp"), raw=d,
+            is_error=d.get("isError") is True, timestamp=num_at(d, "timestamp"), raw=d,
         )
 
 
@@ -298,10 +296,10 @@ class BashExecutionMessage:
     @classmethod
     def from_json(cls, d: Raw) -> "BashExecutionMessage":
         return cls(
-            command=_str(d, "command"), output=_str(d, "output"), exit_code=_num(d, "exitCode"),
+            command=str_at(d, "command"), output=str_at(d, "output"), exit_code=num_at(d, "exitCode"),
             cancelled=_bool(d, "cancelled"), truncated=_bool(d, "truncated"),
-            full_output_path=_str(d, "fullOutputPath"),
-            exclude_from_context=_bool(d, "excludeFromContext"), timestamp=_num(d, "timestamp"), raw=d,
+            full_output_path=str_at(d, "fullOutputPath"),
+            exclude_from_context=_bool(d, "excludeFromContext"), timestamp=num_at(d, "timestamp"), raw=d,
         )
 
 
@@ -320,8 +318,8 @@ class CustomMessage:
     @classmethod
     def from_json(cls, d: Raw) -> "CustomMessage":
         return cls(
-            custom_type=_str(d, "customType"), content=parse_content(d.get("content")),
-            display=_bool(d, "display"), details=d.get("details"), timestamp=_num(d, "timestamp"), raw=d,
+            custom_type=str_at(d, "customType"), content=parse_content(d.get("content")),
+            display=_bool(d, "display"), details=d.get("details"), timestamp=num_at(d, "timestamp"), raw=d,
         )
 
 
@@ -337,7 +335,7 @@ class BranchSummaryMessage:
 
     @classmethod
     def from_json(cls, d: Raw) -> "BranchSummaryMessage":
-        return cls(summary=_str(d, "summary"), from_id=_str(d, "fromId"), timestamp=_num(d, "timestamp"), raw=d)
+        return cls(summary=str_at(d, "summary"), from_id=str_at(d, "fromId"), timestamp=num_at(d, "timestamp"), raw=d)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -353,8 +351,8 @@ class CompactionSummaryMessage:
     @classmethod
     def from_json(cls, d: Raw) -> "CompactionSummaryMessage":
         return cls(
-            summary=_str(d, "summary"), tokens_before=_num(d, "tokensBefore"),
-            timestamp=_num(d, "timestamp"), raw=d,
+            summary=str_at(d, "summary"), tokens_before=num_at(d, "tokensBefore"),
+            timestamp=num_at(d, "timestamp"), raw=d,
         )
 
 

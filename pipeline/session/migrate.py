@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from pipeline.session.entries import CURRENT_VERSION
 from pipeline.session.ids import new_entry_id
-from pipeline.session.jsvalues import js_to_number
+from pipeline.js import js_to_number
 
 
 def header_version(header: dict[str, Any]) -> Any:

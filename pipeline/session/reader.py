@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
 from pipeline.errors import Location, PipelineError, Problem
-from pipeline.jsutil import js_trim
+from pipeline.js import js_trim
 from pipeline.session.entries import Entry, MessageEntry, SessionHeader, entry_issues, parse_entry
-from pipeline.session.gcpause import gc_paused
+from pipeline.gcpause import gc_paused
 from pipeline.session.jsonline import describe_error, is_cut_object
 from pipeline.session.messages import UnknownMessage
 from pipeline.session.migrate import header_version, migrate, needs_migration

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Sequence
 
 from pipeline.errors import Problem
-from pipeline.jsutil import js_json
+from pipeline.js import js_json
 from pipeline.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,

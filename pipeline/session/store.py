@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from pipeline.errors import Location, PipelineError, Problem
-from pipeline.jsutil import js_json, js_trim
+from pipeline.js import js_json, js_trim
 from pipeline.session import entries as E
 from pipeline.session.ids import iso_timestamp, new_entry_id, uuid7
 from pipeline.session.messages import AgentMessage

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Iterator, Sequence
 
 from pipeline.errors import Location, Problem
-from pipeline.jsutil import js_trim
+from pipeline.js import js_trim
 from pipeline.session.entries import Entry, LabelEntry, SessionInfoEntry
 
 

@@ -17,9 +17,7 @@ from .args import parse_args
 from .discovery import (
     LoadedTemplates,
     TemplateSource,
-    agent_dir,
     default_sources,
-    expand_home,
     explicit_sources,
     global_template_dir,
     load_pipeline_templates,
@@ -37,8 +35,8 @@ from .substitute import parse_template, substitute_args
 __all__ = [
     "AllArgs", "Arity", "Default", "Finding", "Frontmatter", "FrontmatterError", "Invocation",
     "Literal", "LoadedTemplates", "Node", "Pos", "Positional", "PromptTemplate", "Slice",
-    "Template", "TemplateAnalysis", "TemplateSource", "agent_dir", "analyze", "default_sources",
-    "expand_home", "expand_input", "explicit_sources", "find_template", "global_template_dir",
+    "Template", "TemplateAnalysis", "TemplateSource", "analyze", "default_sources",
+    "expand_input", "explicit_sources", "find_template", "global_template_dir",
     "load_pipeline_templates", "load_sources", "load_templates", "match_invocation", "parse_args",
     "parse_frontmatter", "parse_template", "profile_sources", "read_template", "scan_directory",
     "split_frontmatter", "substitute_args",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.jsutil import JS_WS_RE
+from pipeline.js import JS_WS_RE
 
 _WS_CHARS = JS_WS_RE[1:-1]
 #: One piece of the argument string: a quoted run, a whitespace run or a plain run.

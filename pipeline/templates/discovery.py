@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, Union
 
-from pipeline.agentdir import AGENT_DIR_ENV, CONFIG_DIR, agent_dir, expand_home  # noqa: F401 (re-exported)
+from pipeline.agentdir import CONFIG_DIR, agent_dir, expand_home
 from pipeline.errors import Location, PipelineError, Problem
-from pipeline.jsutil import js_trim
+from pipeline.js import js_trim
 
 from .files import PromptTemplate, SourceKind, read_template
 from .ignorefile import IgnoreRules

@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import Literal, Sequence
 
 from pipeline.errors import Location, PipelineError, Problem
-from pipeline.jsutil import js_trim, u16len, u16slice
+from pipeline.js import js_trim, js_truthy, u16len, u16slice, yaml_string
 
 from .analysis import TemplateAnalysis, analyze
 from .frontmatter import Frontmatter, FrontmatterError, parse_frontmatter
 from .nodes import Template
 from .substitute import parse_template
-from .yamljs import js_string, js_truthy
 
 SourceKind = Literal["project", "user", "path", "inline"]
 DESCRIPTION_LIMIT = 60
@@ -79,14 +78,14 @@ def describe(fm: Frontmatter) -> str:
     """The display description: frontmatter ``description`` or the first body line."""
     value = fm.get("description")
     if js_truthy(value):
-        return js_string(value)
+        return yaml_string(value)
     return first_line_description(fm.body)
 
 
 def argument_hint(fm: Frontmatter) -> str | None:
     """The ``argument-hint`` key when truthy, else None."""
     value = fm.get("argument-hint")
-    return js_string(value) if js_truthy(value) else None
+    return yaml_string(value) if js_truthy(value) else None
 
 
 def first_line_description(body: str) -> str:

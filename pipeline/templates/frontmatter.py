@@ -6,7 +6,7 @@
    JavaScript) up to that ``\\n---``; the body is everything after those four
    characters, trimmed with JavaScript's whitespace set. Without frontmatter the body is
    the whole (normalised) text, untrimmed.
-3. The YAML is parsed as pi's parser reads it (see :mod:`.yamljs`). A document that is
+3. The YAML is parsed as pi's parser reads it (see :mod:`pipeline.js.yaml`). A document that is
    not a mapping gives no keys.
 """
 
@@ -15,14 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from pipeline.jsutil import js_trim, u16slice
-
-from . import yamljs
-from .yamljs import js_key, js_string, js_truthy
-
-# js_string/js_truthy are re-exported: other stages read frontmatter values through them.
-__all__ = ["Frontmatter", "FrontmatterError", "js_string", "js_truthy", "normalize_newlines",
-           "parse_frontmatter", "split_frontmatter"]
+from pipeline.js import js_key, js_trim, load_yaml, u16slice
 
 
 class FrontmatterError(ValueError):
@@ -101,7 +94,7 @@ def _load_yaml(yaml_text: str, start: tuple[int, int]) -> object:
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     try:
-        return yamljs.load(yaml_text)
+        return load_yaml(yaml_text)
     except MarkedYAMLError as err:
         raise _located(err, start, len(yaml_text)) from None
     except (YAMLError, ValueError, TypeError, RecursionError) as err:

@@ -6,11 +6,11 @@ it (once) and turns lark's parse tree into the frozen node classes.
 
 from __future__ import annotations
 
-import gc
 from functools import cache
 
 from lark import Lark, Token, Transformer, v_args
 
+from pipeline.gcpause import gc_paused
 from pipeline.resources import grammar_text
 
 from .nodes import AllArgs, Default, Literal, Node, Pos, Positional, Slice, Template
@@ -130,10 +130,5 @@ def build(body: str) -> Template:
     small, acyclic objects, and the collector's repeated passes over them would cost a
     third of the parse.
     """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return Template(body, _merge_text(parser().parse(body)))
-    finally:
-        if was_enabled:
-            gc.enable()

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Protocol
 
-from pipeline.jsutil import JS_WS_RE
+from pipeline.js import JS_WS_RE
 
 from .args import parse_args
 from .nodes import Template

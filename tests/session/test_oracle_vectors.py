@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from pipeline.jsutil import js_json
+from pipeline.js import js_json
 from pipeline.session import (
     LAST,
     SessionFile,

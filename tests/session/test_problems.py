@@ -8,7 +8,7 @@ import os
 import pytest
 
 from pipeline.errors import PipelineError
-from pipeline.jsutil import js_json
+from pipeline.js import js_json
 from pipeline.session import LAST, SessionFile, build_context, build_session_context
 
 from .conftest import DATA, mask_texts

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from pipeline.errors import PipelineError
-from pipeline.jsutil import js_json
+from pipeline.js import js_json
 from pipeline.session import (
     CompactionEntry,
     CustomEntry,

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.cli import main
-from pipeline.jsutil import js_json
+from pipeline.js import js_json
 from pipeline.session import SessionFile
 from pipeline.session.jsonline import is_cut_object
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.templates import LoadedTemplates, PromptTemplate, load_templates, read_template, scan_directory
-from pipeline.templates.discovery import agent_dir
+from pipeline.agentdir import agent_dir
 from pipeline.templates.ignorefile import IgnoreRules
 
 

@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.jsutil import JS_WHITESPACE
+from pipeline.js import JS_WHITESPACE
 from pipeline.templates import (
     PromptTemplate,
     analyze,

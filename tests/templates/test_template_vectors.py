@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.jsutil import js_json
+from pipeline.js import js_json, yaml_string
 from pipeline.templates import (
     FrontmatterError,
     PromptTemplate,
@@ -23,7 +23,6 @@ from pipeline.templates import (
     parse_frontmatter,
     substitute_args,
 )
-from pipeline.templates.yamljs import js_string
 
 DEFAULT = Path(__file__).resolve().parent.parent / "data" / "template_vectors.json"
 VECTORS = json.loads(Path(os.environ.get("TEMPLATE_VECTORS", DEFAULT)).read_text(encoding="utf-8"))
@@ -98,9 +97,9 @@ def _materialise(root: Path, files: list[dict]) -> None:
 
 def _expected(item: dict) -> dict:
     out = dict(item)
-    out["description"] = js_string(item["description"])  # pi may keep a YAML number here
+    out["description"] = yaml_string(item["description"])  # pi may keep a YAML number here
     if "argumentHint" in item:
-        out["argumentHint"] = js_string(item["argumentHint"])
+        out["argumentHint"] = yaml_string(item["argumentHint"])
     return out
 
 

@@ -390,7 +390,7 @@ def _mask_strings(value: Any, masks: Masks) -> Any:
 
 def masked_copy(source: Path, target: Path, masks: Masks) -> Path:
     """``source`` with pi's sentences inside its content masked (a stored branch summary quotes pi's preamble)."""
-    from pipeline.jsutil import js_json
+    from pipeline.js import js_json
 
     lines = [js_json(_mask_strings(json.loads(line), masks)) for line in source.read_text("utf-8").splitlines()]
     target.write_text("\n".join(lines) + "\n", encoding="utf-8")

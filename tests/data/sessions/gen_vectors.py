@@ -40,7 +40,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.jsutil import js_json  # noqa: E402
+from pipeline.js import js_json  # noqa: E402
 from pipeline.session import SessionFile  # noqa: E402
 
 REAL_SESSIONS = Path(os.environ.get("PI_SESSIONS", "/work/shared/oracle/sessions"))

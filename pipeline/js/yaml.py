@@ -25,10 +25,8 @@ import re
 import warnings
 from functools import cache
 
-from pipeline import jsutil
-from pipeline.jsutil import js_truthy
-
-__all__ = ["js_key", "js_string", "js_truthy", "load"]
+from pipeline.js.numbers import MAX_SAFE
+from pipeline.js.values import js_string
 
 _T = "tag:yaml.org,2002:"
 #: The implicit types of the YAML 1.2 core schema (patterns of the ``yaml`` package).
@@ -43,13 +41,12 @@ _CORE_SCALARS = (
         "-+0123456789.",
     ),
 )
-_MAX_SAFE = 2**53
 #: Ordinary characters in pi's YAML that ruamel treats specially (1.1 line breaks; NUL
 #: ends ruamel's input).
 _ORDINARY = "\x00\x85\u2028\u2029"
 
 
-def load(text: str):
+def load_yaml(text: str):
     """Parse one YAML document; raises ruamel's ``YAMLError`` subclasses when invalid."""
     swap = _swap_table(text)
     source = text.translate(swap) if swap else text
@@ -76,7 +73,7 @@ def _to_js(value: object, back: dict[int, int]) -> object:
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, int):
-        return float(value) if abs(value) > _MAX_SAFE else value
+        return float(value) if abs(value) > MAX_SAFE else value
     if isinstance(value, dict):
         return {js_key(_to_js(k, back)): _to_js(v, back) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -88,14 +85,14 @@ def js_key(key: object) -> str:
     """A mapping key as a JavaScript object key (``null`` -> ``""``)."""
     if key is None:
         return ""
-    return key if isinstance(key, str) else js_string(key)
+    return key if isinstance(key, str) else yaml_string(key)
 
 
-def js_string(value: object) -> str:
-    """``String(value)`` (:func:`pipeline.jsutil.js_string`) for values that come out of
+def yaml_string(value: object) -> str:
+    """``String(value)`` (:func:`pipeline.js.js_string`) for values that come out of
     YAML; the YAML-only types explicit tags make (``!!timestamp`` dates, ``!!binary``
     bytes, ``!!set`` sets) keep Python's ``str()``."""
-    return jsutil.js_string(value, other=str)
+    return js_string(value, other=str)
 
 
 @cache

@@ -1,51 +1,13 @@
-"""JavaScript value semantics that pi's session code relies on.
-
-pi reads session lines with ``JSON.parse`` and never validates them, so a projection
-that must equal pi's has to treat odd values the way JavaScript does: a missing key
-(``undefined``) differs from ``null``, truthiness follows JS rules, template literals
-stringify with ``String(v)`` and ``new Date(iso).getTime()`` turns entry timestamps
-into epoch milliseconds. These helpers are that small, explicit subset; the general
-rules (``undefined``, truthiness, ``String(v)``, ``Number(v)``) are
-:mod:`pipeline.jsutil`'s, re-exported here under the names the session stages use.
-"""
+"""``new Date(value).getTime()`` as pi turns entry timestamps into epoch milliseconds."""
 
 from __future__ import annotations
 
 import math
 import re
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable, Mapping
+from typing import Any
 
-from pipeline.jsutil import MISSING, js_to_number
-from pipeline.jsutil import js_nullish as nullish
-from pipeline.jsutil import js_string as js_str
-from pipeline.jsutil import js_truthy as truthy
-
-__all__ = ["MISSING", "compact", "date_ms", "get", "js_str", "js_to_number", "nullish", "num_at",
-           "str_at", "truthy"]
-
-
-def get(obj: Mapping[str, Any], key: str) -> Any:
-    """``obj[key]`` with JavaScript's ``undefined`` (:data:`MISSING`) for an absent key
-    (and for anything that is not a JSON object)."""
-    return obj.get(key, MISSING) if isinstance(obj, dict) else MISSING
-
-
-def str_at(obj: Mapping[str, Any], key: str) -> str | None:
-    """``obj[key]`` when it is a string, else None (pi never validates what it reads)."""
-    value = obj.get(key)
-    return value if isinstance(value, str) else None
-
-
-def num_at(obj: Mapping[str, Any], key: str) -> int | float | None:
-    """``obj[key]`` when it is a JSON number (not a boolean), else None."""
-    value = obj.get(key)
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def compact(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
-    """An object literal: keys in the given order, ``undefined`` values left out (as ``JSON.stringify`` does)."""
-    return {key: value for key, value in pairs if value is not MISSING}
+from pipeline.js.values import MISSING, js_to_number
 
 
 _ISO = re.compile(

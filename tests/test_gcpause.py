@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from pipeline.session.gcpause import PROMOTE_MIN, gc_paused
+from pipeline.gcpause import PROMOTE_MIN, gc_paused
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""pipeline.jsutil: JavaScript's value rules, checked against Node itself.
+"""pipeline.js: JavaScript's value rules, checked against Node itself.
 
 Expected values come from ``tests/data/js_json_vectors.json`` (Node 22, the oracle's
 engine, on seeded random values; see ``tests/data/gen_js_json_vectors.py``) or from the
@@ -8,6 +8,7 @@ below is also in the vectors, and a test checks that Node agrees with the table.
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -18,8 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline import jsutil
-from pipeline.jsutil import (
+from pipeline.js import (
     JS_JSON_MAX_DEPTH,
     MISSING,
     js_json,
@@ -33,7 +33,9 @@ from pipeline.jsutil import (
     js_truthy,
     u16len,
     u16slice,
+    yaml_string,
 )
+from pipeline.js import stringify
 
 VECTORS = Path(__file__).resolve().parent / "data" / "js_json_vectors.json"
 NAN, INF = math.nan, math.inf
@@ -297,7 +299,7 @@ def test_js_json_non_string_keys_follow_json_dumps():
 
 
 def test_js_json_value_holding_the_marker_is_still_exact():
-    marker = jsutil._MARKER
+    marker = stringify._MARKER
     value = {"k": marker, marker: [1.0, f'"{marker}"'], "n": 1e-7}
     assert js_json(value) == '{"k":"%s","%s":[1,"\\"%s\\""],"n":1e-7}' % (marker, marker, marker)
 
@@ -415,12 +417,34 @@ def test_js_json_writes_deep_values_as_shallow_ones(value):
 # --------------------------------------------------------------------------- one home
 
 
-def test_other_modules_use_jsutils_rules():
-    from pipeline.prompt import discover
-    from pipeline.session import jsvalues
-    from pipeline.templates import yamljs
+def _top_level_names(tree: ast.Module) -> set[str]:
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
 
-    assert jsvalues.truthy is yamljs.js_truthy is discover.js_truthy is jsutil.js_truthy
-    assert jsvalues.js_str is jsutil.js_string and jsvalues.nullish is jsutil.js_nullish
-    assert jsvalues.js_to_number is jsutil.js_to_number and jsvalues.MISSING is jsutil.MISSING
-    assert yamljs.js_string([1.0, None, True, math.nan]) == "1,,true,NaN"
+
+def test_js_semantics_have_one_home_and_one_name():
+    """No module outside pipeline/js defines a name of its surface again, and none imports
+    one under another name (no aliases such as ``js_string as js_str``)."""
+    import pipeline.js as js
+
+    root = Path(js.__file__).resolve().parents[1]
+    surface = set(js.__all__)
+    for path in sorted(root.rglob("*.py")):
+        if path.parent.name == "js":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        assert not surface & _top_level_names(tree), path
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pipeline.js"):
+                assert all(a.asname is None for a in node.names), (path, node.lineno)
+
+
+def test_yaml_string_is_string_of_js_values():
+    assert yaml_string([1.0, None, True, math.nan]) == "1,,true,NaN"
+    assert yaml_string(b"x") == "b'x'"  # a !!binary value keeps Python's str()
+    assert js_string(b"x") == "[object Object]"
