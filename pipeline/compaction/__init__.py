@@ -49,7 +49,7 @@ from pipeline.compaction.engine import (
     request_context,
     summarizer_settings,
 )
-from pipeline.compaction.fileops import CollectedFiles, FileLists, FileOps, file_lists, format_file_lists
+from pipeline.compaction.fileops import CollectedFiles, FileOps, file_lists, format_file_lists
 from pipeline.compaction.plan import CompactionPlan, NothingToCompact, PlannedMessage, plan_compaction
 from pipeline.compaction.requests import (
     RequestContext,
@@ -73,7 +73,6 @@ __all__ = [
     "CompactionResult",
     "ContextEstimate",
     "CutPoint",
-    "FileLists",
     "FileOps",
     "Navigated",
     "NothingToCompact",

@@ -18,17 +18,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from pipeline.compaction.fileops import CollectedFiles, FileLists, FileOps, collect_from_message, file_lists
+from pipeline.compaction.fileops import CollectedFiles, FileOps, collect_from_message, file_lists
 from pipeline.compaction.fileops import format_file_lists, seed_from_details
 from pipeline.compaction.requests import RequestContext, branch_request, user_requests
 from pipeline.compaction.summarize import Call, Progress, run_call
 from pipeline.compaction.tokens import estimate_tokens
 from pipeline.errors import Problem
-from pipeline.llm.types import SummaryClient, Usage
+from pipeline.llm.types import SummaryClient
 from pipeline.model.profile import Compaction
 from pipeline.session.context import branch_summary_message, convert_to_llm, entry_messages
-from pipeline.session.entries import BranchSummaryEntry, CompactionEntry, CustomMessageEntry, Entry, MessageEntry
-from pipeline.session.messages import AgentMessage, UserMessage
+from pipeline.session.entries import BranchSummaryEntry, CompactionEntry, CustomMessageEntry, Entry, FileLists, MessageEntry
+from pipeline.session.messages import AgentMessage, Usage, UserMessage
 from pipeline.session.texts import ContextTexts
 from pipeline.session.tree import SessionTree
 
@@ -128,7 +128,7 @@ class BranchResult:
     @property
     def details(self) -> dict[str, object]:
         """pi's ``details`` (``readFiles``, ``modifiedFiles``), plus ``producedBy`` for offline summaries."""
-        return self.files.to_details(self.produced_by)
+        return self.files.to_json(self.produced_by)
 
 
 def summarize_branch(

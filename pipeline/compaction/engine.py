@@ -193,7 +193,7 @@ def compact_session(
     result = summarize_plan(plan, client, ctx, texts, custom_instructions=custom_instructions, progress=progress)
     entry = session.append_compaction(
         result.summary, result.first_kept_entry_id, result.tokens_before,
-        details=result.details, usage=result.usage.to_pi(), from_hook=False,
+        details=result.details, usage=result.usage.to_json(), from_hook=False,
     )
     return Compacted(entry, result, build_context(session, texts))  # type: ignore[arg-type]
 
@@ -244,7 +244,7 @@ def branch_session(
         collected.entries, client, ctx, texts, context_window=(summarizer or profile.summarizer).context_window,
         custom_instructions=custom_instructions, replace_instructions=replace_instructions, progress=progress,
     )
-    usage = result.usage.to_pi() if result.usage is not None else None
+    usage = result.usage.to_json() if result.usage is not None else None
     entry = session.append_branch_summary(new_leaf, result.summary, details=result.details, usage=usage, from_hook=False)
     return Navigated(session.leaf_id, entry, result, build_context(session, texts))  # type: ignore[arg-type]
 

@@ -13,7 +13,7 @@ from typing import Iterable, Mapping
 
 from pipeline.js import js_sorted
 from pipeline.model.profile import Tags
-from pipeline.session.messages import AgentMessage, AssistantMessage, ToolCall
+from pipeline.session import AgentMessage, AssistantMessage, FileLists, ToolCall
 
 _DEFAULT_TAGS = Tags()
 
@@ -42,21 +42,6 @@ class CollectedFiles:
     def to_json(self) -> dict[str, list[str]]:
         """The oracle's shape: ``{read, written, edited}``."""
         return {"read": list(self.read), "written": list(self.written), "edited": list(self.edited)}
-
-
-@dataclass(frozen=True)
-class FileLists:
-    """The final lists: files only read, and files written or edited."""
-
-    read_files: tuple[str, ...] = ()
-    modified_files: tuple[str, ...] = ()
-
-    def to_details(self, produced_by: str | None = None) -> dict[str, object]:
-        """pi's ``details``: ``{readFiles, modifiedFiles}``, plus ``producedBy`` for offline summaries."""
-        details: dict[str, object] = {"readFiles": list(self.read_files), "modifiedFiles": list(self.modified_files)}
-        if produced_by == "offline":
-            details["producedBy"] = "offline"
-        return details
 
 
 def seed_from_details(ops: FileOps, details: object, from_hook: object = False) -> None:

@@ -22,7 +22,6 @@ from typing import Literal, Sequence
 from pipeline.compaction.cut import CutPoint, find_cut_point
 from pipeline.compaction.fileops import (
     CollectedFiles,
-    FileLists,
     FileOps,
     collect_from_json,
     file_lists,
@@ -31,7 +30,7 @@ from pipeline.compaction.fileops import (
 from pipeline.compaction.tokens import context_tokens_newest_first
 from pipeline.model.profile import Compaction
 from pipeline.session.context import context_entries_of_path, context_settings, entry_messages, entry_roles
-from pipeline.session.entries import CompactionEntry, Entry
+from pipeline.session.entries import CompactionEntry, Entry, FileLists
 from pipeline.gcpause import gc_paused
 from pipeline.session.messages import AgentMessage, AssistantMessage
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from pipeline.compaction.fileops import FileLists, format_file_lists
+from pipeline.compaction.fileops import format_file_lists
 from pipeline.compaction.plan import CompactionPlan
 from pipeline.compaction.requests import (
     RequestContext,
@@ -38,9 +38,11 @@ from pipeline.compaction.requests import (
 from pipeline.compaction.schema import missing_sections
 from pipeline.errors import PipelineError, Problem
 from pipeline.llm.errors import LLMError
-from pipeline.llm.types import Completion, SummaryClient, SummaryRequest, Usage
+from pipeline.llm.types import Completion, SummaryClient, SummaryRequest
 from pipeline.model.profile import SchemaSection
 from pipeline.session.context import convert_to_llm
+from pipeline.session.entries import FileLists
+from pipeline.session.messages import Usage
 from pipeline.session.texts import ContextTexts
 
 Progress = Callable[[str], None]
@@ -74,7 +76,7 @@ class CompactionResult:
     @property
     def details(self) -> dict[str, object]:
         """pi's ``details`` (``readFiles``, ``modifiedFiles``), plus ``producedBy`` for offline summaries."""
-        return self.files.to_details(self.produced_by)
+        return self.files.to_json(self.produced_by)
 
 
 @dataclass(frozen=True)

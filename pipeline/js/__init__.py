@@ -14,7 +14,7 @@ Modules, bottom up: :mod:`.strings` (whitespace, UTF-16), :mod:`.numbers`
 imports another part of the project but :mod:`pipeline.gcpause`.
 """
 
-from pipeline.js.dates import date_ms
+from pipeline.js.dates import date_ms, iso_timestamp
 from pipeline.js.numbers import js_number
 from pipeline.js.stringify import JS_JSON_MAX_DEPTH, js_json
 from pipeline.js.strings import JS_WHITESPACE, JS_WS_RE, js_sorted, js_trim, js_trim_end, u16len, u16slice
@@ -22,7 +22,7 @@ from pipeline.js.values import MISSING, js_get, js_nullish, js_object, js_string
 from pipeline.js.yaml import js_key, load_yaml, yaml_string
 
 __all__ = [
-    "JS_JSON_MAX_DEPTH", "JS_WHITESPACE", "JS_WS_RE", "MISSING", "date_ms", "js_get", "js_json",
+    "JS_JSON_MAX_DEPTH", "JS_WHITESPACE", "JS_WS_RE", "MISSING", "date_ms", "iso_timestamp", "js_get", "js_json",
     "js_key", "js_nullish", "js_number", "js_object", "js_sorted", "js_string", "js_to_number", "js_trim",
     "js_trim_end", "js_truthy", "load_yaml", "num_at", "str_at", "u16len", "u16slice", "yaml_string",
 ]

@@ -1,4 +1,6 @@
-"""``new Date(value).getTime()`` as pi turns entry timestamps into epoch milliseconds."""
+"""Dates as pi's JavaScript makes and reads them: ``new Date().toISOString()`` for entry
+timestamps (:func:`iso_timestamp`), ``new Date(value).getTime()`` turning them into
+epoch milliseconds (:func:`date_ms`)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,12 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from pipeline.js.values import MISSING, js_to_number
+
+
+def iso_timestamp(moment: datetime | None = None) -> str:
+    """``new Date().toISOString()``: ``2026-08-11T08:14:03.037Z``."""
+    moment = moment or datetime.now(timezone.utc)
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 _ISO = re.compile(

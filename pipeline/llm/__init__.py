@@ -1,6 +1,6 @@
 """LLM client layer: send a summary request, get a completion back.
 
-Provider-neutral types (:class:`SummaryRequest`, :class:`Completion`, :class:`Usage`),
+Provider-neutral types (:class:`SummaryRequest`, :class:`Completion`; usage is :class:`pipeline.session.Usage`),
 two HTTP wire formats on httpx (:class:`OpenAIChatClient`, :class:`AnthropicMessagesClient`),
 one retry policy (:mod:`pipeline.llm.retry`) and :func:`make_client`. This package only
 transports what the caller gives: it holds no prompt text.
@@ -22,7 +22,7 @@ from pipeline.llm.errors import (
     LLMStatusError,
     LLMTimeoutError,
 )
-from pipeline.llm.types import REASONING_LEVELS, Completion, StopReason, SummaryClient, SummaryRequest, Usage
+from pipeline.llm.types import REASONING_LEVELS, Completion, StopReason, SummaryClient, SummaryRequest
 
 # The HTTP side (httpx) is imported on first use, so code that only needs the types
 # (the compaction engine, the offline summarizer, CLI start-up) does not pay for it.
@@ -86,7 +86,6 @@ __all__ = [
     "SummaryClient",
     "SummaryRequest",
     "THINKING_BUDGETS",
-    "Usage",
     "call_with_retries",
     "is_retryable_status",
     "make_client",

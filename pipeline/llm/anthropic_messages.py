@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from pipeline.llm.errors import LLMResponseError
 from pipeline.llm.http import HTTPSummaryClient, JSONObject, count, obj
-from pipeline.llm.types import Completion, StopReason, SummaryRequest, Usage
+from pipeline.llm.types import Completion, StopReason, SummaryRequest
+from pipeline.session.messages import Usage
 
 API_VERSION = "2023-06-01"
 MIN_ANSWER_TOKENS = 1024

@@ -28,7 +28,8 @@ from typing import Literal
 
 from pipeline.llm.errors import LLMConfigError, LLMResponseError
 from pipeline.llm.http import HTTPSummaryClient, JSONObject, count, obj, text_of
-from pipeline.llm.types import Completion, StopReason, SummaryRequest, Usage
+from pipeline.llm.types import Completion, StopReason, SummaryRequest
+from pipeline.session.messages import Usage
 
 MaxTokensField = Literal["max_completion_tokens", "max_tokens"]
 _FINISH: dict[str | None, StopReason] = {

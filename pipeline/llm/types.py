@@ -13,6 +13,7 @@ from typing import Literal, Mapping, Protocol, runtime_checkable
 
 from pipeline.errors import did_you_mean
 from pipeline.llm.errors import LLMConfigError
+from pipeline.session.messages import Usage
 
 StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
 
@@ -51,44 +52,6 @@ class SummaryRequest:
     def reasoning_level(self) -> str | None:
         """The reasoning level to ask for, or ``None`` when reasoning is off."""
         return None if self.reasoning in _OFF else self.reasoning
-
-
-@dataclass(frozen=True)
-class Usage:
-    """Token counts of one call (or, summed with ``+``, of several)."""
-
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    total_tokens: int = 0
-
-    @classmethod
-    def of(cls, input: int, output: int, cache_read: int = 0, cache_write: int = 0) -> "Usage":
-        """Usage with ``total_tokens`` computed as pi does: the sum of the four counts."""
-        return cls(input, output, cache_read, cache_write, input + output + cache_read + cache_write)
-
-    def __add__(self, other: "Usage") -> "Usage":
-        if not isinstance(other, Usage):
-            return NotImplemented
-        return Usage(
-            self.input + other.input,
-            self.output + other.output,
-            self.cache_read + other.cache_read,
-            self.cache_write + other.cache_write,
-            self.total_tokens + other.total_tokens,
-        )
-
-    def to_pi(self) -> dict:
-        """pi's usage JSON: ``{input, output, cacheRead, cacheWrite, totalTokens, cost}`` (cost all zero)."""
-        return {
-            "input": self.input,
-            "output": self.output,
-            "cacheRead": self.cache_read,
-            "cacheWrite": self.cache_write,
-            "totalTokens": self.total_tokens,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-        }
 
 
 @dataclass(frozen=True)

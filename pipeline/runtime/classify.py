@@ -157,7 +157,7 @@ def _usage(reply: AssistantMessage) -> Usage:
     return reply.usage if reply.usage is not None else _ZERO_USAGE
 
 
-_ZERO_USAGE = Usage(input=0, output=0, cache_read=0, cache_write=0, total_tokens=0, cost=None, raw={})
+_ZERO_USAGE = Usage()
 
 
 def _error_text(reply: AssistantMessage) -> str | None:

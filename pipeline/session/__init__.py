@@ -13,8 +13,9 @@ Typical use::
 Modules: :mod:`~pipeline.session.messages` and :mod:`~pipeline.session.entries` (typed
 models keeping their raw JSON), :mod:`~pipeline.session.reader` (streaming load,
 problems), :mod:`~pipeline.session.migrate` (v1→v2→v3 in memory),
-:mod:`~pipeline.session.tree` (navigation, integrity), :mod:`~pipeline.session.store`
-(appending under a lock), :mod:`~pipeline.session.context` (projection),
+:mod:`~pipeline.session.tree` (navigation, integrity), :mod:`~pipeline.session.log`
+(the locked append log), :mod:`~pipeline.session.store` (the session: tree, leaf, typed
+appends), :mod:`~pipeline.session.context` (projection),
 :mod:`~pipeline.session.texts` (the profile words the projection adds).
 """
 
@@ -49,9 +50,11 @@ from pipeline.session.entries import (
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
     UnknownEntry,
+    new_entry_id,
     parse_entry,
+    uuid7,
 )
-from pipeline.session.ids import iso_timestamp, new_entry_id, uuid7
+
 from pipeline.session.messages import (
     AgentMessage,
     AssistantMessage,
@@ -87,5 +90,5 @@ __all__ = [
     "ThinkingLevelChangeEntry", "ToolCall", "ToolResultMessage", "UnknownBlock", "UnknownEntry", "UnknownMessage",
     "Usage", "UserMessage", "bash_execution_text", "build_context", "build_context_entries",
     "build_session_context", "context_entries_of_path", "context_settings", "convert_to_llm", "entry_messages", "entry_roles",
-    "iso_timestamp", "message_role", "new_entry_id", "parse_entry", "parse_message", "session_path", "uuid7",
+    "message_role", "new_entry_id", "parse_entry", "parse_message", "session_path", "uuid7",
 ]

@@ -10,13 +10,18 @@ become :class:`UnknownEntry` and are kept untouched.
 
 The ``create`` constructors build new entries with their keys in the order pi writes
 them (``custom`` and ``custom_message`` put their own keys before ``id``) and optional
-keys left out when ``None``.
+keys left out when ``None``. Ids are made as pi makes them: entry ids are the first 8 hex
+chars of a random UUID, redrawn while taken, a full UUID after 100 collisions
+(:func:`new_entry_id`, pi's ``generateId``); session ids are UUIDv7 (:func:`uuid7`).
 """
 
 from __future__ import annotations
 
+import os
+import time
+import uuid
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Union
+from typing import Any, Callable, ClassVar, Container, Mapping, Union
 
 from pipeline.js import MISSING, js_object, num_at, str_at
 from pipeline.session.messages import (
@@ -32,10 +37,34 @@ Raw = Mapping[str, Any]
 CURRENT_VERSION = 3
 
 
+def new_entry_id(taken: Container[str], random_uuid: Callable[[], uuid.UUID] = uuid.uuid4) -> str:
+    """A fresh entry id not in ``taken``."""
+    for _ in range(100):
+        candidate = str(random_uuid())[:8]
+        if candidate not in taken:
+            return candidate
+    return str(random_uuid())
+
+
+def uuid7(ms: int | None = None, rand: bytes | None = None) -> str:
+    """A UUIDv7 string for epoch milliseconds ``ms`` (now by default)."""
+    ms = int(time.time() * 1000) if ms is None else ms
+    rand = os.urandom(10) if rand is None else rand
+    value = (ms & ((1 << 48) - 1)) << 80
+    value |= 0x7 << 76
+    value |= (int.from_bytes(rand[:2], "big") & 0x0FFF) << 64
+    value |= 0b10 << 62
+    value |= int.from_bytes(rand[2:10], "big") & ((1 << 62) - 1)
+    return str(uuid.UUID(int=value))
+
+
 def _json(value: Any) -> Any:
-    """A model's JSON (its ``raw``), a plain JSON value as is, ``None`` → key left out."""
+    """A model's JSON (its ``raw``; ``to_json()`` for :class:`FileLists` and :class:`Usage`),
+    a plain JSON value as is, ``None`` → key left out."""
     if value is None:
         return MISSING
+    if isinstance(value, (FileLists, Usage)):
+        return value.to_json()
     return getattr(value, "raw", value)
 
 
@@ -45,15 +74,17 @@ def _content_json(content: Any) -> Any:
     return content
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class FileLists:
-    """``details`` of a pi-made compaction or branch summary: the files the summary covers."""
+    """``details`` of a pi-made compaction or branch summary: the files the summary covers
+    (files only read, and files written or edited)."""
 
-    read_files: tuple[str, ...]
-    modified_files: tuple[str, ...]
+    read_files: tuple[str, ...] = ()
+    modified_files: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, d: Any) -> "FileLists | None":
+        """Read a ``details`` object (string paths only); None when it holds no such lists."""
         if not isinstance(d, dict):
             return None
         read, modified = d.get("readFiles"), d.get("modifiedFiles")
@@ -64,9 +95,12 @@ class FileLists:
             modified_files=tuple(f for f in modified if isinstance(f, str)),
         )
 
-    @property
-    def raw(self) -> dict[str, Any]:
-        return {"readFiles": list(self.read_files), "modifiedFiles": list(self.modified_files)}
+    def to_json(self, produced_by: str | None = None) -> dict[str, Any]:
+        """pi's ``details``: ``{readFiles, modifiedFiles}``, plus ``producedBy`` for offline summaries."""
+        details: dict[str, Any] = {"readFiles": list(self.read_files), "modifiedFiles": list(self.modified_files)}
+        if produced_by == "offline":
+            details["producedBy"] = "offline"
+        return details
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -150,49 +150,73 @@ def _content_json(content: str | tuple[ContentBlock, ...]) -> Any:
 # --------------------------------------------------------------------------- usage
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class Cost:
     """``usage.cost`` in dollars."""
 
-    input: float
-    output: float
-    cache_read: float
-    cache_write: float
-    total: float
-    raw: Raw
+    input: int | float = 0
+    output: int | float = 0
+    cache_read: int | float = 0
+    cache_write: int | float = 0
+    total: int | float = 0
 
     @classmethod
     def from_json(cls, d: Raw) -> "Cost":
-        input, output, cache_read, cache_write, total = _counts(d, _COST_KEYS)
-        return cls(input=input, output=output, cache_read=cache_read, cache_write=cache_write, total=total, raw=d)
+        """Read leniently: a key that is not a JSON number counts 0."""
+        return cls(*_counts(d, _COST_KEYS))
+
+    def to_json(self) -> dict[str, int | float]:
+        """pi's JSON: ``{input, output, cacheRead, cacheWrite, total}``."""
+        return dict(zip(_COST_KEYS, (self.input, self.output, self.cache_read, self.cache_write, self.total)))
+
+    def __add__(self, other: "Cost") -> "Cost":
+        if not isinstance(other, Cost):
+            return NotImplemented
+        return Cost(self.input + other.input, self.output + other.output, self.cache_read + other.cache_read,
+                    self.cache_write + other.cache_write, self.total + other.total)
 
 
 _COST_KEYS = ("input", "output", "cacheRead", "cacheWrite", "total")
 _USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class Usage:
-    """Token usage of one LLM call (an assistant message, a compaction or a branch summary)."""
+    """Token usage of one LLM call (an assistant message, a compaction or a branch summary,
+    a summary call's completion) or, summed with ``+``, of several."""
 
-    input: int | float
-    output: int | float
-    cache_read: int | float
-    cache_write: int | float
-    total_tokens: int | float
-    cost: Cost | None
-    raw: Raw
+    input: int | float = 0
+    output: int | float = 0
+    cache_read: int | float = 0
+    cache_write: int | float = 0
+    total_tokens: int | float = 0
+    cost: Cost | None = None
+
+    @classmethod
+    def of(cls, input: int, output: int, cache_read: int = 0, cache_write: int = 0) -> "Usage":
+        """Usage with ``total_tokens`` computed as pi does: the sum of the four counts."""
+        return cls(input, output, cache_read, cache_write, input + output + cache_read + cache_write)
 
     @classmethod
     def from_json(cls, d: Any) -> "Usage | None":
+        """Read leniently (a count that is not a JSON number is 0); None when ``d`` is not an object."""
         if not isinstance(d, dict):
             return None
-        input, output, cache_read, cache_write, total_tokens = _counts(d, _USAGE_KEYS)
         cost = d.get("cost")
-        return cls(
-            input=input, output=output, cache_read=cache_read, cache_write=cache_write, total_tokens=total_tokens,
-            cost=Cost.from_json(cost) if isinstance(cost, dict) else None, raw=d,
-        )
+        return cls(*_counts(d, _USAGE_KEYS), cost=Cost.from_json(cost) if isinstance(cost, dict) else None)
+
+    def to_json(self) -> dict[str, Any]:
+        """pi's JSON: ``{input, output, cacheRead, cacheWrite, totalTokens, cost}``; no cost
+        known is written as all zeros (summary calls report none)."""
+        counts = (self.input, self.output, self.cache_read, self.cache_write, self.total_tokens)
+        return {**dict(zip(_USAGE_KEYS, counts)), "cost": (self.cost or Cost()).to_json()}
+
+    def __add__(self, other: "Usage") -> "Usage":
+        if not isinstance(other, Usage):
+            return NotImplemented
+        cost = None if self.cost is None and other.cost is None else (self.cost or Cost()) + (other.cost or Cost())
+        return Usage(self.input + other.input, self.output + other.output, self.cache_read + other.cache_read,
+                     self.cache_write + other.cache_write, self.total_tokens + other.total_tokens, cost)
 
 
 # --------------------------------------------------------------------------- messages

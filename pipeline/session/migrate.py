@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from pipeline.session.entries import CURRENT_VERSION
-from pipeline.session.ids import new_entry_id
 from pipeline.js import js_to_number
+from pipeline.session.entries import CURRENT_VERSION, new_entry_id
 
 
 def header_version(header: dict[str, Any]) -> Any:

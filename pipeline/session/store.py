@@ -1,14 +1,12 @@
-"""The append-only session store: one pi-format JSONL file.
+"""The session: one pi-format JSONL file as a tree with a leaf, and typed appends.
 
 * **Reading** is streaming (:mod:`pipeline.session.reader`); damage is reported as
   located problems, never silently dropped; old format versions are migrated in memory
   (the file is not rewritten) and :attr:`SessionFile.migrated_from` says so.
-* **Writing** appends one line per entry with one ``write`` (looping only on short
-  writes), then ``fsync``; an exclusive ``flock`` on the file is held for the append.
-  Under the lock the store first reads what other writers appended since it last
-  looked (so id collision checks and the tree stay current), and when the file does
-  not end with ``\\n`` (a torn last line) the line is preceded by ``\\n``. Nothing
-  already in the file is ever rewritten.
+* **Writing** goes through the locked append log (:mod:`pipeline.session.log`): under
+  its lock the session first takes in what other writers appended since it last looked
+  (so id collision checks and the tree stay current), checks the new entry's links, and
+  the log appends its line and fsyncs. Nothing already in the file is ever rewritten.
 * The **leaf** is the current position: after opening, the last entry in file order
   (pi's rule); it moves to each appended entry and with :meth:`SessionFile.branch`.
 
@@ -20,20 +18,19 @@ copy that can be appended to.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 from pipeline.errors import Location, PipelineError, Problem
-from pipeline.js import js_json, js_trim
+from pipeline.js import iso_timestamp, js_json, js_trim
 from pipeline.session import entries as E
-from pipeline.session.ids import iso_timestamp, new_entry_id, uuid7
+from pipeline.session.entries import new_entry_id, uuid7
+from pipeline.session.log import AppendLog, write_new
 from pipeline.session.messages import AgentMessage
-from pipeline.session.reader import Scanner, build_entries, load
+from pipeline.session.reader import load
 from pipeline.session.tree import SessionTree
 
 _LEAF: Any = object()  # "the current leaf" default for append helpers
@@ -48,8 +45,7 @@ class SessionFile:
         self.tree = SessionTree(entries)
         self.leaf_id: str | None = self.tree.last_id
         self.migrated_from: Any = None
-        self._scanner = Scanner(str(self.path))
-        self._identity: tuple[int, int] | None = None
+        self._log = AppendLog(self.path)
 
     # ----------------------------------------------------------------- opening
 
@@ -59,8 +55,7 @@ class SessionFile:
         loaded = load(Path(path))
         session = cls(Path(path), loaded.header, loaded.entries)
         session.migrated_from = loaded.migrated_from
-        session._scanner = loaded.scanner
-        session._identity = _identity(Path(path))
+        session._log = AppendLog(Path(path), loaded.scanner)
         return session
 
     @classmethod
@@ -73,8 +68,7 @@ class SessionFile:
             id=session_id or uuid7(), timestamp=timestamp or iso_timestamp(), cwd=cwd,
             parent_session=parent_session,
         )
-        data = (js_json(header.raw) + "\n").encode("utf-8")
-        _create_exclusive(Path(path), data)
+        write_new(Path(path), [js_json(header.raw)])
         return cls.open(path)
 
     # ----------------------------------------------------------------- reading
@@ -88,20 +82,19 @@ class SessionFile:
     def problems(self) -> list[Problem]:
         """Everything wrong with the file: bad lines (as read) and tree damage (computed now)."""
         return sorted(
-            [*self._scanner.problems, *self.tree.problems(str(self.path))],
+            [*self._log.problems, *self.tree.problems(str(self.path))],
             key=lambda p: (p.location.line or 0) if p.location else 0,
         )
 
     @property
     def line_count(self) -> int:
         """How many lines the file has (as read and appended by this object; a last line without newline counts)."""
-        return self._scanner.line
+        return self._log.line_count
 
     @property
     def torn_line(self) -> int | None:
         """The line number of a torn last line, if the file has one."""
-        torn = self._scanner.torn
-        return torn.location.line if torn is not None and torn in self._scanner.problems else None
+        return self._log.torn_line
 
     @property
     def name(self) -> str | None:
@@ -160,27 +153,14 @@ class SessionFile:
         the id is taken, the parent does not exist or the file cannot take appends.
         """
         self.ensure_appendable()
-        with self._locked() as fd:
-            self._catch_up(fd)
+        with self._log.locked() as log:
+            for appended in log.catch_up():
+                self.tree.add(appended)
             self._check_links(entry)
-            prefix = b"" if _ends_with_newline(fd) else b"\n"
-            tail = self._tail(fd) if prefix else None
-            data = prefix + (js_json(entry.raw) + "\n").encode("utf-8")
-            _write_all(fd, data)
-            os.fsync(fd)
-            if prefix:
-                self._scanner.end_tail(tail)  # the last line got its newline: no longer torn
-            stored = replace(entry, line=self._scanner.line + 1)
-            self._scanner.line += 1
-            self._scanner.offset += len(data)
+            stored = replace(entry, line=log.write_line(js_json(entry.raw)))
         self.tree.add(stored)
         self.leaf_id = stored.id
         return stored
-
-    def _tail(self, fd: int) -> bytes | None:
-        """The bytes of the unterminated last line (read before the append ends it)."""
-        start = self._scanner.tail_start
-        return None if start is None else os.pread(fd, self._scanner.offset - start, start)
 
     def ensure_appendable(self, doing: str = "append to", then: str = "append to that") -> None:
         """Refuse to write to a file migrated in memory from an old format version; ``doing``
@@ -198,48 +178,6 @@ class SessionFile:
             raise PipelineError(Problem(f"entry id {entry.id!r} is already taken", where, code="session.duplicate-id"))
         if entry.parent_id is not None and entry.parent_id not in self.tree:
             raise PipelineError(Problem(f"parent {entry.parent_id!r} does not exist", where, code="session.no-entry"))
-
-    @contextmanager
-    def _locked(self) -> Iterator[int]:
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
-        except OSError as err:
-            raise PipelineError(Problem(f"cannot open for appending: {err.strerror}", Location(str(self.path)))) from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield fd
-        finally:
-            os.close(fd)  # closing releases the lock
-
-    def _catch_up(self, fd: int) -> None:
-        """Read what other writers appended since this object last looked at the file."""
-        stat = os.fstat(fd)
-        if self._identity is not None and (stat.st_dev, stat.st_ino) != self._identity:
-            raise PipelineError(Problem("the file was replaced since it was opened", Location(str(self.path))))
-        if stat.st_size < self._scanner.offset:
-            raise PipelineError(Problem("the file shrank since it was opened (it is not append-only)",
-                                        Location(str(self.path)), code="session.shrank"))
-        if stat.st_size > self._scanner.offset:
-            self._read_more(fd, stat.st_size)
-
-    def _read_more(self, fd: int, size: int) -> None:
-        scanner = self._scanner
-        start = scanner.tail_start if scanner.tail_start is not None else scanner.offset
-        if scanner.tail_start is not None:  # the unterminated last line grew: read it again
-            scanner.line -= 1
-            if scanner.torn is not None and scanner.torn in scanner.problems:
-                scanner.problems.remove(scanner.torn)
-            scanner.torn = None
-        scanner.offset = start
-        chunk = os.pread(fd, size - start, start)
-        objects = []
-        for line, obj in scanner.scan(_split_lines(chunk)):
-            if obj.get("type") == "session":
-                scanner.report("a second session header (ignored, as pi ignores it)", "session.extra-header", "warning")
-            else:
-                objects.append((line, obj))
-        for entry in build_entries(objects, str(self.path), scanner.problems):
-            self.tree.add(entry)
 
     # ----------------------------------------------------------------- typed helpers
 
@@ -313,93 +251,7 @@ class SessionFile:
         file or the complete copy. This session's own file is never written.
         """
         target = Path(path)
-        if _same_file(target, self.path):
-            raise PipelineError(Problem("the copy cannot replace the file it is copied from", Location(str(target)),
-                                        code="session.same-file", hint="choose another destination"))
         lines = [js_json(dict(self.header.raw))] + [js_json(e.raw) for e in self.entries]
-        data = ("\n".join(lines) + "\n").encode("utf-8")
-        if overwrite:
-            _replace_atomically(target, data)
-        else:
-            _create_exclusive(target, data)
+        write_new(target, lines, overwrite=overwrite, source=self.path)
         return SessionFile.open(target)
 
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return stat.st_dev, stat.st_ino
-
-
-def _split_lines(chunk: bytes) -> Iterator[bytes]:
-    """Lines split on ``\\n`` only (each keeps its newline; the last may lack one)."""
-    start = 0
-    while start < len(chunk):
-        end = chunk.find(b"\n", start)
-        end = len(chunk) if end < 0 else end + 1
-        yield chunk[start:end]
-        start = end
-
-
-def _ends_with_newline(fd: int) -> bool:
-    size = os.fstat(fd).st_size
-    return size == 0 or os.pread(fd, 1, size - 1) == b"\n"
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _create_exclusive(path: Path, data: bytes) -> None:
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        raise PipelineError(Problem("file already exists", Location(str(path)), code="session.exists")) from None
-    except OSError as err:
-        raise PipelineError(Problem(f"cannot create: {err.strerror}", Location(str(path)))) from None
-    try:
-        _write_all(fd, data)
-        os.fsync(fd)
-    except OSError as err:  # a disk full or an I/O error: leave no half-written file behind
-        os.close(fd)
-        path.unlink(missing_ok=True)
-        raise PipelineError(Problem(f"cannot write: {err.strerror}", Location(str(path)))) from None
-    os.close(fd)
-    _fsync_dir(path.parent)
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-def _replace_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to a new file beside ``path`` and rename it over ``path``."""
-    temp = path.with_name(f".{path.name}.{uuid7()}.tmp")
-    _create_exclusive(temp, data)
-    try:
-        os.replace(temp, path)
-    except OSError as err:
-        temp.unlink(missing_ok=True)
-        raise PipelineError(Problem(f"cannot replace: {err.strerror}", Location(str(path)))) from None
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory or ".", os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

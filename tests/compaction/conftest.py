@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from pipeline import compile_profile
-from pipeline.llm.types import Completion, SummaryRequest, Usage
+from pipeline.llm import Completion, SummaryRequest
+from pipeline.session import Usage
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "compaction"

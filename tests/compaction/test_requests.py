@@ -91,7 +91,7 @@ def test_compaction_result_equals_pi(case):
                             custom_instructions=case["request"].get("customInstructions"))
     got = {
         "summary": result.summary, "firstKeptEntryId": result.first_kept_entry_id,
-        "tokensBefore": result.tokens_before, "usage": result.usage.to_pi(), "details": result.details,
+        "tokensBefore": result.tokens_before, "usage": result.usage.to_json(), "details": result.details,
     }
     assert got == case["result"]
 
@@ -133,7 +133,7 @@ def test_branch_summary_equals_pi(case):
         dict(c, reasoning=None) for c in case["calls"]
     ]
     if client.requests:
-        expected = {"summary": result.summary, "usage": result.usage.to_pi(),
+        expected = {"summary": result.summary, "usage": result.usage.to_json(),
                     "readFiles": list(result.files.read_files), "modifiedFiles": list(result.files.modified_files)}
     else:
         expected = {"summary": result.summary}

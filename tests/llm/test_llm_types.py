@@ -14,8 +14,8 @@ from pipeline.llm import (
     LLMError,
     LLMStatusError,
     SummaryRequest,
-    Usage,
 )
+from pipeline.session import Usage
 
 
 def make_request(**overrides) -> SummaryRequest:
@@ -68,10 +68,10 @@ def test_usage_sum_and_total():
     assert sum([a, b], Usage()) == a + b
 
 
-def test_usage_to_pi_keys_match_the_spec():
+def test_usage_to_json_keys_match_the_spec():
     # spec §2.1: usage{input,output,cacheRead,cacheWrite,totalTokens,cost{…}}
-    assert list(Usage().to_pi()) == ["input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"]
-    assert set(Usage().to_pi()["cost"].values()) == {0}
+    assert list(Usage().to_json()) == ["input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"]
+    assert set(Usage().to_json()["cost"].values()) == {0}
 
 
 def test_errors_are_pipeline_errors_with_one_line():

@@ -17,9 +17,9 @@ from pipeline.llm import (
     OpenAIChatClient,
     SummaryClient,
     SummaryRequest,
-    Usage,
     make_client,
 )
+from pipeline.session import Usage
 
 SYSTEM = "SYSTEM-FIXTURE: test instruction."
 USER = "<conversation>\n[User]: hi\n</conversation>\n\nUSER-FIXTURE."
@@ -277,7 +277,7 @@ def test_anthropic_text_blocks_joined_with_newline(make, llm_server):
     completion = make("anthropic").complete(request())
     assert (completion.text, completion.thinking) == ("first\nsecond", "t1\nt2")
     assert completion.stop_reason == "length"
-    assert completion.usage.to_pi()["totalTokens"] == 11
+    assert completion.usage.to_json()["totalTokens"] == 11
 
 
 @pytest.mark.parametrize(
@@ -303,7 +303,7 @@ def test_unusable_2xx_answers_are_clear_errors(provider, body, needle, make, llm
 
 def test_completion_usage_to_pi_shape():
     usage = Usage.of(1, 2, 3, 4)
-    assert json.dumps(usage.to_pi()) == json.dumps(
+    assert json.dumps(usage.to_json()) == json.dumps(
         {
             "input": 1,
             "output": 2,

@@ -25,7 +25,7 @@ CHILD_PRELUDE = textwrap.dedent(
     """
     import os, signal, sys, time
     from pipeline.session import SessionFile
-    import pipeline.session.store as store
+    import pipeline.session.log as log
 
     def user(text):
         return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}
@@ -52,7 +52,7 @@ KILLED_MID_APPEND = """
         os.write(fd, data[: len(data) // 2])
         os.kill(os.getpid(), signal.SIG{how})
 
-    store._write_all = half_then_die
+    log._write_all = half_then_die
     session.append_message(user("never completed " * 20))
 """
 
@@ -64,7 +64,7 @@ EXITS_MID_APPEND = """
         os.write(fd, data[: len(data) // 3])
         os._exit(3)
 
-    store._write_all = half_then_exit
+    log._write_all = half_then_exit
     session.append_message(user("cut"))
 """
 

@@ -77,7 +77,7 @@ def test_new_entries_have_pi_ids_timestamps_and_key_order(tmp_path):
 
 
 def test_new_id_is_redrawn_on_collision(tmp_path):
-    from pipeline.session.ids import new_entry_id
+    from pipeline.session import new_entry_id
 
     draws = iter(["aaaaaaaa-1", "aaaaaaaa-2", "bbbbbbbb-3"])
     assert new_entry_id({"aaaaaaaa"}, lambda: next(draws)) == "bbbbbbbb"

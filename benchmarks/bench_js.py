@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """``js_json`` speed beside ``json.dumps``, on a realistic payload.
 
-    /tmp/venv/bin/python benchmarks/bench_jsutil.py [--copies 300] [--repeat 3]
+    /tmp/venv/bin/python benchmarks/bench_js.py [--copies 300] [--repeat 3]
 
 The payload is the ``message`` of every message entry of
 ``tests/data/sessions/real/long-coding.jsonl``, repeated ``--copies`` times and then
