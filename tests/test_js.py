@@ -31,11 +31,11 @@ from pipeline.js import (
     js_trim,
     js_trim_end,
     js_truthy,
+    stringify,
     u16len,
     u16slice,
     yaml_string,
 )
-from pipeline.js import stringify
 
 VECTORS = Path(__file__).resolve().parent / "data" / "js_json_vectors.json"
 NAN, INF = math.nan, math.inf

@@ -16,7 +16,7 @@ Stages (one module each): :mod:`~pipeline.compaction.tokens` (estimates, thresho
 :mod:`~pipeline.compaction.cut` (cut points, turn starts), :mod:`~pipeline.compaction.plan`
 (the frozen :class:`CompactionPlan`), :mod:`~pipeline.compaction.serialize` (the
 conversation as text), :mod:`~pipeline.compaction.fileops` (file lists),
-:mod:`~pipeline.compaction.schema` (``${schema}`` and the schema check),
+:mod:`~pipeline.compaction.summary_schema` (``${schema}`` and the schema check),
 :mod:`~pipeline.compaction.requests` (summary requests),
 :mod:`~pipeline.compaction.summarize` (running the calls),
 :mod:`~pipeline.compaction.branch` (branch summaries),
@@ -33,7 +33,7 @@ from pipeline.compaction.branch import (
     prepare_branch,
     summarize_branch,
 )
-from pipeline.compaction.cut import CutPoint, find_cut_point, find_turn_start, is_cut_point, is_turn_start
+from pipeline.compaction.cut import CutPoint, find_cut_point, find_turn_start
 from pipeline.compaction.engine import (
     OVERRIDE_FLAGS,
     Compacted,
@@ -54,66 +54,21 @@ from pipeline.compaction.plan import CompactionPlan, NothingToCompact, PlannedMe
 from pipeline.compaction.requests import (
     RequestContext,
     branch_request,
-    corrective_request,
     history_request,
-    turn_prefix_request,
 )
-from pipeline.compaction.schema import missing_sections, render_schema
+from pipeline.compaction.summary_schema import missing_sections, render_schema
 from pipeline.compaction.serialize import SerializeOptions, serialize_conversation
-from pipeline.compaction.summarize import CompactionResult, SummaryFailed, plan_calls, run_call, summarize_plan
+from pipeline.compaction.summarize import CompactionResult, SummaryFailed, plan_calls, summarize_plan
 from pipeline.compaction.tokens import ContextEstimate, context_tokens, estimate_context, estimate_tokens, should_compact
 
 __all__ = [
-    "BranchEntries",
-    "BranchPreparation",
-    "BranchResult",
-    "CollectedFiles",
-    "Compacted",
-    "CompactionPlan",
-    "CompactionResult",
-    "ContextEstimate",
-    "CutPoint",
-    "FileOps",
-    "Navigated",
-    "NothingToCompact",
-    "OVERRIDE_FLAGS",
-    "Overridden",
-    "PlannedMessage",
-    "RequestContext",
-    "SerializeOptions",
-    "SummaryFailed",
-    "branch_entries",
-    "branch_request",
-    "branch_session",
-    "compact_session",
-    "compaction_settings",
-    "context_tokens",
-    "corrective_request",
-    "estimate_context",
-    "estimate_tokens",
-    "file_lists",
-    "find_cut_point",
-    "find_turn_start",
-    "format_file_lists",
-    "history_request",
-    "is_cut_point",
-    "is_turn_start",
-    "make_summary_client",
-    "missing_sections",
-    "navigation_leaf",
-    "override_profile",
-    "plan_calls",
-    "plan_compaction",
-    "plan_session",
-    "planned_requests",
-    "prepare_branch",
-    "render_schema",
-    "request_context",
-    "run_call",
-    "serialize_conversation",
-    "should_compact",
-    "summarize_branch",
-    "summarize_plan",
-    "summarizer_settings",
-    "turn_prefix_request",
+    "BranchEntries", "BranchPreparation", "BranchResult", "CollectedFiles", "Compacted", "CompactionPlan",
+    "CompactionResult", "ContextEstimate", "CutPoint", "FileOps", "Navigated", "NothingToCompact",
+    "OVERRIDE_FLAGS", "Overridden", "PlannedMessage", "RequestContext", "SerializeOptions", "SummaryFailed",
+    "branch_entries", "branch_request", "branch_session", "compact_session", "compaction_settings",
+    "context_tokens", "estimate_context", "estimate_tokens", "file_lists", "find_cut_point",
+    "find_turn_start", "format_file_lists", "history_request", "make_summary_client", "missing_sections",
+    "navigation_leaf", "override_profile", "plan_calls", "plan_compaction", "plan_session",
+    "planned_requests", "prepare_branch", "render_schema", "request_context", "serialize_conversation",
+    "should_compact", "summarize_branch", "summarize_plan", "summarizer_settings",
 ]

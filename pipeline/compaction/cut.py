@@ -1,6 +1,6 @@
 """Where to cut a path (spec §7.1, §7.2): cut points, turn starts, the cut itself.
 
-Entry classes, from what an entry projects to (:func:`pipeline.session.context.entry_messages`):
+Entry classes, from what an entry projects to (:func:`pipeline.session.projection.entry_messages`):
 
 * **cut point** — a non-compaction entry yielding a user, assistant, bashExecution,
   custom, branchSummary or compactionSummary message (never a tool result, never
@@ -22,7 +22,7 @@ from typing import Sequence
 
 from pipeline.compaction.tokens import estimate_tokens
 from pipeline.model.profile import Compaction
-from pipeline.session.context import entry_messages, entry_roles
+from pipeline.session.projection import entry_messages, entry_roles
 from pipeline.session.entries import CompactionEntry, Entry
 
 CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})

@@ -22,7 +22,7 @@ from pipeline.compaction.summarize import CompactionResult, Progress, plan_calls
 from pipeline.errors import Location, PipelineError, Problem
 from pipeline.llm.types import REASONING_LEVELS, SummaryClient
 from pipeline.model.profile import Compaction, Profile, Summarizer
-from pipeline.session.context import LlmContext, build_context, context_settings
+from pipeline.session.projection import LlmContext, build_context, context_settings
 from pipeline.session.entries import BranchSummaryEntry, CompactionEntry
 from pipeline.session.store import SessionFile
 from pipeline.session.texts import ContextTexts

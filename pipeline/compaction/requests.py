@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from pipeline.compaction.schema import render_schema
+from pipeline.compaction.summary_schema import render_schema
 from pipeline.compaction.serialize import SerializeOptions, content_text, serialize_conversation
 from pipeline.llm.types import SummaryRequest
 from pipeline.model.profile import Compaction, SchemaSection, Summary

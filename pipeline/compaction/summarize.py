@@ -35,12 +35,12 @@ from pipeline.compaction.requests import (
     turn_prefix_request,
     user_requests,
 )
-from pipeline.compaction.schema import missing_sections
+from pipeline.compaction.summary_schema import missing_sections
 from pipeline.errors import PipelineError, Problem
 from pipeline.llm.errors import LLMError
 from pipeline.llm.types import Completion, SummaryClient, SummaryRequest
 from pipeline.model.profile import SchemaSection
-from pipeline.session.context import convert_to_llm
+from pipeline.session.projection import convert_to_llm
 from pipeline.session.entries import FileLists
 from pipeline.session.messages import Usage
 from pipeline.session.texts import ContextTexts

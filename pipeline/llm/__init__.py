@@ -28,9 +28,7 @@ from pipeline.llm.types import REASONING_LEVELS, Completion, StopReason, Summary
 # (the compaction engine, the offline summarizer, CLI start-up) does not pay for it.
 _LAZY = {
     "AnthropicMessagesClient": "pipeline.llm.anthropic_messages",
-    "THINKING_BUDGETS": "pipeline.llm.anthropic_messages",
     "thinking_budget": "pipeline.llm.anthropic_messages",
-    "DEFAULT_KEY_ENV": "pipeline.llm.factory",
     "make_client": "pipeline.llm.factory",
     "HTTPSummaryClient": "pipeline.llm.http",
     "OpenAIChatClient": "pipeline.llm.openai_chat",
@@ -41,8 +39,8 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.llm.anthropic_messages import THINKING_BUDGETS, AnthropicMessagesClient, thinking_budget
-    from pipeline.llm.factory import DEFAULT_KEY_ENV, make_client
+    from pipeline.llm.anthropic_messages import AnthropicMessagesClient, thinking_budget
+    from pipeline.llm.factory import make_client
     from pipeline.llm.http import HTTPSummaryClient
     from pipeline.llm.openai_chat import OpenAIChatClient
     from pipeline.llm.retry import RetryPolicy, call_with_retries, is_retryable_status, parse_retry_after
@@ -65,30 +63,9 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "AnthropicMessagesClient",
-    "Completion",
-    "DEFAULT_KEY_ENV",
-    "HTTPSummaryClient",
-    "LLMAuthError",
-    "LLMConfigError",
-    "LLMConnectionError",
-    "LLMEmptyCompletionError",
-    "LLMError",
-    "LLMResponseError",
-    "LLMRetriesExhaustedError",
-    "LLMRetryDelayError",
-    "LLMStatusError",
-    "LLMTimeoutError",
-    "OpenAIChatClient",
-    "REASONING_LEVELS",
-    "RetryPolicy",
-    "StopReason",
-    "SummaryClient",
-    "SummaryRequest",
-    "THINKING_BUDGETS",
-    "call_with_retries",
-    "is_retryable_status",
-    "make_client",
-    "parse_retry_after",
-    "thinking_budget",
+    "AnthropicMessagesClient", "Completion", "HTTPSummaryClient", "LLMAuthError", "LLMConfigError",
+    "LLMConnectionError", "LLMEmptyCompletionError", "LLMError", "LLMResponseError",
+    "LLMRetriesExhaustedError", "LLMRetryDelayError", "LLMStatusError", "LLMTimeoutError", "OpenAIChatClient",
+    "REASONING_LEVELS", "RetryPolicy", "StopReason", "SummaryClient", "SummaryRequest", "call_with_retries",
+    "is_retryable_status", "make_client", "parse_retry_after", "thinking_budget",
 ]

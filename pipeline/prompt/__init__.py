@@ -9,21 +9,10 @@
 from pipeline.prompt.context import ContextFile, RenderContext, Skill
 from pipeline.prompt.render import (
     RenderedSection,
-    normalize_guidelines,
-    normalize_snippet,
     render_sections,
     render_system_prompt,
-    xml_escape,
 )
 
 __all__ = [
-    "ContextFile",
-    "RenderContext",
-    "RenderedSection",
-    "Skill",
-    "normalize_guidelines",
-    "normalize_snippet",
-    "render_sections",
-    "render_system_prompt",
-    "xml_escape",
+    "ContextFile", "RenderContext", "RenderedSection", "Skill", "render_sections", "render_system_prompt",
 ]

@@ -10,16 +10,10 @@ from pipeline.report.prompt import (
     PromptReport,
     SectionReport,
     build_prompt_report,
-    estimate_tokens,
     prompt_html,
     prompt_json,
 )
 
 __all__ = [
-    "PromptReport",
-    "SectionReport",
-    "build_prompt_report",
-    "estimate_tokens",
-    "prompt_html",
-    "prompt_json",
+    "PromptReport", "SectionReport", "build_prompt_report", "prompt_html", "prompt_json",
 ]

@@ -1,6 +1,6 @@
 """The jinja2 environment of the report stage (tool output only; profiles stay Jinja-free).
 
-Templates live in ``pipeline/report/templates/*.j2`` (shipped as package data).
+Templates live in ``pipeline/report/jinja/*.j2`` (shipped as package data).
 ``*.html.j2`` templates are autoescaped; Markdown and text templates are not.
 """
 
@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
+TEMPLATE_DIR = Path(__file__).resolve().parent / "jinja"
 
 
 @lru_cache(maxsize=1)

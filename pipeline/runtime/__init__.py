@@ -25,16 +25,11 @@ Typical driver step after an agent run::
 """
 
 from pipeline.runtime.classify import (
-    NON_OVERFLOW_PATTERNS,
-    NON_RETRYABLE_PATTERNS,
     OVERFLOW_PATTERNS,
-    RETRYABLE_PATTERNS,
     Reply,
     is_context_overflow,
-    is_overflow_text,
     is_recoverable_length,
     is_retryable_error,
-    is_retryable_text,
     is_turn_retryable,
 )
 from pipeline.runtime.override import HookChain, RunPrompt, run_hooks, start_run
@@ -53,9 +48,8 @@ from pipeline.runtime.policy import (
 )
 
 __all__ = [
-    "NON_OVERFLOW_PATTERNS", "NON_RETRYABLE_PATTERNS", "NOTHING", "OVERFLOW_PATTERNS", "RETRYABLE_PATTERNS",
-    "CompactionDecision", "CurrentModel", "HookChain", "Phase", "RecoveryCycle", "Reply", "RetryDecision",
-    "RetrySettings", "RunPrompt", "TurnRetry", "check_compaction", "is_context_overflow", "is_overflow_text",
-    "is_recoverable_length", "is_retryable_error", "is_retryable_text", "is_turn_retryable",
+    "NOTHING", "OVERFLOW_PATTERNS", "CompactionDecision", "CurrentModel", "HookChain", "Phase",
+    "RecoveryCycle", "Reply", "RetryDecision", "RetrySettings", "RunPrompt", "TurnRetry", "check_compaction",
+    "is_context_overflow", "is_recoverable_length", "is_retryable_error", "is_turn_retryable",
     "latest_compaction_time", "run_hooks", "start_run", "summary_retry_delay",
 ]

@@ -15,16 +15,15 @@ models keeping their raw JSON), :mod:`~pipeline.session.reader` (streaming load,
 problems), :mod:`~pipeline.session.migrate` (v1→v2→v3 in memory),
 :mod:`~pipeline.session.tree` (navigation, integrity), :mod:`~pipeline.session.log`
 (the locked append log), :mod:`~pipeline.session.store` (the session: tree, leaf, typed
-appends), :mod:`~pipeline.session.context` (projection),
+appends), :mod:`~pipeline.session.projection` (projection),
 :mod:`~pipeline.session.texts` (the profile words the projection adds).
 """
 
-from pipeline.session.context import (
+from pipeline.session.projection import (
     LAST,
     LlmContext,
     ModelRef,
     SessionContext,
-    bash_execution_text,
     build_context,
     build_context_entries,
     build_session_context,
@@ -36,7 +35,6 @@ from pipeline.session.context import (
     session_path,
 )
 from pipeline.session.entries import (
-    CURRENT_VERSION,
     BranchSummaryEntry,
     CompactionEntry,
     CustomEntry,
@@ -52,7 +50,6 @@ from pipeline.session.entries import (
     UnknownEntry,
     new_entry_id,
     parse_entry,
-    uuid7,
 )
 
 from pipeline.session.messages import (
@@ -74,7 +71,6 @@ from pipeline.session.messages import (
     UnknownMessage,
     Usage,
     UserMessage,
-    message_role,
     parse_message,
 )
 from pipeline.session.store import SessionFile
@@ -83,12 +79,12 @@ from pipeline.session.tree import SessionTree
 
 __all__ = [
     "AgentMessage", "AssistantMessage", "BashExecutionMessage", "BranchSummaryEntry", "BranchSummaryMessage",
-    "CURRENT_VERSION", "CompactionEntry", "CompactionSummaryMessage", "ContentBlock", "ContextTexts", "Cost",
-    "CustomEntry", "CustomMessage", "CustomMessageEntry", "Entry", "FileLists", "ImageContent", "LAST",
-    "LabelEntry", "LlmContext", "LlmMessage", "MessageEntry", "ModelChangeEntry", "ModelRef", "SessionContext",
+    "CompactionEntry", "CompactionSummaryMessage", "ContentBlock", "ContextTexts", "Cost", "CustomEntry",
+    "CustomMessage", "CustomMessageEntry", "Entry", "FileLists", "ImageContent", "LAST", "LabelEntry",
+    "LlmContext", "LlmMessage", "MessageEntry", "ModelChangeEntry", "ModelRef", "SessionContext",
     "SessionFile", "SessionHeader", "SessionInfoEntry", "SessionTree", "TextContent", "ThinkingContent",
-    "ThinkingLevelChangeEntry", "ToolCall", "ToolResultMessage", "UnknownBlock", "UnknownEntry", "UnknownMessage",
-    "Usage", "UserMessage", "bash_execution_text", "build_context", "build_context_entries",
-    "build_session_context", "context_entries_of_path", "context_settings", "convert_to_llm", "entry_messages", "entry_roles",
-    "message_role", "new_entry_id", "parse_entry", "parse_message", "session_path", "uuid7",
+    "ThinkingLevelChangeEntry", "ToolCall", "ToolResultMessage", "UnknownBlock", "UnknownEntry",
+    "UnknownMessage", "Usage", "UserMessage", "build_context", "build_context_entries",
+    "build_session_context", "context_entries_of_path", "context_settings", "convert_to_llm",
+    "entry_messages", "entry_roles", "new_entry_id", "parse_entry", "parse_message", "session_path",
 ]

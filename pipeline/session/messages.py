@@ -397,7 +397,7 @@ AgentMessage = Union[
     UserMessage, AssistantMessage, ToolResultMessage, BashExecutionMessage,
     CustomMessage, BranchSummaryMessage, CompactionSummaryMessage, UnknownMessage,
 ]
-#: What :func:`pipeline.session.context.convert_to_llm` returns.
+#: What :func:`pipeline.session.projection.convert_to_llm` returns.
 LlmMessage = Union[UserMessage, AssistantMessage, ToolResultMessage]
 
 _ROLES: dict[str, Any] = {

@@ -17,7 +17,6 @@ from .args import parse_args
 from .discovery import (
     LoadedTemplates,
     TemplateSource,
-    default_sources,
     explicit_sources,
     global_template_dir,
     load_pipeline_templates,
@@ -27,17 +26,16 @@ from .discovery import (
     scan_directory,
 )
 from .files import PromptTemplate, read_template
-from .frontmatter import Frontmatter, FrontmatterError, parse_frontmatter, split_frontmatter
+from .frontmatter import Frontmatter, FrontmatterError, parse_frontmatter
 from .invoke import Invocation, expand_input, find_template, match_invocation
 from .nodes import AllArgs, Default, Literal, Node, Pos, Positional, Slice, Template
 from .substitute import parse_template, substitute_args
 
 __all__ = [
-    "AllArgs", "Arity", "Default", "Finding", "Frontmatter", "FrontmatterError", "Invocation",
-    "Literal", "LoadedTemplates", "Node", "Pos", "Positional", "PromptTemplate", "Slice",
-    "Template", "TemplateAnalysis", "TemplateSource", "analyze", "default_sources",
-    "expand_input", "explicit_sources", "find_template", "global_template_dir",
+    "AllArgs", "Arity", "Default", "Finding", "Frontmatter", "FrontmatterError", "Invocation", "Literal",
+    "LoadedTemplates", "Node", "Pos", "Positional", "PromptTemplate", "Slice", "Template", "TemplateAnalysis",
+    "TemplateSource", "analyze", "expand_input", "explicit_sources", "find_template", "global_template_dir",
     "load_pipeline_templates", "load_sources", "load_templates", "match_invocation", "parse_args",
     "parse_frontmatter", "parse_template", "profile_sources", "read_template", "scan_directory",
-    "split_frontmatter", "substitute_args",
+    "substitute_args",
 ]

@@ -95,6 +95,6 @@ def raw_entries(spec: str) -> list[dict]:
 
 def entries(spec: str) -> list:
     """Typed entries (:mod:`pipeline.session.entries`) for ``spec``."""
-    from pipeline.session.entries import parse_entry
+    from pipeline.session import parse_entry
 
     return [parse_entry(raw) for raw in raw_entries(spec)]

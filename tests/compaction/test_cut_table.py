@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.compaction.cut import find_cut_point, find_turn_start
-from pipeline.compaction.plan import CompactionPlan, NothingToCompact, plan_compaction
-from pipeline.model.profile import Compaction
-from pipeline.session import SessionFile, build_session_context
-from pipeline.session.entries import parse_entry
+from pipeline.compaction import (
+    CompactionPlan,
+    NothingToCompact,
+    find_cut_point,
+    find_turn_start,
+    plan_compaction,
+)
+from pipeline.model import Compaction
+from pipeline.session import SessionFile, build_session_context, parse_entry
 
 from .entryspec import entries, entry_id, raw_entries
 

@@ -9,17 +9,23 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.compaction.branch import BranchEntries, branch_entries, summarize_branch
-from pipeline.compaction.engine import compact_session
-from pipeline.compaction.plan import CompactionPlan, plan_compaction
-from pipeline.compaction.requests import RequestContext, history_request
-from pipeline.compaction.schema import render_schema
-from pipeline.compaction.summarize import plan_calls, summarize_plan
-from pipeline.llm.types import REASONING_LEVELS
-from pipeline.model.profile import SchemaFormat, SchemaItem, SchemaSection
-from pipeline.session import ContextTexts, SessionFile, convert_to_llm
-from pipeline.session.entries import parse_entry
-from pipeline.session.messages import parse_message
+from pipeline.compaction import (
+    BranchEntries,
+    CompactionPlan,
+    RequestContext,
+    branch_entries,
+    compact_session,
+    history_request,
+    plan_calls,
+    plan_compaction,
+    render_schema,
+    summarize_branch,
+    summarize_plan,
+)
+from pipeline.llm import REASONING_LEVELS
+from pipeline.model import SchemaItem, SchemaSection
+from pipeline.model.profile import SchemaFormat
+from pipeline.session import ContextTexts, SessionFile, convert_to_llm, parse_entry, parse_message
 
 from .conftest import ROOT, ScriptedClient, completion, masked_profile, vectors
 

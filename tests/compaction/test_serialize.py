@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.compaction.fileops import FileOps, collect, file_lists, format_file_lists, seed_from_details
-from pipeline.compaction.requests import RequestContext
-from pipeline.compaction.serialize import SerializeOptions, serialize_conversation, truncate
+from pipeline.compaction import (
+    FileOps,
+    RequestContext,
+    SerializeOptions,
+    file_lists,
+    format_file_lists,
+    serialize_conversation,
+)
+from pipeline.compaction.fileops import collect, seed_from_details
+from pipeline.compaction.serialize import truncate
 from pipeline.model.profile import Labels, Tags
-from pipeline.model.text import Text
-from pipeline.session import ContextTexts, SessionFile, build_session_context, convert_to_llm
-from pipeline.session.messages import parse_message
+from pipeline.model import Text
+from pipeline.session import ContextTexts, SessionFile, build_session_context, convert_to_llm, parse_message
 
 from .conftest import ROOT, masked_profile, vectors
 

@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline.prompt.context import ContextFile, RenderContext, Skill  # noqa: E402
+from pipeline.prompt import ContextFile, RenderContext, Skill  # noqa: E402
 
 PACKAGE_DIR = "/opt/pi"
 MASKS = ("<DOCS>", "<SKI>", "<ID>", "<OT>", "<PCI>", "<GB>", "<GC>", "<GP>", "<CWD>")

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from conftest import ROOT
-from pipeline.model import Profile
-from pipeline.model import introspect
+from pipeline.model import Profile, introspect
 
 
 def _model(annotation):

@@ -7,8 +7,7 @@ import math
 import pytest
 
 from pipeline import PipelineError, load_profile
-from pipeline.source import parse
-from pipeline.source.tree import flatten
+from pipeline.source import flatten, parse
 
 from cases import HEAD
 from conftest import write_files

@@ -7,7 +7,8 @@ import pytest
 from cases import HEAD
 from conftest import ROOT, write_files
 from pipeline import PipelineError, compile_profile
-from pipeline.model.variables import VARIABLE_TABLE, markdown_table, variables_for
+from pipeline.model import VARIABLE_TABLE, variables_for
+from pipeline.model.variables import markdown_table
 
 
 def test_docs_embed_the_table():

@@ -16,8 +16,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from pipeline.compaction.plan import NothingToCompact, plan_compaction
-from pipeline.model.profile import Compaction
+from pipeline.compaction import NothingToCompact, plan_compaction
+from pipeline.model import Compaction
 from pipeline.runtime import (
     CompactionDecision,
     CurrentModel,

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from pipeline.compaction.tokens import should_compact
-from pipeline.model.profile import Compaction
+from pipeline.compaction import should_compact
+from pipeline.model import Compaction
 from pipeline.runtime import (
     NOTHING,
     CompactionDecision,

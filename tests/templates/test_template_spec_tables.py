@@ -7,8 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.templates import PromptTemplate, expand_input, load_templates, parse_args, substitute_args
-from pipeline.templates.frontmatter import parse_frontmatter
+from pipeline.templates import (
+    PromptTemplate,
+    expand_input,
+    load_templates,
+    parse_args,
+    parse_frontmatter,
+    substitute_args,
+)
 
 PARSING = [
     ('P1', 'a b c', ['a', 'b', 'c']),
