@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.jsutil import is_js_space, js_trim
+from pipeline.js import JS_WHITESPACE, js_trim
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "pi16"
 
@@ -164,7 +164,7 @@ def split_args(text: str) -> list[str]:
                 current += ch
         elif ch in "\"'" and not has_token:
             quote, start, has_token = ch, i, True
-        elif is_js_space(ch):
+        elif ch in JS_WHITESPACE:
             if has_token:
                 args.append(current)
                 current, has_token = "", False
