@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from pipeline import compile_profile  # noqa: E402
 from pipeline.compaction.engine import planned_requests  # noqa: E402
 from pipeline.compaction.plan import CompactionPlan, plan_compaction  # noqa: E402
-from pipeline.llm.offline import OfflineClient  # noqa: E402
+from pipeline.compaction.offline import OfflineClient  # noqa: E402
 from pipeline.session import SessionFile  # noqa: E402
 
 

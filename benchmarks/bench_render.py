@@ -21,9 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline.compiler import compile_profile  # noqa: E402
+from pipeline import compile_profile  # noqa: E402
 from pipeline.prompt import render_system_prompt  # noqa: E402
-from pipeline.prompt.scenario import load_scenario, scenario_pipeline  # noqa: E402
+from pipeline.scenario import load_scenario, scenario_pipeline  # noqa: E402
 from pipeline.testing import expand  # noqa: E402
 
 PROFILES = [ROOT / "configs" / "*.yaml", ROOT / "configs" / "examples" / "*.yaml"]
@@ -49,8 +49,8 @@ def bench_renders(loops: int) -> None:
             scenario = load_scenario(path)
             pipeline = scenario_pipeline(profile, scenario, str(path))
             context = scenario.to_context(pipeline.profile)
-            prompt = render_system_prompt(pipeline, context)
-            micros = per_call(lambda: render_system_prompt(pipeline, context), loops) * 1e6
+            prompt = render_system_prompt(pipeline.profile, context)
+            micros = per_call(lambda: render_system_prompt(pipeline.profile, context), loops) * 1e6
             print(f"{profile.stem:<22} {path.stem:<22} {compile_ms:>10.2f} {micros:>10.1f} {len(prompt):>7}")
 
 

@@ -24,9 +24,17 @@ and hands off to it (DESIGN's stages)::
     done = p.compact("chat.jsonl")          # profile's summarizer (offline by default); appends
     context = p.project("chat.jsonl")       # the LLM messages of the current leaf
 
-``plan_compaction`` takes ``keep_recent_tokens=``/``reserve_tokens=`` overrides;
-``compact`` takes a ``client`` (:func:`pipeline.compaction.make_summary_client`) and
-``instructions``; sessions are a path or a :class:`pipeline.session.SessionFile`.
+Values can be overridden as the profile's last layer, checked like the rest, with
+problems named by ``origin`` (a command's flags do this)::
+
+    p = compile_profile("team.yaml", overrides={"compaction.reserve_tokens": 8000},
+                        origin={"compaction.reserve_tokens": "--reserve"})
+
+``render_system_prompt`` applies the profile's tool catalog (``catalog=False``: exactly
+the context given); ``plan_compaction`` and ``compact`` take ``overrides=`` too;
+``compact`` takes a ``client`` (default: the profile's summarizer) and ``instructions``;
+sessions are a path or a :class:`pipeline.session.SessionFile`. ``docs/architecture.md``
+draws the layers: front end, stages, this facade, review tooling and the CLI.
 
 Names are imported on first use, so ``import pipeline.errors`` (and the CLI's
 start-up) does not pay for pydantic and ruamel.yaml.
@@ -40,14 +48,16 @@ from typing import TYPE_CHECKING, Any
 from pipeline.errors import Location, PipelineError, Problem
 
 _LAZY = {
-    "Pipeline": "pipeline.compiler",
+    "Pipeline": "pipeline.facade",
+    "compile_profile": "pipeline.facade",
+    "CompiledProfile": "pipeline.compiler",
     "LoadedProfile": "pipeline.compiler",
-    "compile_profile": "pipeline.compiler",
     "load_profile": "pipeline.compiler",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.compiler import LoadedProfile, Pipeline, compile_profile, load_profile
+    from pipeline.compiler import CompiledProfile, LoadedProfile, load_profile
+    from pipeline.facade import Pipeline, compile_profile
 
 
 def __getattr__(name: str) -> Any:
@@ -60,6 +70,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "CompiledProfile",
     "LoadedProfile",
     "Location",
     "Pipeline",

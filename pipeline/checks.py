@@ -21,6 +21,7 @@ from pipeline.errors import Problem, did_you_mean
 from pipeline.model import Profile
 from pipeline.model.profile import When
 from pipeline.model.text import Text
+from pipeline.model.envname import ENV_NAME_HINT, SECRET_KEYS, env_name_problem, url_secret_problem  # noqa: F401
 from pipeline.model.variables import variables_for
 from pipeline.source import SourceMap
 from pipeline.source.locate import SECTIONS, render_key, var_location
@@ -28,7 +29,6 @@ from pipeline.source.locate import SECTIONS, render_key, var_location
 LIST_KINDS = ("tool_list", "rules", "context_files", "skills")
 TEMPLATE_KEYWORDS = ("project", "global")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
-_ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -313,14 +313,13 @@ class Checker:
 
     def summarizer(self) -> None:
         z = self.profile.summarizer
-        if z.api_key_env is not None and not _ENV_RE.match(z.api_key_env):
-            self.add(
-                ("summarizer", "api_key_env"),
-                "`api_key_env` must be the name of an environment variable",
-                "write the variable's NAME (like `OPENAI_API_KEY`), never the key itself",
-            )
+        wrong = env_name_problem(z.api_key_env) if z.api_key_env is not None else None
+        if wrong:
+            self.add(("summarizer", "api_key_env"), f"`api_key_env` {wrong}", ENV_NAME_HINT)
         if z.base_url is not None and not z.base_url.startswith(("http://", "https://")):
             self.add(("summarizer", "base_url"), "`base_url` must start with http:// or https://")
+        elif z.base_url is not None and url_secret_problem(z.base_url):
+            self.add(("summarizer", "base_url"), f"`base_url` {url_secret_problem(z.base_url)}")
 
     # ------------------------------------------------------------------ templates
 

@@ -1,11 +1,13 @@
-"""Profile -> Pipeline: load, merge, validate, check every cross-field rule, fingerprint.
+"""The profile front end: load, merge, override, validate, check every cross-field rule, fingerprint.
 
-Stages: :mod:`pipeline.source` reads the files of the ``extends:`` chain and merges
+:mod:`pipeline.source` reads the files of the ``extends:`` chain and merges
 them into plain data plus a source map; the pydantic models validate the data (all
 errors of a run are reported together, with every unknown ``${variable}``);
-:mod:`pipeline.checks` looks at what one field cannot see alone. The result is a frozen
-:class:`Pipeline`, whose methods hand off to the later stages (rendering, templates,
-compaction, projection). ``docs/profile.md`` lists every rule checked.
+:mod:`pipeline.checks` looks at what one field cannot see alone; dotted overrides (a
+command's flags) are merged as the last layer and checked like the rest. The result is a
+frozen :class:`CompiledProfile`; :class:`pipeline.Pipeline` (:mod:`pipeline.facade`, above
+the stages) adds the methods that hand off to them. Nothing here imports a stage.
+``docs/profile.md`` lists every rule checked.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence, Union
+from typing import Any, Iterable, Mapping, Union
 
 from pipeline.checks import (
     LIST_KINDS,
+    SECRET_KEYS,
     TEMPLATE_KEYWORDS,
     Budgets,
     budgets,
@@ -28,25 +31,18 @@ from pipeline.checks import (
 )
 from pipeline.errors import Location, PipelineError, Problem
 from pipeline.model import Profile
-from pipeline.source import BUILTIN, SourceMap, builtin_names, display_path, load_merged
+from pipeline.source import BUILTIN, SourceEntry, SourceMap, Span, builtin_names, load_merged
 from pipeline.source.chain import builtin_path, suggest_builtin
 from pipeline.source.merge import DIRECTIVES
 from pipeline.source.locate import render_key
 
-if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.compaction import Compacted, CompactionPlan, NothingToCompact
-    from pipeline.llm.types import SummaryClient
-    from pipeline.prompt import RenderContext
-    from pipeline.session import Entry, LlmContext, SessionFile, SessionTree
-    from pipeline.templates import LoadedTemplates, PromptTemplate
-
 PathLike = Union[str, os.PathLike]
-#: ``Pipeline.project(leaf=...)`` default: the session's current leaf.
-_CURRENT = object()
+#: Dotted key -> value, laid over a profile as its last layer (``{"compaction.reserve_tokens": 8000}``).
+Overrides = Mapping[str, Any]
 
 __all__ = [
-    "LIST_KINDS", "TEMPLATE_KEYWORDS", "Budgets", "LoadedProfile", "Pipeline", "budgets", "compile_model",
-    "compile_profile", "fingerprint", "load_profile", "resolve", "template_problems", "template_source_path",
+    "LIST_KINDS", "TEMPLATE_KEYWORDS", "Budgets", "CompiledProfile", "LoadedProfile", "budgets", "compile_model",
+    "compile_profile", "fingerprint", "load_profile", "resolve", "template_source_path",
 ]
 
 
@@ -65,8 +61,11 @@ class LoadedProfile:
 
 
 @dataclass(frozen=True)
-class Pipeline:
-    """A compiled, validated, immutable profile that runtimes execute."""
+class CompiledProfile:
+    """A compiled, validated, immutable profile: what the front end hands to the facade.
+
+    The stages read parts of ``profile``; :class:`pipeline.Pipeline` (the facade) is this
+    record with the methods that hand off to them."""
 
     profile: Profile
     origin: str
@@ -95,75 +94,8 @@ class Pipeline:
             for i, s in enumerate(sources)
         )
 
-    # ------------------------------------------------------------------ runtime facade
-    # Each method imports its stage on first use and hands off; see the module docs of
-    # pipeline.prompt, pipeline.templates, pipeline.compaction and pipeline.session.
 
-    def render_system_prompt(self, context: RenderContext) -> str:
-        """The system prompt for ``context`` (:func:`pipeline.prompt.render_system_prompt`)."""
-        from pipeline.prompt import render_system_prompt
-
-        return render_system_prompt(self, context)
-
-    def load_templates(
-        self, cwd: PathLike | None = None, *, agent: PathLike | None = None,
-        home: PathLike | None = None, trusted: bool = True,
-    ) -> LoadedTemplates:
-        """The prompt templates ``templates.sources`` names, for ``cwd`` (default: the
-        current directory); ``trusted=False`` skips ``project`` (see
-        :func:`pipeline.templates.load_pipeline_templates`)."""
-        from pipeline.templates import load_pipeline_templates
-
-        return load_pipeline_templates(self, cwd, agent=agent, home=home, trusted=trusted)
-
-    def expand(self, text: str, templates: Iterable[PromptTemplate]) -> str:
-        """``/name args`` expanded with ``templates``; any other input unchanged."""
-        from pipeline.templates import expand_input
-
-        return expand_input(text, templates)
-
-    def plan_compaction(
-        self, session: SessionFile | PathLike, **overrides: int
-    ) -> CompactionPlan | NothingToCompact:
-        """What compacting the session's current branch would do (nothing is called or
-        written); ``overrides``: ``keep_recent_tokens``, ``reserve_tokens``."""
-        from pipeline.compaction import compaction_settings, plan_session
-
-        return plan_session(_session(session), compaction_settings(self.profile, **overrides))
-
-    def compact(
-        self, session: SessionFile | PathLike, client: SummaryClient | None = None,
-        instructions: str | None = None,
-    ) -> Compacted | NothingToCompact:
-        """Compact the current branch and append the entry; ``client`` defaults to the
-        profile's ``summarizer``; ``instructions`` are the caller's extra focus."""
-        from pipeline.compaction import compact_session, make_summary_client
-
-        if client is None:
-            client = make_summary_client(self.profile, self.profile.summarizer)
-        return compact_session(_session(session), self.profile, client, custom_instructions=instructions)
-
-    def project(
-        self, session: SessionFile | PathLike | SessionTree | Sequence[Entry], leaf: str | None | object = _CURRENT
-    ) -> LlmContext:
-        """The LLM context of ``session`` (a session file or its path, a tree, entries) at
-        ``leaf`` (default: the current leaf; ``None``: empty), with the profile's words."""
-        from pipeline.session import LAST, ContextTexts, build_context
-
-        texts = ContextTexts.from_profile(self.profile)
-        return build_context(_session(session), texts, LAST if leaf is _CURRENT else leaf)
-
-
-def _session(session: Any) -> Any:
-    """A session argument: a path is opened as a :class:`~pipeline.session.SessionFile`."""
-    if isinstance(session, (str, os.PathLike)):
-        from pipeline.session import SessionFile
-
-        return SessionFile.open(session)
-    return session
-
-
-# --------------------------------------------------------------------------- facade
+# --------------------------------------------------------------------------- front end
 
 
 def resolve(path_or_name: PathLike) -> tuple[Path, str]:
@@ -179,31 +111,43 @@ def resolve(path_or_name: PathLike) -> tuple[Path, str]:
     raise PipelineError(Problem("no such profile file", Location(text), hint=suggest_builtin(text)))
 
 
-def load_profile(path_or_name: PathLike) -> LoadedProfile:
-    """Read, merge (``extends:``) and validate a profile; no cross-field checks.
+def load_profile(path_or_name: PathLike, overrides: Overrides | None = None,
+                 origin: Mapping[str, str] | None = None) -> LoadedProfile:
+    """Read, merge (``extends:``, then ``overrides``) and validate a profile; no cross-field checks.
 
     Raises :class:`PipelineError` carrying every problem found.
     """
-    loaded, problems = _load(path_or_name)
+    loaded, problems = _load(path_or_name, _Layer.of(overrides, origin))
     if loaded is None:
         raise PipelineError(_sorted(problems))
     return loaded
 
 
-def compile_profile(path_or_name: PathLike | Profile = "default") -> Pipeline:
-    """Compile a profile file, ``builtin:NAME``, a built-in name or a :class:`Profile`.
+def compile_profile(
+    source: PathLike | Profile | CompiledProfile = "default",
+    overrides: Overrides | None = None,
+    origin: Mapping[str, str] | None = None,
+) -> CompiledProfile:
+    """Compile a profile file, ``builtin:NAME``, a built-in name, a :class:`Profile` or an
+    already compiled profile, with ``overrides`` merged as the last layer.
 
+    ``overrides`` maps dotted keys to values (``{"compaction.reserve_tokens": 8000}``); they
+    go through every check a value in a file goes through. ``origin`` names where each
+    came from (``{"compaction.reserve_tokens": "--reserve"}``): problems about an
+    overridden value are located there (``--reserve: compaction.reserve_tokens: ...``).
+    A value given where an environment variable's *name* belongs is never shown.
     Raises :class:`PipelineError` with every error; warnings end up in ``.warnings``.
     """
-    if isinstance(path_or_name, Profile):
-        return compile_model(path_or_name)
-    loaded, problems = _load(path_or_name)
+    layer = _Layer.of(overrides, origin)
+    if isinstance(source, (Profile, CompiledProfile)):
+        return _compile_built(source, layer)
+    loaded, problems = _load(source, layer)
     if loaded is None:
         raise PipelineError(_sorted(problems))
     return _finish(loaded.profile, loaded.source_map, loaded.origin, problems)
 
 
-def compile_model(profile: Profile, origin: str = "<profile>") -> Pipeline:
+def compile_model(profile: Profile, origin: str = "<profile>") -> CompiledProfile:
     """Compile an already built :class:`Profile` (no files, so no locations)."""
     problems = variable_problems(profile.model_dump(mode="json", by_alias=True), SourceMap())
     return _finish(profile, SourceMap(), origin, problems)
@@ -216,25 +160,106 @@ def fingerprint(profile: Profile) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+# --------------------------------------------------------------------------- overrides
+
+
+@dataclass(frozen=True)
+class _Layer:
+    """The overrides of one run: key paths, values, and the place each is named by."""
+
+    values: tuple[tuple[tuple[Union[str, int], ...], Any], ...] = ()
+    names: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, overrides: Overrides | None, origin: Mapping[str, str] | None) -> "_Layer":
+        overrides, origin = dict(overrides or {}), dict(origin or {})
+        unknown = [k for k in origin if k not in overrides]
+        if unknown:
+            raise ValueError(f"origin names keys that are not overridden: {', '.join(unknown)}")
+        values = tuple((_key_path(key), value) for key, value in overrides.items())
+        return cls(values, tuple(origin.get(key, f"<override {key}>") for key in overrides))
+
+    def apply(self, data: Any, source_map: SourceMap) -> tuple[Any, SourceMap]:
+        """``data`` with every override set, and a source map that places each at its name."""
+        if not self.values:
+            return data, source_map
+        entries = dict(source_map.entries)
+        for (path, value), name in zip(self.values, self.names):
+            data = _set(data, path, value, name)
+            entries = {p: e for p, e in entries.items() if p[: len(path)] != path}
+            span = Span(name, None, None)  # type: ignore[arg-type]  # a flag has no line
+            for depth in range(1, len(path)):
+                entries.setdefault(path[:depth], SourceEntry(span, span))
+            entries[path] = SourceEntry(span, span)
+        return data, SourceMap(entries, source_map.files)
+
+
+def _key_path(key: str) -> tuple[Union[str, int], ...]:
+    if not isinstance(key, str) or not key or any(not part for part in key.split(".")):
+        raise ValueError(f"an override key is a dotted profile key like `compaction.reserve_tokens`, got {key!r}")
+    return tuple(int(part) if part.isdigit() else part for part in key.split("."))
+
+
+def _set(data: Any, path: tuple, value: Any, name: str) -> Any:
+    """A copy of ``data`` with ``value`` at ``path`` (missing mappings are created)."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(data, list) and isinstance(head, int) and head < len(data):
+        return [*data[:head], _set(data[head], rest, value, name), *data[head + 1 :]]
+    if not isinstance(data, dict):
+        key = ".".join(map(str, path))
+        raise PipelineError(Problem(f"cannot set `{key}`: its parent is not a mapping", Location(name), key=key))
+    return {**data, head: _set(data.get(head, {}), rest, value, name)}
+
+
+def _compile_built(source: Profile | CompiledProfile, layer: _Layer) -> CompiledProfile:
+    """A profile built in Python, or an already compiled one, with ``layer`` laid over it."""
+    if isinstance(source, Profile) and not layer.values:
+        return compile_model(source)
+    profile = source if isinstance(source, Profile) else source.profile
+    source_map = SourceMap() if isinstance(source, Profile) else source.source_map
+    label = "<profile>" if isinstance(source, Profile) else source.origin
+    data = profile.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    loaded, problems = _validated(data, source_map, label, layer)
+    if loaded is None:
+        raise PipelineError(_sorted(problems))
+    return _finish(loaded.profile, loaded.source_map, loaded.origin, problems)
+
+
 # --------------------------------------------------------------------------- loading
 
 
-def _load(path_or_name: PathLike) -> tuple[LoadedProfile | None, list[Problem]]:
-    from pydantic import ValidationError
-
-    from pipeline.model.diagnostics import problems_from
-
+def _load(path_or_name: PathLike, layer: _Layer = _Layer()) -> tuple[LoadedProfile | None, list[Problem]]:
     path, label = resolve(path_or_name)
     try:
         data, source_map = load_merged(path, label)
     except PipelineError as err:
         raise PipelineError(_sorted(_dedupe([*err.problems, *_standalone_problems(path, label)]))) from None
+    return _validated(data, source_map, label, layer)
+
+
+def _validated(data: Any, source_map: SourceMap, label: str, layer: _Layer) -> tuple[LoadedProfile | None, list[Problem]]:
+    from pydantic import ValidationError
+
+    from pipeline.model.diagnostics import problems_from
+
+    data, source_map = layer.apply(data, source_map)
     problems = variable_problems(data, source_map)
     try:
         profile = Profile.model_validate(_frozen(data), strict=True, by_name=False)
     except ValidationError as err:
-        return None, problems + problems_from(err, Profile, _locator(source_map), lambda p: render_key(p, data))
+        found = problems_from(err, Profile, _locator(source_map), lambda p: render_key(p, data))
+        return None, problems + [_without_secret(p, layer) for p in found]
     return LoadedProfile(profile, source_map, label), problems
+
+
+def _without_secret(problem: Problem, layer: _Layer) -> Problem:
+    """A type error about an overridden secret-bearing value says what is wrong, never the value."""
+    loc = problem.location
+    if loc is None or loc.file not in layer.names or (problem.key or "") not in SECRET_KEYS:
+        return problem
+    return Problem("expected a string", loc, key=problem.key, hint=problem.hint, code=problem.code)
 
 
 def _standalone_problems(path: Path, label: str) -> list[Problem]:
@@ -325,49 +350,13 @@ def _sorted(problems: Iterable[Problem]) -> list[Problem]:
     return sorted(problems, key=order)
 
 
-def _finish(profile: Profile, source_map: SourceMap, origin: str, problems: list[Problem]) -> Pipeline:
+def _finish(profile: Profile, source_map: SourceMap, origin: str, problems: list[Problem]) -> CompiledProfile:
     everything = problems + check_profile(profile, source_map)
     errors = [p for p in everything if p.severity == "error"]
     if errors:
         raise PipelineError(_sorted(errors))
     warnings = tuple(_sorted(p for p in everything if p.severity == "warning"))
-    return Pipeline(profile, origin, fingerprint(profile), warnings, source_map)
-
-
-# --------------------------------------------------------------------------- prompt templates
-
-
-def template_problems(pipeline: Pipeline) -> list[Problem]:
-    """Findings of :func:`pipeline.templates.analyze` for the template files a profile
-    lists explicitly in ``templates.sources`` (``global``/``project`` depend on where the
-    agent runs, so they are not checked here). Missing paths are already compile warnings.
-    """
-    from pipeline.templates import explicit_sources, load_sources
-
-    problems: list[Problem] = []
-    for i, source in enumerate(pipeline.profile.templates.sources):
-        if source in TEMPLATE_KEYWORDS or source in pipeline.profile.templates.sources[:i]:
-            continue
-        path = template_source_path(pipeline.profile, pipeline.source_map, i)
-        if not path.exists():
-            continue
-        try:
-            loaded = load_sources(explicit_sources([path.absolute()]))
-            found = list(loaded.problems) + [p for t in loaded.templates for p in t.problems()]
-        except Exception as err:  # a bug in the template stage must not hide the other results
-            where = pipeline.source_map.value_location(("templates", "sources", i))
-            detail = " ".join(str(err).split())
-            message = f"could not check the templates in {path}: internal error ({type(err).__name__}: {detail})"
-            found = [Problem(message, where, key=f"templates.sources.{i}", severity="warning", code="internal-error")]
-        problems.extend(_relative(p) for p in found)
-    return problems
-
-
-def _relative(problem: Problem) -> Problem:
-    loc = problem.location
-    if loc is None or loc.file is None or not os.path.isabs(loc.file):
-        return problem
-    return problem.at(Location(display_path(Path(loc.file)), loc.line, loc.col))
+    return CompiledProfile(profile, origin, fingerprint(profile), warnings, source_map)
 
 
 def _absolute(path: Path) -> Path:

@@ -35,6 +35,7 @@ def grammar_text(name: str) -> str:
 
 
 def builtin_profiles() -> dict[str, Path]:
-    """Built-in profile names (file stems under ``configs/``) mapped to their paths."""
+    """Every shipped profile by name, mapped to its path. The name is the file's path under
+    ``configs/`` without ``.yaml``: ``default``, ``minimal``, ``examples/team``."""
     root = data_dir("configs")
-    return {p.stem: p for p in sorted(root.glob("*.yaml"))}
+    return {p.relative_to(root).with_suffix("").as_posix(): p for p in sorted(root.rglob("*.yaml"))}

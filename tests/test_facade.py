@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import Pipeline, compile_profile
+from pipeline import Pipeline, PipelineError, compile_profile
 from pipeline.compaction import CompactionPlan, make_summary_client
 from pipeline.js import js_json
 from pipeline.prompt import RenderContext
@@ -150,6 +150,47 @@ def test_compact_with_a_client_and_instructions(default, long_copy):
     assert done.entry.raw["summary"]
 
 
+def test_compact_and_plan_take_overrides_as_the_last_layer(default, long_copy):
+    """Overrides go through the same checks as a file, named by their origin; the result
+    equals compiling with them, and the base pipeline is unchanged."""
+    keep = {"compaction.keep_recent_tokens": 4000}
+    plan = default.plan_compaction(long_copy, keep)
+    assert plan.settings.keep_recent_tokens == 4000 and plan == default.plan_compaction(long_copy, keep_recent_tokens=4000)
+    assert default.with_overrides(keep).fingerprint == compile_profile("default", keep).fingerprint
+    with pytest.raises(PipelineError) as failed:
+        default.compact(long_copy, overrides={"compaction.reserve_tokens": 1}, origin={"compaction.reserve_tokens": "--reserve"})
+    assert {str(p.location) for p in failed.value.problems} == {"--reserve"}
+    assert long_copy.read_bytes() == LONG.read_bytes()
+    done = default.compact(long_copy, overrides=keep)
+    assert done.entry.first_kept_entry_id == plan.first_kept_entry_id
+    assert default.profile.compaction.keep_recent_tokens != 4000
+
+
+def test_an_unknown_override_key_is_located_at_its_flag():
+    with pytest.raises(PipelineError) as failed:
+        compile_profile("default", {"compaction.reserve_tokenz": 5}, {"compaction.reserve_tokenz": "--x"})
+    [problem] = failed.value.problems
+    assert str(problem) == "--x: compaction.reserve_tokenz: unknown key (did you mean `reserve_tokens`?)"
+
+
+def test_a_compiled_profile_compiles_again_to_the_same_fingerprint(default, tmp_path):
+    team = compile_profile(ROOT / "configs" / "examples" / "team.yaml")
+    for pipeline in (default, team):
+        again = compile_profile(pipeline)
+        assert (again.fingerprint, again.origin, again.profile) == (pipeline.fingerprint, pipeline.origin, pipeline.profile)
+
+
+def test_render_applies_the_tool_catalog_unless_asked_not_to(default):
+    context = RenderContext(cwd="/repo", tools=("read", "bash"))
+    catalog = default.profile.system_prompt.tools
+    prompt = default.render_system_prompt(context)
+    assert f"- read: {catalog['read'].snippet.raw}" in prompt and f"- bash: {catalog['bash'].snippet.raw}" in prompt
+    bare = default.render_system_prompt(context, catalog=False)
+    assert "- read:" not in bare
+    mine = default.render_system_prompt(context.replace(tool_snippets={"read": "Mine"}))
+    assert "- read: Mine" in mine and "- bash: " in mine
+
+
 # --------------------------------------------------------------------------- projection
 
 
@@ -187,3 +228,22 @@ def test_project_takes_a_path_and_a_leaf(default):
     session = SessionFile.open(LONG)
     assert default.project(LONG).messages == default.project(session).messages
     assert default.project(session, leaf=None).messages == ()
+
+
+def test_discovery_defaults_honour_the_agent_dir_variable(tmp_path, monkeypatch):
+    """Without an agent_dir argument, discovery (library and facade) reads $PI_CODING_AGENT_DIR."""
+    from pipeline.prompt.discover import discover
+    from pipeline.prompt.inputs import RenderRequest
+
+    agent, project = tmp_path / "agent", tmp_path / "project"
+    agent.mkdir()
+    project.mkdir()
+    (agent / "AGENTS.md").write_text("agent-wide rules\n")
+    (agent / "SYSTEM.md").write_text("agent system prompt\n")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+    found = discover(str(project))
+    assert [f.path for f in found.context_files] == [str(agent / "AGENTS.md")]
+    assert found.custom_prompt == "agent system prompt\n"
+    gathered = compile_profile("default").gather(RenderRequest(cwd=str(project), discover=True)).context
+    assert [f.content for f in gathered.context_files] == ["agent-wide rules\n"]

@@ -23,9 +23,11 @@ one `--llm` names.
       move to entry ID with a summary of the branch being left (pi's /tree): a
       branch_summary entry is appended under the new leaf.
 
-`--keep-recent N` and `--reserve N` override the profile's keep_recent_tokens and
-reserve_tokens for this run; the profile with them goes through the same checks as a
-profile file (a value that is not a whole number >= 0 is a usage error, exit 2; one the
+`--keep-recent N`, `--reserve N` and the summarizer flags (`--llm`, `--model`,
+`--base-url`, `--api-key-env`) override the profile's values for this run, as its last
+layer; the profile with them goes through the same checks as a profile file, and each
+problem names the flag (`--reserve: compaction.reserve_tokens: ...`). `--api-key-env`
+takes the NAME of a variable: a key given there is refused and never printed (a value that is not a whole number >= 0 is a usage error, exit 2; one the
 profile's rules reject, like a reserve whose summary budget rounds to 0 tokens, exit 1).
 `--reasoning LEVEL` (off, minimal, low, medium, high, xhigh) replaces the session's
 thinking level for the summary calls; reasoning is only asked for when the profile says
@@ -115,12 +117,10 @@ def _retries_shown() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def _ready_client(profile, summarizer):
+def _ready_client(pipeline):
     """The summary client; an HTTP one has its key and model checked before anything is sent."""
-    from pipeline.compaction.engine import make_summary_client
-
-    client = make_summary_client(profile, summarizer)
-    if summarizer.provider != "offline":
+    client = pipeline.summary_client()
+    if pipeline.profile.summarizer.provider != "offline":
         client.check_ready()
     return client
 
@@ -141,18 +141,33 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise UsageError("--reasoning goes with running the compaction or --print-request (a plan makes no calls)")
 
 
-def _profile(args: argparse.Namespace):
-    """The profile with this run's overrides, checked as a profile is (problems name the flags)."""
-    from pipeline import compile_profile
-    from pipeline.compaction.engine import OVERRIDE_FLAGS, override_profile
+#: Flags that set a profile value: flag -> (dotted key, argparse attribute).
+PROFILE_FLAGS = {
+    "--keep-recent": ("compaction.keep_recent_tokens", "keep_recent"),
+    "--reserve": ("compaction.reserve_tokens", "reserve"),
+    "--llm": ("summarizer.provider", "llm"),
+    "--model": ("summarizer.model", "model"),
+    "--base-url": ("summarizer.base_url", "base_url"),
+    "--api-key-env": ("summarizer.api_key_env", "api_key_env"),
+}
 
-    profile = compile_profile(args.profile).profile
-    overridden = override_profile(
-        profile, keep_recent_tokens=args.keep_recent, reserve_tokens=args.reserve, flags=OVERRIDE_FLAGS
-    )
-    for warning in overridden.warnings:
-        print(warning, file=sys.stderr)
-    return overridden.profile
+
+def profile_overrides(args: argparse.Namespace) -> tuple[dict, dict]:
+    """The flags given, as dotted profile overrides and the flag that set each."""
+    given = {key: (flag, getattr(args, attr)) for flag, (key, attr) in PROFILE_FLAGS.items()
+             if getattr(args, attr) is not None}
+    return {key: value for key, (_, value) in given.items()}, {key: flag for key, (flag, _) in given.items()}
+
+
+def _pipeline(args: argparse.Namespace):
+    """The profile with this run's flags as its last layer, checked as a profile is
+    (problems name the flags); its warnings are shown and the run goes on."""
+    from pipeline import compile_profile
+
+    overrides, origin = profile_overrides(args)
+    pipeline = compile_profile(args.profile, overrides, origin)
+    print_notices(pipeline.warnings)
+    return pipeline
 
 
 def _reasoning_note(args: argparse.Namespace, summarizer) -> None:
@@ -175,37 +190,32 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pipeline.compaction.engine import summarizer_settings
     from pipeline.session import SessionFile
 
     _check_flags(args)
     tolerant_output()  # a summary may hold a lone surrogate (a model's JSON escape): print it, never crash
-    profile = _profile(args)
-    settings = profile.compaction
-    summarizer = summarizer_settings(
-        profile, provider=args.llm, model=args.model, base_url=args.base_url, api_key_env=args.api_key_env
-    )
-    _reasoning_note(args, summarizer)
+    pipeline = _pipeline(args)
+    _reasoning_note(args, pipeline.profile.summarizer)
     session = SessionFile.open(args.session)
     print_notices(session.problems)
     if args.branch_to is not None:
-        return _branch(args, session, profile, summarizer)
+        return _branch(args, session, pipeline)
     if args.plan:
-        return _show_plan(args, session, settings)
+        return _show_plan(args, session, pipeline)
     if args.print_request:
-        return _print_requests(args, session, profile, settings, summarizer)
-    return _compact(args, session, profile, settings, summarizer)
+        return _print_requests(args, session, pipeline)
+    return _compact(args, session, pipeline)
 
 
 # --------------------------------------------------------------------------- --plan
 
 
-def _show_plan(args, session, settings) -> int:
-    from pipeline.compaction.engine import plan_session
-    from pipeline.compaction.plan import NothingToCompact
+def _show_plan(args, session, pipeline) -> int:
+    from pipeline.compaction import NothingToCompact
     from pipeline.js import js_json
 
-    plan = plan_session(session, settings)
+    settings = pipeline.profile.compaction
+    plan = pipeline.plan_compaction(session)
     if args.format == "json":
         print(js_json(plan.to_json()))
     elif isinstance(plan, NothingToCompact):
@@ -253,39 +263,32 @@ def _plan_lines(plan, session) -> list[str]:
 # --------------------------------------------------------------------------- --print-request
 
 
-def _print_requests(args, session, profile, settings, summarizer) -> int:
-    from pipeline.compaction.engine import make_summary_client, plan_session, planned_requests
-    from pipeline.compaction.plan import NothingToCompact
+def _print_requests(args, session, pipeline) -> int:
+    from pipeline.compaction import NothingToCompact
     from pipeline.js import js_json
 
-    plan = plan_session(session, settings)
+    plan = pipeline.plan_compaction(session)
     if isinstance(plan, NothingToCompact):
-        print(_nothing(plan, settings), file=sys.stderr)
+        print(_nothing(plan, pipeline.profile.compaction), file=sys.stderr)
         print("[]")
         return 0
-    client = make_summary_client(profile, summarizer)
-    requests = planned_requests(
-        plan, profile, summarizer, custom_instructions=args.instructions, thinking_level=args.reasoning
-    )
-    print(js_json([client.build_body(request) for request in requests]))
+    print(js_json(pipeline.summary_requests(plan, instructions=args.instructions, thinking_level=args.reasoning)))
     return 0
 
 
 # --------------------------------------------------------------------------- run
 
 
-def _compact(args, session, profile, settings, summarizer) -> int:
-    from pipeline.compaction.engine import compact_session
-    from pipeline.compaction.plan import NothingToCompact
+def _compact(args, session, pipeline) -> int:
+    from pipeline.compaction import NothingToCompact
 
-    client = _ready_client(profile, summarizer)
+    client = _ready_client(pipeline)
     with _retries_shown():
-        outcome = compact_session(
-            session, profile, client, settings=settings, summarizer=summarizer,
-            custom_instructions=args.instructions, progress=_progress, thinking_level=args.reasoning,
+        outcome = pipeline.compact(
+            session, client, args.instructions, progress=_progress, thinking_level=args.reasoning,
         )
     if isinstance(outcome, NothingToCompact):
-        print(_nothing(outcome, settings))
+        print(_nothing(outcome, pipeline.profile.compaction))
         return 0
     for warning in outcome.result.warnings:
         print(warning, file=sys.stderr)
@@ -298,16 +301,13 @@ def _compact(args, session, profile, settings, summarizer) -> int:
     return 0
 
 
-def _branch(args, session, profile, summarizer) -> int:
-    from pipeline.compaction.engine import branch_session
-
+def _branch(args, session, pipeline) -> int:
     target = session.resolve_id(args.branch_to)
-    client = _ready_client(profile, summarizer)
+    client = _ready_client(pipeline)
     with _retries_shown():
-        moved = branch_session(
-            session, profile, client, target, summarizer=summarizer,
-            custom_instructions=args.instructions, replace_instructions=args.replace_instructions,
-            progress=_progress,
+        moved = pipeline.navigate(
+            session, target, client, instructions=args.instructions,
+            replace_instructions=args.replace_instructions, progress=_progress,
         )
     if moved.entry is None:
         print(f"nothing to summarize between the leaf and {target}; no entry written")

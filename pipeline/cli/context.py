@@ -49,13 +49,12 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from pipeline import compile_profile
     from pipeline.errors import Location, PipelineError, Problem
-    from pipeline.session import LAST, ContextTexts, SessionFile, build_context
+    from pipeline.session import LAST, SessionFile
 
     tolerant_output()
     session = SessionFile.open(args.session)
     leaf = session.resolve_id(args.leaf) if args.leaf else LAST
-    texts = ContextTexts.from_profile(compile_profile(args.profile).profile)
-    context = build_context(session, texts, leaf, drop_failed=args.drop_failed)
+    context = compile_profile(args.profile).project(session, leaf, drop_failed=args.drop_failed)
     print_notices(session.problems)
     try:
         _print_context(context, args.format, session.leaf_id if leaf is LAST else leaf)

@@ -90,20 +90,19 @@ def _relabel(problem, args: argparse.Namespace, tmp):
 
 
 def _renders(old: str, new: str, scenario_files: list[str]):
-    from pipeline.compiler import compile_profile
-    from pipeline.prompt.inputs import RenderRequest, gather
-    from pipeline.prompt.scenario import load_scenario, scenario_pipeline
+    from pipeline import compile_profile
     from pipeline.report import build_prompt_report
+    from pipeline.scenario import load_scenario, scenario_pipeline
 
     bases = (compile_profile(old), compile_profile(new))
     renders = []
     if not scenario_files:
-        reports = [build_prompt_report(p, gather(p.profile, RenderRequest()).context) for p in bases]
+        reports = [build_prompt_report(p, p.gather().context) for p in bases]
         renders.append(("default inputs", *reports))
     for path in scenario_files:
         scenario = load_scenario(path)
         pipes = [scenario_pipeline(ref, scenario, path) for ref in (old, new)]
-        renders.append((path, *[build_prompt_report(p, scenario.to_context(p.profile), path) for p in pipes]))
+        renders.append((path, *[build_prompt_report(p, scenario.context_for(p), path) for p in pipes]))
     return renders, (bases[0].profile, bases[1].profile)
 
 

@@ -75,7 +75,7 @@ def _load(args: argparse.Namespace):
 
     if args.templates_dir and args.profile is None:  # no profile needed: skip compiling one
         return load_templates(args.templates_dir, include_defaults=False)
-    from pipeline.compiler import compile_profile
+    from pipeline import compile_profile
 
     pipeline = compile_profile(args.profile or "default")  # a wrong --profile is an error either way
     if args.templates_dir:

@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     tolerant_output()
-    from pipeline.compiler import load_profile
+    from pipeline import load_profile
     from pipeline.source.explain import effective_values, known_prefixes, select
 
     loaded = load_profile(args.profile)

@@ -76,16 +76,15 @@ def run(args: argparse.Namespace) -> int:
 def _inputs(args: argparse.Namespace):
     if args.scenario is not None:
         _no_input_flags(args)
-        from pipeline.prompt.scenario import load_scenario, scenario_pipeline
+        from pipeline.scenario import load_scenario, scenario_pipeline
 
         scenario = load_scenario(args.scenario)
         pipeline = scenario_pipeline(args.profile, scenario, args.scenario)
-        return pipeline, scenario.to_context(pipeline.profile), ()
-    from pipeline.compiler import compile_profile
-    from pipeline.prompt.inputs import gather
+        return pipeline, scenario.context_for(pipeline), ()
+    from pipeline import compile_profile
 
     pipeline = compile_profile(args.profile)
-    gathered = gather(pipeline.profile, request_from_args(args))
+    gathered = pipeline.gather(request_from_args(args))
     return pipeline, gathered.context, gathered.diagnostics
 
 
@@ -98,7 +97,6 @@ def _no_input_flags(args: argparse.Namespace) -> None:
 
 def request_from_args(args: argparse.Namespace):
     """The flags as a :class:`~pipeline.prompt.inputs.RenderRequest` (usage errors for bad pairs)."""
-    from pipeline.agentdir import agent_dir
     from pipeline.prompt.inputs import RenderRequest
 
     return RenderRequest(
@@ -112,7 +110,7 @@ def request_from_args(args: argparse.Namespace):
         context_file_paths=tuple(args.context_file),
         skill_paths=tuple(args.skills_dir),
         discover=args.discover,
-        agent_dir=args.agent_dir or str(agent_dir()),
+        agent_dir=args.agent_dir,
         trusted=not args.untrusted,
         catalog=not args.no_tool_catalog,
     )

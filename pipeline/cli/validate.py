@@ -85,7 +85,7 @@ def _walk(root: Path) -> list[str]:
 
 def check_file(path: str) -> tuple[str, str | None, list[Problem]]:
     """(path, fingerprint or None, problems) for one profile; never raises for bad input."""
-    from pipeline.compiler import compile_profile, template_problems
+    from pipeline import compile_profile
     from pipeline.errors import PipelineError
 
     try:
@@ -94,7 +94,7 @@ def check_file(path: str) -> tuple[str, str | None, list[Problem]]:
         return path, None, list(err.problems)
     except RecursionError:
         return path, None, [Problem("nested too deeply to check", _where(path))]
-    return path, compiled.fingerprint, list(compiled.warnings) + template_problems(compiled)
+    return path, compiled.fingerprint, list(compiled.warnings) + compiled.template_problems()
 
 
 def _where(path: str):

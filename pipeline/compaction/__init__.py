@@ -20,8 +20,10 @@ conversation as text), :mod:`~pipeline.compaction.fileops` (file lists),
 :mod:`~pipeline.compaction.requests` (summary requests),
 :mod:`~pipeline.compaction.summarize` (running the calls),
 :mod:`~pipeline.compaction.branch` (branch summaries),
-:mod:`~pipeline.compaction.engine` (sessions end to end). The offline summarizer is
-:mod:`pipeline.llm.offline`.
+:mod:`~pipeline.compaction.engine` (sessions end to end),
+:mod:`~pipeline.compaction.offline` (the offline summarizer, the profile's ``summary.offline``).
+Overridden settings (``pipeline compact --reserve``) are the profile front end's business:
+``compile_profile(source, overrides={"compaction.reserve_tokens": 8000})``.
 """
 
 from pipeline.compaction.branch import (
@@ -35,19 +37,14 @@ from pipeline.compaction.branch import (
 )
 from pipeline.compaction.cut import CutPoint, find_cut_point, find_turn_start
 from pipeline.compaction.engine import (
-    OVERRIDE_FLAGS,
     Compacted,
     Navigated,
-    Overridden,
     branch_session,
     compact_session,
-    compaction_settings,
     make_summary_client,
-    override_profile,
     plan_session,
     planned_requests,
     request_context,
-    summarizer_settings,
 )
 from pipeline.compaction.fileops import CollectedFiles, FileOps, file_lists, format_file_lists
 from pipeline.compaction.plan import CompactionPlan, NothingToCompact, PlannedMessage, plan_compaction
@@ -64,11 +61,11 @@ from pipeline.compaction.tokens import ContextEstimate, context_tokens, estimate
 __all__ = [
     "BranchEntries", "BranchPreparation", "BranchResult", "CollectedFiles", "Compacted", "CompactionPlan",
     "CompactionResult", "ContextEstimate", "CutPoint", "FileOps", "Navigated", "NothingToCompact",
-    "OVERRIDE_FLAGS", "Overridden", "PlannedMessage", "RequestContext", "SerializeOptions", "SummaryFailed",
-    "branch_entries", "branch_request", "branch_session", "compact_session", "compaction_settings",
+    "PlannedMessage", "RequestContext", "SerializeOptions", "SummaryFailed",
+    "branch_entries", "branch_request", "branch_session", "compact_session",
     "context_tokens", "estimate_context", "estimate_tokens", "file_lists", "find_cut_point",
     "find_turn_start", "format_file_lists", "history_request", "make_summary_client", "missing_sections",
-    "navigation_leaf", "override_profile", "plan_calls", "plan_compaction", "plan_session",
+    "navigation_leaf", "plan_calls", "plan_compaction", "plan_session",
     "planned_requests", "prepare_branch", "render_schema", "request_context", "serialize_conversation",
-    "should_compact", "summarize_branch", "summarize_plan", "summarizer_settings",
+    "should_compact", "summarize_branch", "summarize_plan",
 ]

@@ -6,14 +6,13 @@ shape: ``summary``, ``firstKeptEntryId``, ``tokensBefore``, ``details``, ``usage
 ``fromHook``) through the session store, which writes it as one line with one ``write``
 and ``fsync``. A failure or an interrupt before that leaves the file byte for byte as it
 was. :func:`branch_session` does the same for moving to another point of the tree with a
-branch summary. :func:`make_summary_client` turns the profile's ``summarizer`` (with CLI
-overrides) into a client: the offline summarizer or an HTTP client of :mod:`pipeline.llm`.
+branch summary. :func:`make_summary_client` turns the profile's ``summarizer`` into a
+client: the offline summarizer or an HTTP client of :mod:`pipeline.llm`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from dataclasses import dataclass
 
 from pipeline.compaction.branch import BranchResult, branch_entries, navigation_leaf, summarize_branch
 from pipeline.compaction.plan import CompactionPlan, NothingToCompact, plan_compaction
@@ -28,90 +27,10 @@ from pipeline.session.store import SessionFile
 from pipeline.session.texts import ContextTexts
 
 
-#: The compaction settings a run may override, and the ``pipeline compact`` flag of each.
-OVERRIDE_FLAGS = {"keep_recent_tokens": "--keep-recent", "reserve_tokens": "--reserve"}
-
-
-@dataclass(frozen=True)
-class Overridden:
-    """A profile with one run's overrides, checked like a profile file: the result and its warnings."""
-
-    profile: Profile
-    warnings: tuple[Problem, ...] = ()
-
-
-def override_profile(
-    profile: Profile, *, keep_recent_tokens: int | None = None, reserve_tokens: int | None = None,
-    flags: Mapping[str, str] | None = None,
-) -> Overridden:
-    """The profile with ``compaction`` overrides, through every check a profile goes through.
-
-    A value the profile's rules reject (``reserve_tokens`` so small the summary budget
-    rounds to 0, a ``keep_recent_tokens`` over the compaction threshold...) raises
-    :class:`PipelineError`; each problem is named by what was overridden: ``flags``
-    maps a setting to the flag that set it (``--reserve 1: ...``), otherwise
-    ``compaction.reserve_tokens=1: ...``.
-    """
-    from pipeline.compiler import compile_model
-
-    update = {k: v for k, v in (("keep_recent_tokens", keep_recent_tokens), ("reserve_tokens", reserve_tokens))
-              if v is not None}
-    if not update:
-        return Overridden(profile)
-    names = _OverrideNames(update, flags or {})
-    bad = [names.problem(key, "must be a whole number, 0 or more") for key, value in update.items()
-           if isinstance(value, bool) or not isinstance(value, int) or value < 0]
-    if bad:
-        raise PipelineError(bad)
-    changed = profile.model_copy(update={"compaction": profile.compaction.model_copy(update=update)})
-    try:
-        checked = compile_model(changed)
-    except PipelineError as err:
-        raise PipelineError([names.relabel(p) for p in err.problems]) from None
-    return Overridden(checked.profile, tuple(names.relabel(w) for w in checked.warnings if names.caused(w)))
-
-
-@dataclass(frozen=True)
-class _OverrideNames:
-    update: Mapping[str, int]
-    flags: Mapping[str, str]
-
-    def label(self, key: str) -> str:
-        flag = self.flags.get(key)
-        return f"{flag} {self.update[key]}" if flag else f"compaction.{key}={self.update[key]}"
-
-    def problem(self, key: str, message: str) -> Problem:
-        return Problem(message, key=self.label(key), code="compaction.settings")
-
-    def caused(self, problem: Problem) -> bool:
-        """A problem about an overridden setting (the rules that read them name these keys)."""
-        return problem.key in {f"compaction.{k}" for k in OVERRIDE_FLAGS}
-
-    def relabel(self, problem: Problem) -> Problem:
-        """The problem named by the override behind it (all of them, when its key is not one)."""
-        key = (problem.key or "").removeprefix("compaction.")
-        keys = [key] if key in self.update else list(self.update)
-        return replace(problem, key=" ".join(self.label(k) for k in keys), location=None)
-
-
-def compaction_settings(
-    profile: Profile, *, keep_recent_tokens: int | None = None, reserve_tokens: int | None = None
-) -> Compaction:
-    """The profile's ``compaction`` with the given overrides, checked (:func:`override_profile`)."""
-    overridden = override_profile(profile, keep_recent_tokens=keep_recent_tokens, reserve_tokens=reserve_tokens)
-    return overridden.profile.compaction
-
-
-def summarizer_settings(profile: Profile, **overrides: Any) -> Summarizer:
-    """The profile's ``summarizer`` with the non-``None`` overrides (``provider``, ``model``...)."""
-    update = {k: v for k, v in overrides.items() if v is not None}
-    return Summarizer.model_validate({**profile.summarizer.model_dump(), **update})
-
-
 def make_summary_client(profile: Profile, summarizer: Summarizer) -> SummaryClient:
     """The offline summarizer, or an HTTP client of :mod:`pipeline.llm` (the key is read per call)."""
     if summarizer.provider == "offline":
-        from pipeline.llm.offline import OfflineClient
+        from pipeline.compaction.offline import OfflineClient
 
         return OfflineClient(profile.summary, model=summarizer.model or "offline")
     from pipeline.llm import make_client

@@ -46,8 +46,11 @@ def make_client(
     ``api_key_env`` is the *name* of the variable holding the key (default
     ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY``); it is read from ``env`` at each call, so
     building a client (and ``build_body``) works without a key. ``timeout`` is per HTTP
-    request in seconds; the retry settings are those of :class:`RetryPolicy`.
+    request in seconds; the retry settings are those of :class:`RetryPolicy`. A name that
+    is not a variable name, or looks like a key, is refused without being shown.
     """
+    if api_key_env is not None:
+        _check_env_name(api_key_env)
     cls = CLIENTS.get(provider)
     if cls is None:
         raise LLMConfigError(
@@ -67,3 +70,12 @@ def make_client(
         sleep=sleep,
         rng=rng,
     )
+
+
+def _check_env_name(name: str) -> None:
+    """The profile front end's rule for ``api_key_env``, for clients built directly."""
+    from pipeline.model.envname import ENV_NAME_HINT, env_name_problem
+
+    wrong = env_name_problem(name)
+    if wrong:
+        raise LLMConfigError(f"api_key_env {wrong}", hint=ENV_NAME_HINT)

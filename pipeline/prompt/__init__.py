@@ -1,11 +1,14 @@
 """The system prompt: explicit render inputs, pure assembly, and discovery from disk.
 
 * :class:`RenderContext` (with :class:`ContextFile`, :class:`Skill`): every input of a render.
-* :func:`render_system_prompt` / :func:`render_sections`: pure, deterministic assembly.
+* :func:`render_system_prompt` / :func:`render_sections`: pure, deterministic assembly of
+  exactly the context given; :func:`with_catalog` adds the profile's tool catalog
+  (``Pipeline.render_system_prompt`` does by default).
 * :mod:`pipeline.prompt.discover`: gathering context files, skills and prompt files from
   the file system, as an agent would (kept apart from rendering).
 """
 
+from pipeline.prompt.catalog import catalog_inputs, with_catalog
 from pipeline.prompt.context import ContextFile, RenderContext, Skill
 from pipeline.prompt.render import (
     RenderedSection,
@@ -14,5 +17,6 @@ from pipeline.prompt.render import (
 )
 
 __all__ = [
-    "ContextFile", "RenderContext", "RenderedSection", "Skill", "render_sections", "render_system_prompt",
+    "ContextFile", "RenderContext", "RenderedSection", "Skill", "catalog_inputs", "render_sections",
+    "render_system_prompt", "with_catalog",
 ]

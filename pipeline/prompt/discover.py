@@ -29,7 +29,8 @@ import stat
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from pipeline.agentdir import CONFIG_DIR, DEFAULT_AGENT_DIR
+from pipeline.agentdir import CONFIG_DIR
+from pipeline.agentdir import agent_dir as default_agent_dir
 from pipeline.js import js_trim, js_truthy
 from pipeline.prompt.context import ContextFile, Skill
 from pipeline.templates.frontmatter import FrontmatterError, parse_frontmatter
@@ -98,11 +99,11 @@ def _ancestors_root_first(directory: str) -> list[str]:
     return chain[::-1]
 
 
-def discover_context_files(cwd: str, agent_dir: str = DEFAULT_AGENT_DIR) -> tuple[ContextFile, ...]:
+def discover_context_files(cwd: str, agent_dir: Optional[str] = None) -> tuple[ContextFile, ...]:
     """Context files in pi's order: agent dir first, then the file-system root down to ``cwd``."""
     found: list[ContextFile] = []
     seen: set[str] = set()
-    candidates = [resolve_path(agent_dir)] + _ancestors_root_first(resolve_path(cwd))
+    candidates = [resolve_path(_agent(agent_dir))] + _ancestors_root_first(resolve_path(cwd))
     for directory in candidates:
         file = context_file_in(directory)
         if file is not None and file.path not in seen:
@@ -239,7 +240,7 @@ def _scan_path(path: str) -> SkillScan:
 
 def discover_skills(
     cwd: str,
-    agent_dir: str = DEFAULT_AGENT_DIR,
+    agent_dir: Optional[str] = None,
     *,
     home: Optional[str] = None,
     paths: Iterable[str] = (),
@@ -248,7 +249,7 @@ def discover_skills(
 ) -> SkillScan:
     """Skills from pi's default roots (unless ``defaults`` is false), then from ``paths``."""
     home = resolve_path(home or os.path.expanduser("~"))
-    cwd, agent_dir = resolve_path(cwd, home), resolve_path(agent_dir, home)
+    cwd, agent_dir = resolve_path(cwd, home), resolve_path(_agent(agent_dir), home)
     user_agents = os.path.join(home, ".agents", "skills")
     scans: list[SkillScan] = []
     if defaults:
@@ -282,9 +283,9 @@ def read_prompt_file(path: str) -> str:
         return path
 
 
-def discover_prompts(cwd: str, agent_dir: str = DEFAULT_AGENT_DIR, *, trusted: bool = True) -> tuple[Optional[str], tuple[str, ...]]:
+def discover_prompts(cwd: str, agent_dir: Optional[str] = None, *, trusted: bool = True) -> tuple[Optional[str], tuple[str, ...]]:
     """``(custom_prompt, append_prompts)`` from ``SYSTEM.md`` / ``APPEND_SYSTEM.md``."""
-    cwd, agent_dir = resolve_path(cwd), resolve_path(agent_dir)
+    cwd, agent_dir = resolve_path(cwd), resolve_path(_agent(agent_dir))
     custom = _prompt_file(cwd, agent_dir, "SYSTEM.md", trusted)
     append = _prompt_file(cwd, agent_dir, "APPEND_SYSTEM.md", trusted)
     return (
@@ -293,9 +294,14 @@ def discover_prompts(cwd: str, agent_dir: str = DEFAULT_AGENT_DIR, *, trusted: b
     )
 
 
+def _agent(agent_dir: Optional[str]) -> str:
+    """The agent directory asked for, else pi's (``$PI_CODING_AGENT_DIR``, else ``~/.pi/agent``)."""
+    return agent_dir if agent_dir is not None else str(default_agent_dir())
+
+
 def discover(
     cwd: str,
-    agent_dir: str = DEFAULT_AGENT_DIR,
+    agent_dir: Optional[str] = None,
     *,
     home: Optional[str] = None,
     skill_paths: Iterable[str] = (),

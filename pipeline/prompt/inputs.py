@@ -15,12 +15,11 @@ import os
 from dataclasses import dataclass
 from typing import Optional
 
-from pipeline.agentdir import DEFAULT_AGENT_DIR
 from pipeline.errors import Location, PipelineError, Problem
 from pipeline.model import Profile
 from pipeline.prompt.context import ContextFile, RenderContext
 from pipeline.prompt.discover import Diagnostic, discover, discover_skills, read_text
-from pipeline.prompt.scenario import catalog_inputs
+from pipeline.prompt.catalog import catalog_inputs
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,7 @@ class RenderRequest:
     context_file_paths: tuple[str, ...] = ()
     skill_paths: tuple[str, ...] = ()
     discover: bool = False
-    agent_dir: str = DEFAULT_AGENT_DIR
+    agent_dir: Optional[str] = None  # None: $PI_CODING_AGENT_DIR, else ~/.pi/agent
     trusted: bool = True
     catalog: bool = True
 

@@ -1,4 +1,4 @@
-"""System prompt assembly: a compiled pipeline's sections applied to a :class:`RenderContext`.
+"""System prompt assembly: a profile's sections applied to a :class:`RenderContext`.
 
 Pure: no clock, no environment, no file system. Layout follows
 :class:`pipeline.model.Section`: ``separator + open + (heading + "\\n") + body + close``;
@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional, Union
+from typing import Callable, Iterable, Mapping, Optional
 
 from pipeline.errors import PipelineError, Problem
 from pipeline.js import JS_WS_RE, js_trim
 from pipeline.model import Profile, Rule, Section, Text, When
 from pipeline.prompt.context import RenderContext, Skill
-
-if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.compiler import Pipeline
 
 _LINE_BREAKS = re.compile(r"[\r\n]+")
 _JS_SPACES = re.compile(JS_WS_RE + "+")
@@ -65,14 +62,16 @@ class _State:
 # --------------------------------------------------------------------------- public API
 
 
-def render_system_prompt(pipeline: Union["Pipeline", Profile], context: RenderContext) -> str:
+def render_system_prompt(profile: Profile, context: RenderContext) -> str:
     """The system prompt for ``context``: the rendered sections joined with their separators."""
-    return "".join(s.separator + s.text for s in render_sections(pipeline, context))
+    return "".join(s.separator + s.text for s in render_sections(profile, context))
 
 
-def render_sections(pipeline: Union["Pipeline", Profile], context: RenderContext) -> tuple[RenderedSection, ...]:
-    """The sections that appear in the prompt for ``context``, in output order."""
-    profile = pipeline if isinstance(pipeline, Profile) else pipeline.profile
+def render_sections(profile: Profile, context: RenderContext) -> tuple[RenderedSection, ...]:
+    """The sections of ``profile`` that appear in the prompt for exactly ``context``
+    (no tool catalog added: see :func:`pipeline.prompt.with_catalog`), in output order."""
+    if not isinstance(profile, Profile):
+        raise TypeError(f"render_sections takes a Profile (a Pipeline renders with .render_sections), got {type(profile).__name__}")
     state = _derive(profile, context)
     out: list[RenderedSection] = []
     for index, section in enumerate(profile.system_prompt.sections):

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from pipeline.errors import Location
 from pipeline.js import u16len
-from pipeline.prompt import RenderContext, RenderedSection, render_sections
+from pipeline.prompt import RenderContext, RenderedSection
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.compiler import Pipeline
+    from pipeline.facade import Pipeline
 
 SECTIONS_PATH = ("system_prompt", "sections")
 
@@ -97,9 +97,10 @@ def section_location(pipeline: "Pipeline", index: int) -> Location:
 
 
 def build_prompt_report(pipeline: "Pipeline", context: RenderContext, label: str = "") -> PromptReport:
-    """Render ``context`` with ``pipeline`` and annotate every section."""
+    """Render exactly ``context`` (gathered with the tool catalog already, or not) with
+    ``pipeline`` and annotate every section."""
     cpt = pipeline.profile.compaction.chars_per_token
-    sections = tuple(_section(pipeline, s, cpt) for s in render_sections(pipeline, context))
+    sections = tuple(_section(pipeline, s, cpt) for s in pipeline.render_sections(context, catalog=False))
     return PromptReport(
         profile=pipeline.profile.name,
         origin=pipeline.origin,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, Sequence, Union
+from typing import Any, Literal, Mapping, Optional, Sequence
 
 from pipeline.compaction.tokens import context_tokens, estimate_context, should_compact
 from pipeline.model.profile import Compaction, Profile
@@ -41,9 +41,6 @@ from pipeline.runtime.classify import (
 from pipeline.session.entries import CompactionEntry, Entry
 from pipeline.js import date_ms, js_get
 from pipeline.session.messages import AgentMessage, AssistantMessage, parse_message
-
-if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.compiler import Pipeline
 
 Phase = Literal["after_run", "before_prompt"]
 Action = Literal["none", "compact", "fail"]
@@ -246,10 +243,9 @@ class RetrySettings:
     base_delay_ms: int = 2000
 
     @classmethod
-    def from_profile(cls, profile: Union[Profile, Pipeline]) -> "RetrySettings":
-        """The ``retry`` block of a :class:`~pipeline.model.Profile` (or of a compiled
-        :class:`~pipeline.compiler.Pipeline`, whose ``.profile`` is used)."""
-        retry = (profile if isinstance(profile, Profile) else profile.profile).retry
+    def from_profile(cls, profile: Profile) -> "RetrySettings":
+        """The ``retry`` block of a :class:`~pipeline.model.Profile` (``Pipeline.retry_settings``)."""
+        retry = profile.retry
         return cls(enabled=retry.enabled, max_retries=retry.max_retries, base_delay_ms=retry.base_delay_ms)
 
     def delay_ms(self, attempt: int) -> float:

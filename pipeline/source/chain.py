@@ -127,14 +127,21 @@ def builtin_path(name: str, location: Location | None = None, key: str | None = 
 
 
 def suggest_builtin(name: str) -> str | None:
-    """"did you mean `builtin:NAME`?" when ``name`` is close to a built-in profile's name."""
-    hint = did_you_mean(name, builtin_names())
+    """"did you mean `builtin:NAME`?" when ``name`` is close to a built-in profile's name,
+    or is the last part of one (``team`` for ``examples/team``)."""
+    names = builtin_names()
+    by_stem = [n for n in names if n.rsplit("/", 1)[-1] == Path(name).stem and n != name]
+    if len(by_stem) == 1:
+        return f"did you mean `builtin:{by_stem[0]}`?"
+    hint = did_you_mean(name, names)
     return hint.replace("`", "`builtin:", 1) if hint else None
 
 
 def _builtin_hint(target: str) -> str | None:
     stem = Path(target).stem
-    return f"did you mean `builtin:{stem}`?" if stem in builtin_names() else None
+    if stem in builtin_names():
+        return f"did you mean `builtin:{stem}`?"
+    return suggest_builtin(stem)
 
 
 def _cycle(layers: list[Layer], label: str) -> Problem:

@@ -65,6 +65,8 @@ def _absolute(span: Span, line: int, col: int) -> Location:
 
 def _estimate(span: Span, var: Var) -> Location:
     """Best effort when the source does not show the variable literally (escapes)."""
+    if span.line is None:  # set by a flag or an override: no file position
+        return span.location
     opening = 1 if span.style in ("'", '"') else 0
     if var.line == 1:
         return Location(span.file, span.line, span.col + opening + var.col - 1)

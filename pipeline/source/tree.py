@@ -26,8 +26,8 @@ class Span:
     """
 
     file: str
-    line: int
-    col: int
+    line: int | None  # None (with ``col``) for a value set by a flag or an override
+    col: int | None
     source: str | None = None
     style: str | None = None
 

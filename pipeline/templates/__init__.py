@@ -19,7 +19,7 @@ from .discovery import (
     TemplateSource,
     explicit_sources,
     global_template_dir,
-    load_pipeline_templates,
+    load_profile_templates,
     load_sources,
     load_templates,
     profile_sources,
@@ -35,7 +35,7 @@ __all__ = [
     "AllArgs", "Arity", "Default", "Finding", "Frontmatter", "FrontmatterError", "Invocation", "Literal",
     "LoadedTemplates", "Node", "Pos", "Positional", "PromptTemplate", "Slice", "Template", "TemplateAnalysis",
     "TemplateSource", "analyze", "expand_input", "explicit_sources", "find_template", "global_template_dir",
-    "load_pipeline_templates", "load_sources", "load_templates", "match_invocation", "parse_args",
+    "load_profile_templates", "load_sources", "load_templates", "match_invocation", "parse_args",
     "parse_frontmatter", "parse_template", "profile_sources", "read_template", "scan_directory",
     "substitute_args",
 ]

@@ -7,7 +7,7 @@ Sources, in order (the first template of a name wins, as in pi):
 3. explicit paths (pi's ``--prompt-template``): a ``.md`` file, or a directory read
    without any filtering.
 
-:func:`load_pipeline_templates` reads the sources a compiled profile names instead
+:func:`load_profile_templates` reads the sources a compiled profile names instead
 (``templates.sources``: ``project``, ``global`` and paths, in the profile's order).
 
 Directories are read non-recursively, names in byte order; only names ending in ``.md``
@@ -34,7 +34,6 @@ from .files import PromptTemplate, SourceKind, read_template
 from .ignorefile import IgnoreRules
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.compiler import Pipeline
     from pipeline.model import Templates
 
 
@@ -139,19 +138,19 @@ def global_template_dir(
     return (Path(agent) if agent is not None else agent_dir(home)) / "prompts"
 
 
-def load_pipeline_templates(
-    pipeline: Pipeline,
+def load_profile_templates(
+    settings: Templates,
+    sources: Sequence[Union[str, Path]],
     cwd: Path | str | None = None,
     *,
     agent: Path | str | None = None,
     home: Path | str | None = None,
     trusted: bool = True,
 ) -> LoadedTemplates:
-    """The templates of a compiled profile for ``cwd``: :func:`profile_sources` of its
-    ``templates`` block, loaded in order; the first template of a name wins."""
-    settings = pipeline.profile.templates
-    sources = profile_sources(pipeline.template_sources, settings, cwd, agent=agent, home=home, trusted=trusted)
-    return load_sources(sources)
+    """The templates of a profile's ``templates`` block for ``cwd``: :func:`profile_sources`
+    of ``sources`` (its ``templates.sources``, paths resolved; ``Pipeline.template_sources``),
+    loaded in order; the first template of a name wins."""
+    return load_sources(profile_sources(sources, settings, cwd, agent=agent, home=home, trusted=trusted))
 
 
 def load_sources(sources: Iterable[TemplateSource]) -> LoadedTemplates:

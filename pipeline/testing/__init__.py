@@ -31,16 +31,15 @@ __all__ = ["TextSnapshotExtension", "expand", "render_scenario", "snapshot_cases
 
 def render_scenario(profile: PathLike, scenario_path: PathLike) -> str:
     """The system prompt ``profile`` (a file or built-in name) renders for the scenario file."""
-    from pipeline.prompt import render_system_prompt
-    from pipeline.prompt.scenario import load_scenario
+    from pipeline.scenario import load_scenario
 
     scenario = load_scenario(scenario_path)
     pipeline = _pipeline(os.fspath(profile), scenario, os.fspath(scenario_path))
-    return render_system_prompt(pipeline, scenario.to_context(pipeline.profile))
+    return pipeline.render_system_prompt(scenario.context_for(pipeline), catalog=False)
 
 
 def _pipeline(profile: str, scenario, scenario_path: str):
-    from pipeline.prompt.scenario import scenario_pipeline
+    from pipeline.scenario import scenario_pipeline
 
     if scenario.overlay is None:
         return _compiled(profile, _stamp(profile))
@@ -56,7 +55,7 @@ def _stamp(profile: str) -> float:
 
 @lru_cache(maxsize=64)
 def _compiled(profile: str, _mtime: float):
-    from pipeline.compiler import compile_profile
+    from pipeline import compile_profile
 
     return compile_profile(profile)
 

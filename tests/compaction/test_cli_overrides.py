@@ -1,8 +1,10 @@
 """`pipeline compact --keep-recent/--reserve` go through the profile's checks; `--reasoning LEVEL`.
 
-Exit codes: a flag value that is not a whole number >= 0 is a usage error (2, argparse);
-a number the profile's rules reject fails like a profile file with it would (1), each
-problem named by the flag that caused it. Nothing is written in either case.
+The flags are overrides merged as the profile's last layer (``compile_profile(...,
+overrides=, origin=)``). Exit codes: a flag value that is not a whole number >= 0 is a
+usage error (2, argparse); a number the profile's rules reject fails like a profile file
+with it would (1), each problem located at the flag that caused it
+(``--reserve: compaction.reserve_tokens: ...``). Nothing is written in either case.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import json
 import pytest
 
 from pipeline.cli import main
-from pipeline.compaction import compact_session, compaction_settings, override_profile
+from pipeline import compile_profile
+from pipeline.compaction import compact_session
 from pipeline.errors import PipelineError
 from pipeline.llm import thinking_budget
 from pipeline.session import SessionFile
@@ -46,7 +49,7 @@ def test_a_reserve_whose_summary_budget_rounds_to_zero_names_the_flag(capsys, co
     for extra in (["--plan"], ["--print-request"], []):
         code, out, err = run(capsys, "compact", str(path), "--reserve", "1", *extra)
         lines = err.strip().splitlines()
-        assert (code, out) == (1, "") and lines and all(line.startswith("--reserve 1: ") for line in lines), err
+        assert (code, out) == (1, "") and lines and all(line.startswith("--reserve: compaction.reserve_tokens: ") for line in lines), err
         assert "max_tokens must be a positive integer" not in err and "less than one token" in err
     assert path.read_bytes() == before
 
@@ -54,19 +57,21 @@ def test_a_reserve_whose_summary_budget_rounds_to_zero_names_the_flag(capsys, co
 def test_the_profiles_window_rules_apply_to_the_overrides(capsys, profile_file):
     profile = profile_file(context_window=64000)  # threshold 64000 - 16384 = 47616
     code, _, err = run(capsys, "compact", LONG, "--plan", "--profile", profile, "--reserve", "70000")
-    assert code == 1 and err.startswith("--reserve 70000: ") and "context_window (64000)" in err
+    assert code == 1 and err.startswith("--reserve: compaction.reserve_tokens: ") and "context_window (64000)" in err
     code, _, err = run(capsys, "compact", LONG, "--plan", "--profile", profile, "--keep-recent", "50000")
-    assert code == 1 and err.startswith("--keep-recent 50000: ") and "47616" in err
-    # keep_recent_tokens (the profile's 20000) is over the threshold only because of --reserve
+    assert code == 1 and err.startswith("--keep-recent: compaction.keep_recent_tokens: ") and "47616" in err
+    # keep_recent_tokens (the profile's 20000) is over the threshold only because of --reserve:
+    # the problem is located where keep_recent_tokens is set, and names the threshold --reserve moved
     code, _, err = run(capsys, "compact", LONG, "--plan", "--profile", profile, "--reserve", "44000")
-    assert code == 1 and err.startswith("--reserve 44000: ") and "keep_recent_tokens (20000)" in err
+    assert code == 1 and err.startswith("configs/default.yaml:") and "keep_recent_tokens (20000)" in err
+    assert "context_window - reserve_tokens = 20000" in err
 
 
 def test_a_warning_from_an_override_is_shown_and_the_run_goes_on(capsys, profile_file):
     profile = profile_file(context_window=64000)
     code, out, err = run(capsys, "compact", LONG, "--plan", "--profile", profile, "--keep-recent", "40000")
     assert code == 0 and out.startswith("nothing to compact")  # the session holds about 31000 tokens
-    assert err.startswith("warning: --keep-recent 40000: ") and err.count("\n") == 1
+    assert err.startswith("--keep-recent: warning: compaction.keep_recent_tokens: ") and err.count("\n") == 1
 
 
 def test_malformed_values_are_usage_errors(capsys):
@@ -76,16 +81,19 @@ def test_malformed_values_are_usage_errors(capsys):
         assert stopped.value.code == 2 and f"argument {flag}:" in capsys.readouterr().err
 
 
-def test_library_overrides_are_checked_and_named_by_setting():
-    profile = default_profile()
+def test_library_overrides_are_checked_and_named_by_origin():
     with pytest.raises(PipelineError) as failed:
-        compaction_settings(profile, reserve_tokens=1)
-    assert {p.key for p in failed.value.problems} == {"compaction.reserve_tokens=1"}
-    with pytest.raises(PipelineError, match="must be a whole number, 0 or more"):
-        override_profile(profile, keep_recent_tokens=-1)
-    settings = compaction_settings(profile, keep_recent_tokens=5, reserve_tokens=4096)
-    assert (settings.keep_recent_tokens, settings.reserve_tokens) == (5, 4096)
-    assert override_profile(profile).profile is profile
+        compile_profile("default", {"compaction.reserve_tokens": 1}, {"compaction.reserve_tokens": "--reserve"})
+    assert {(str(p.location), p.key) for p in failed.value.problems} == {("--reserve", "compaction.reserve_tokens")}
+    with pytest.raises(PipelineError) as failed:
+        compile_profile("default", {"compaction.keep_recent_tokens": -1})
+    [problem] = failed.value.problems
+    assert (str(problem.location), problem.key) == ("<override compaction.keep_recent_tokens>", "compaction.keep_recent_tokens")
+    settings = compile_profile("default", {"compaction.keep_recent_tokens": 5, "compaction.reserve_tokens": 4096})
+    assert (settings.profile.compaction.keep_recent_tokens, settings.profile.compaction.reserve_tokens) == (5, 4096)
+    base = compile_profile("default")
+    assert base.with_overrides({}) is base
+    assert base.with_overrides({"compaction.reserve_tokens": 4096}).profile.compaction.reserve_tokens == 4096
 
 
 def _bodies(capsys, *argv: str) -> list[dict]:
@@ -131,3 +139,19 @@ def test_compact_session_asks_for_the_given_level(copy_session):
     compact_session(SessionFile.open(path), profile, client, summarizer=Summarizer(reasoning=True),
                     thinking_level="xhigh")
     assert len(client.requests) >= 2 and {r.reasoning for r in client.requests} == {"xhigh"}
+
+
+def test_the_profiles_own_warnings_are_shown(capsys, tmp_path):
+    profile = tmp_path / "w.yaml"
+    profile.write_text("extends: builtin:default\nname: w\ntemplates:\n  sources: [project, project]\n")
+    code, out, err = run(capsys, "compact", LONG, "--plan", "--profile", str(profile))
+    assert code == 0 and out.startswith("cut:")
+    assert "templates.sources.1: template source `project` is listed twice" in err
+
+
+def test_summarizer_flags_are_overrides_checked_like_the_profile(capsys):
+    code, _, err = run(capsys, "compact", LONG, "--print-request", "--llm", "openai", "--model", "m",
+                       "--base-url", "ftp://127.0.0.1/v1")
+    assert code == 1 and err == "--base-url: summarizer.base_url: `base_url` must start with http:// or https://\n"
+    bodies = _bodies(capsys, "--llm", "openai", "--model", "gpt-test")
+    assert {b["model"] for b in bodies} == {"gpt-test"}

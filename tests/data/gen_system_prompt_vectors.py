@@ -316,7 +316,7 @@ def verify(oracle: Oracle, seed: int, count: int) -> int:
     from pipeline.compiler import compile_profile
     from pipeline.prompt import render_system_prompt
 
-    pipeline = compile_profile(ROOT / "tests/prompt/pi_shaped.yaml")
+    pipeline = compile_profile(ROOT / "tests/prompt/pi_shaped.yaml").profile
     contexts = contexts_for(seed, count)
     bad = [
         (i, ctx)

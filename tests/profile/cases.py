@@ -574,8 +574,8 @@ CASES = [
         "api-key-instead-of-variable-name",
         overlay("summarizer:\n  api_key_env: sk-abc123\n"),
         (
-            "p.yaml:4:3: summarizer.api_key_env: `api_key_env` must be the name of an environment variable "
-            "(write the variable's NAME (like `OPENAI_API_KEY`), never the key itself)",
+            "p.yaml:4:3: summarizer.api_key_env: `api_key_env` looks like an API key, not the name of an environment "
+            "variable (give the name of the environment variable that holds the key, like `OPENAI_API_KEY`)",
         ),
     ),
     Case(

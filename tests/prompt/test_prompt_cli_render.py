@@ -12,7 +12,7 @@ import pytest
 from prompt_fstree import build_tree
 
 from pipeline.cli import main
-from pipeline.compiler import compile_profile
+from pipeline import compile_profile
 from pipeline.prompt import render_system_prompt
 from pipeline.prompt.inputs import RenderRequest, gather
 
@@ -36,7 +36,8 @@ def test_no_flags_prints_default_prompt_for_cwd_without_network_or_keys(tmp_path
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "LANG": "C"}  # no keys, no proxies
     done = subprocess.run([sys.executable, "-m", "pipeline", "render"], cwd=tmp_path, env=env, capture_output=True)
     assert done.returncode == 0, done.stderr
-    expected = render_system_prompt(compile_profile("default"), gather(compile_profile("default").profile, RenderRequest(cwd=str(tmp_path))).context)
+    default = compile_profile("default")
+    expected = render_system_prompt(default.profile, gather(default.profile, RenderRequest(cwd=str(tmp_path))).context)
     assert done.stdout.decode("utf-8") == expected + "\n"
     assert done.stdout.decode().rstrip("\n").endswith(str(tmp_path))
     assert done.stderr == b""

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from prompt_browser import find_browser, open_page
 
-from pipeline.compiler import compile_profile
-from pipeline.prompt.scenario import load_scenario
+from pipeline import compile_profile
+from pipeline.scenario import load_scenario
 from pipeline.report import build_prompt_report, prompt_html
 
 ROOT = Path(__file__).resolve().parent.parent.parent

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.compiler import compile_profile
+from pipeline import compile_profile
 from pipeline.prompt import ContextFile, RenderContext, Skill, render_sections, render_system_prompt
-from pipeline.prompt.scenario import Scenario
+from pipeline.scenario import Scenario
 
 BASE = (Path(__file__).resolve().parent / "pi_shaped.yaml").read_text(encoding="utf-8")
 TAIL = BASE[BASE.index("\ntemplates:") :]
@@ -23,7 +23,7 @@ TAIL = BASE[BASE.index("\ntemplates:") :]
 def profile(tmp_path: Path, sections_yaml: str, head: str = ""):
     path = tmp_path / "p.yaml"
     path.write_text(f"version: 1\nname: t\nsystem_prompt:\n{head}  sections:\n{sections_yaml}{TAIL}", encoding="utf-8")
-    return compile_profile(path)
+    return compile_profile(path).profile
 
 
 LIST = """\
@@ -146,7 +146,7 @@ def test_scenario_catalog_fills_only_what_is_missing(tmp_path: Path) -> None:
         head="  tools:\n    read: {snippet: Catalog read, guidelines: [G]}\n    bash: {snippet: Catalog bash}\n",
     )
     scenario = Scenario(cwd="/w", tools=("read", "bash"), tool_snippets={"bash": "Mine"})
-    assert render_system_prompt(pipe, scenario.to_context(pipe.profile)) == "read=Catalog read\nbash=Mine"
+    assert render_system_prompt(pipe, scenario.to_context(pipe)) == "read=Catalog read\nbash=Mine"
     bare = Scenario(cwd="/w", tools=("read", "bash"), catalog=False)
-    assert render_system_prompt(pipe, bare.to_context(pipe.profile)) == ""
-    assert scenario.to_context(pipe.profile).tool_guidelines == {"read": ("G",)}
+    assert render_system_prompt(pipe, bare.to_context(pipe)) == ""
+    assert scenario.to_context(pipe).tool_guidelines == {"read": ("G",)}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.compiler import compile_profile
+from pipeline import compile_profile
 from pipeline.prompt import RenderContext, render_sections, render_system_prompt
 
 HERE = Path(__file__).parent
@@ -22,7 +22,7 @@ VECTORS = DOC["vectors"]
 
 @pytest.fixture(scope="module")
 def pi_shaped():
-    return compile_profile(HERE / "pi_shaped.yaml")
+    return compile_profile(HERE / "pi_shaped.yaml").profile
 
 
 def test_vector_file_is_big_and_varied() -> None:

@@ -1,4 +1,4 @@
-"""`RetrySettings.from_profile`: the runtime's turn retries read the profile's `retry` block."""
+"""`RetrySettings.from_profile` (and `Pipeline.retry_settings`): turn retries read the profile's `retry` block."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from pipeline.runtime import RetrySettings, TurnRetry
 
 def test_default_profile_gives_pis_defaults():
     pipeline = compile_profile("default")
-    assert RetrySettings.from_profile(pipeline) == RetrySettings() == RetrySettings.from_profile(pipeline.profile)
+    assert pipeline.retry_settings == RetrySettings() == RetrySettings.from_profile(pipeline.profile)
 
 
 def test_an_overlay_drives_the_turn_retry(tmp_path):
     (tmp_path / "p.yaml").write_text(
         "extends: builtin:default\nname: t\nretry: {max_retries: 1, base_delay_ms: 10}\n", encoding="utf-8"
     )
-    settings = RetrySettings.from_profile(compile_profile(tmp_path / "p.yaml"))
+    settings = compile_profile(tmp_path / "p.yaml").retry_settings
     assert settings == RetrySettings(enabled=True, max_retries=1, base_delay_ms=10)
     overloaded = {"role": "assistant", "content": [], "stopReason": "error", "errorMessage": "503 overloaded",
                   "provider": "p", "model": "m", "timestamp": 1}
@@ -26,4 +26,4 @@ def test_an_overlay_drives_the_turn_retry(tmp_path):
 
 def test_disabled_in_the_profile(tmp_path):
     (tmp_path / "p.yaml").write_text("extends: builtin:default\nname: t\nretry: {enabled: false}\n", encoding="utf-8")
-    assert RetrySettings.from_profile(compile_profile(tmp_path / "p.yaml")).enabled is False
+    assert RetrySettings.from_profile(compile_profile(tmp_path / "p.yaml").profile).enabled is False

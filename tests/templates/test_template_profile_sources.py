@@ -1,6 +1,6 @@
 """Templates come from the profile: ``templates.sources`` in order, on real directories.
 
-``load_pipeline_templates`` (and ``Pipeline.load_templates``) walk the profile's sources:
+``load_profile_templates`` (and ``Pipeline.load_templates``) walk the profile's sources:
 ``project`` → ``<cwd>/<project_dir>``, ``global`` → ``global_dir`` (the default follows
 ``$PI_CODING_AGENT_DIR``), other entries are paths relative to the profile file. The
 built-in profiles list ``[project, global]``, pi's agent order (checked against the
@@ -23,7 +23,7 @@ from pipeline.cli import main
 from pipeline.model import Templates
 from pipeline.templates import (
     global_template_dir,
-    load_pipeline_templates,
+    load_profile_templates,
     profile_sources,
 )
 
@@ -150,7 +150,8 @@ def test_profile_sources_without_a_pipeline(tree):
 
 def test_missing_default_directories_are_not_problems(tmp_path, monkeypatch):
     monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
-    loaded = load_pipeline_templates(compile_profile("default"), tmp_path, home=tmp_path)
+    pipe = compile_profile("default")
+    loaded = load_profile_templates(pipe.profile.templates, pipe.template_sources, tmp_path, home=tmp_path)
     assert (len(loaded), loaded.problems) == (0, ())
 
 

@@ -1,5 +1,8 @@
 """Scenario files: every render input in one YAML file, for reviews, diffs and snapshots.
 
+Review tooling, above the facade: a scenario may lay an overlay over the profile under
+test, so it compiles profiles (through :func:`pipeline.facade.compile_profile`).
+
 A scenario is strict (unknown keys are errors, with their line) and says nothing about
 *which* profile renders it: ``pipeline render PROFILE --scenario FILE`` and
 ``pipeline diff OLD NEW --scenario FILE`` pick that. The format is documented in
@@ -18,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.errors import Location, PipelineError, Problem
 from pipeline.model import Profile
-from pipeline.prompt.context import ContextFile, RenderContext, Skill
+from pipeline.prompt import ContextFile, RenderContext, Skill
+from pipeline.prompt.catalog import catalog_inputs
 
 
 class _Strict(BaseModel):
@@ -56,6 +60,10 @@ class Scenario(_Strict):
         None, description="a partial profile laid over the profile under test (a team overlay), as with `extends:`"
     )
 
+    def context_for(self, pipeline: Any) -> RenderContext:
+        """The render context for a compiled ``pipeline``: :meth:`to_context` of its profile."""
+        return self.to_context(pipeline.profile)
+
     def to_context(self, profile: Profile) -> RenderContext:
         """The render context for ``profile`` (its tool catalog fills what the scenario leaves out)."""
         snippets, guidelines = catalog_inputs(profile) if self.catalog else ({}, {})
@@ -80,23 +88,6 @@ def _skill(s: ScenarioSkill) -> Skill:
 def _dirname(path: str) -> str:
     cut = max(path.rfind("/"), path.rfind("\\"))
     return path[:cut] if cut > 0 else path[: cut + 1]
-
-
-def catalog_inputs(profile: Profile) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
-    """Snippets and guidelines of the profile's tool catalog (``system_prompt.tools``)."""
-    catalog = getattr(profile.system_prompt, "tools", None) or {}
-    snippets = {name: _plain(tool.snippet, name) for name, tool in catalog.items() if tool.snippet is not None}
-    guidelines = {name: tuple(_plain(g, name) for g in tool.guidelines) for name, tool in catalog.items() if tool.guidelines}
-    return snippets, guidelines
-
-
-def _plain(text, tool: str) -> str:
-    try:
-        return text.render({})
-    except KeyError as err:
-        raise PipelineError(
-            Problem(f"catalog texts take no variables, found ${{{err.args[0]}}}", key=f"system_prompt.tools.{tool}")
-        ) from None
 
 
 # --------------------------------------------------------------------------- loading
@@ -182,7 +173,7 @@ def _item_index(items: list, part: Any) -> Optional[int]:
 
 def scenario_pipeline(profile: str | os.PathLike, scenario: Scenario, scenario_path: str = "<scenario>"):
     """The pipeline a scenario renders with: ``profile``, with the scenario's overlay laid over it."""
-    from pipeline.compiler import compile_profile
+    from pipeline.facade import compile_profile
 
     if scenario.overlay is None:
         return compile_profile(profile)
@@ -207,7 +198,7 @@ def _compile_overlay(base: str, overlay: dict[str, Any], scenario_path: str):
 
     from ruamel.yaml import YAML
 
-    from pipeline.compiler import compile_profile
+    from pipeline.facade import compile_profile
 
     with tempfile.TemporaryDirectory(prefix="pipeline-overlay-") as tmp:
         path = Path(tmp) / "overlay.yaml"

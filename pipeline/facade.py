@@ -1,0 +1,258 @@
+"""The facade: :class:`Pipeline`, a compiled profile with the methods runtimes call.
+
+The layers run one way (``docs/architecture.md``): the profile front end
+(:mod:`pipeline.compiler`) compiles a :class:`~pipeline.compiler.CompiledProfile`; the
+stages (templates, prompt, session, compaction, llm, runtime) each take the part of the
+profile they read; this module sits on top of both and hands each call to its stage, as
+jinja's ``Environment`` does for its parser and loaders. Review tooling and the CLI call
+this, never a stage with ``.profile`` unwrapped. Stages are imported on first use, so
+``import pipeline`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Union
+
+from pipeline import compiler
+from pipeline.compiler import TEMPLATE_KEYWORDS, CompiledProfile, Overrides, template_source_path
+from pipeline.errors import Location, Problem
+from pipeline.model import Profile
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.compaction import Compacted, CompactionPlan, Navigated, NothingToCompact
+    from pipeline.llm.types import SummaryClient
+    from pipeline.prompt import RenderContext, RenderedSection
+    from pipeline.prompt.inputs import Gathered, RenderRequest
+    from pipeline.runtime import RetrySettings
+    from pipeline.session import Entry, LlmContext, SessionFile, SessionTree
+    from pipeline.templates import LoadedTemplates, PromptTemplate
+
+PathLike = Union[str, os.PathLike]
+#: ``Pipeline.project(leaf=...)`` default: the session's current leaf.
+_CURRENT = object()
+
+__all__ = ["Pipeline", "compile_profile", "template_problems"]
+
+
+def compile_profile(
+    source: PathLike | Profile | CompiledProfile = "default",
+    overrides: Overrides | None = None,
+    origin: Mapping[str, str] | None = None,
+) -> "Pipeline":
+    """:func:`pipeline.compiler.compile_profile`, as a :class:`Pipeline`.
+
+    ``overrides`` (dotted keys) are merged as the last layer and checked like the rest;
+    ``origin`` names the flag behind each, for messages: ``--reserve: compaction.reserve_tokens: ...``.
+    """
+    return Pipeline.of(compiler.compile_profile(source, overrides, origin))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Pipeline(CompiledProfile):
+    """A compiled, validated, immutable profile that runtimes execute."""
+
+    __eq__ = CompiledProfile.__eq__
+    __hash__ = CompiledProfile.__hash__
+
+    @classmethod
+    def of(cls, compiled: CompiledProfile) -> "Pipeline":
+        if isinstance(compiled, Pipeline):
+            return compiled
+        fields = {f.name: getattr(compiled, f.name) for f in dataclasses.fields(CompiledProfile)}
+        return cls(**fields)
+
+    def with_overrides(self, overrides: Overrides | None, origin: Mapping[str, str] | None = None) -> "Pipeline":
+        """This profile with dotted ``overrides`` as its last layer, checked again (``self`` when there are none)."""
+        if not overrides:
+            return self
+        return compile_profile(self, overrides, origin)
+
+    @property
+    def retry_settings(self) -> RetrySettings:
+        """The profile's ``retry`` block as :class:`pipeline.runtime.RetrySettings`."""
+        from pipeline.runtime import RetrySettings
+
+        return RetrySettings.from_profile(self.profile)
+
+    # ------------------------------------------------------------------ prompt
+
+    def render_sections(self, context: RenderContext, *, catalog: bool = True) -> tuple[RenderedSection, ...]:
+        """The rendered sections for ``context``; ``catalog``: the profile's tool catalog
+        (``system_prompt.tools``) gives snippets and guidelines the context does not."""
+        from pipeline.prompt import render_sections, with_catalog
+
+        return render_sections(self.profile, with_catalog(self.profile, context) if catalog else context)
+
+    def render_system_prompt(self, context: RenderContext, *, catalog: bool = True) -> str:
+        """The system prompt for ``context`` (:func:`pipeline.prompt.render_system_prompt`),
+        with the profile's tool catalog unless ``catalog=False``."""
+        return "".join(s.separator + s.text for s in self.render_sections(context, catalog=catalog))
+
+    def gather(self, request: RenderRequest | None = None) -> Gathered:
+        """The render inputs ``request`` names (files read, discovery when asked), as
+        ``pipeline render`` gathers them (:func:`pipeline.prompt.inputs.gather`)."""
+        from pipeline.prompt.inputs import RenderRequest, gather
+
+        return gather(self.profile, request or RenderRequest())
+
+    # ------------------------------------------------------------------ templates
+
+    def load_templates(
+        self, cwd: PathLike | None = None, *, agent: PathLike | None = None,
+        home: PathLike | None = None, trusted: bool = True,
+    ) -> LoadedTemplates:
+        """The prompt templates ``templates.sources`` names, for ``cwd`` (default: the
+        current directory); ``trusted=False`` skips ``project`` (see
+        :func:`pipeline.templates.load_profile_templates`)."""
+        from pipeline.templates import load_profile_templates
+
+        return load_profile_templates(
+            self.profile.templates, self.template_sources, cwd, agent=agent, home=home, trusted=trusted
+        )
+
+    def expand(self, text: str, templates: Iterable[PromptTemplate]) -> str:
+        """``/name args`` expanded with ``templates``; any other input unchanged."""
+        from pipeline.templates import expand_input
+
+        return expand_input(text, templates)
+
+    def template_problems(self) -> list[Problem]:
+        """Findings of the template stage for the files ``templates.sources`` lists (:func:`template_problems`)."""
+        return template_problems(self)
+
+    # ------------------------------------------------------------------ compaction
+
+    def summary_client(self) -> SummaryClient:
+        """The client of the profile's ``summarizer``: offline, or an HTTP client (key read per call)."""
+        from pipeline.compaction import make_summary_client
+
+        return make_summary_client(self.profile, self.profile.summarizer)
+
+    def plan_compaction(
+        self, session: SessionFile | PathLike, overrides: Overrides | None = None, *,
+        origin: Mapping[str, str] | None = None, keep_recent_tokens: int | None = None,
+        reserve_tokens: int | None = None,
+    ) -> CompactionPlan | NothingToCompact:
+        """What compacting the session's current branch would do (nothing is called or
+        written); ``overrides`` as for :func:`compile_profile` (``keep_recent_tokens`` and
+        ``reserve_tokens`` are short for ``compaction.*``)."""
+        from pipeline.compaction import plan_session
+
+        pipeline = self.with_overrides(_compaction(overrides, keep_recent_tokens, reserve_tokens), origin)
+        return plan_session(_session(session), pipeline.profile.compaction)
+
+    def summary_requests(
+        self, plan: CompactionPlan, *, instructions: str | None = None, thinking_level: str | None = None,
+    ) -> list[Any]:
+        """The request bodies, as the summarizer's provider would receive them, of every
+        call compacting ``plan`` makes (history, then turn prefix); nothing is sent."""
+        from pipeline.compaction import planned_requests
+
+        client = self.summary_client()
+        requests = planned_requests(
+            plan, self.profile, self.profile.summarizer, custom_instructions=instructions, thinking_level=thinking_level
+        )
+        return [client.build_body(request) for request in requests]
+
+    def compact(
+        self, session: SessionFile | PathLike, client: SummaryClient | None = None,
+        instructions: str | None = None, *, overrides: Overrides | None = None,
+        origin: Mapping[str, str] | None = None, progress: Callable[[str], None] | None = None,
+        thinking_level: str | None = None,
+    ) -> Compacted | NothingToCompact:
+        """Compact the current branch and append the entry; ``client`` defaults to the
+        profile's ``summarizer``; ``instructions`` are the caller's extra focus;
+        ``overrides`` as for :func:`compile_profile`."""
+        from pipeline.compaction import compact_session
+
+        pipeline = self.with_overrides(overrides, origin)
+        profile = pipeline.profile
+        return compact_session(
+            _session(session), profile, client or pipeline.summary_client(), custom_instructions=instructions,
+            progress=progress, thinking_level=thinking_level,
+        )
+
+    def navigate(
+        self, session: SessionFile | PathLike, target_id: str, client: SummaryClient | None = None, *,
+        instructions: str | None = None, replace_instructions: bool = False,
+        progress: Callable[[str], None] | None = None,
+    ) -> Navigated:
+        """Move the session to ``target_id`` with a summary of the branch left behind (pi's ``/tree``)."""
+        from pipeline.compaction import branch_session
+
+        return branch_session(
+            _session(session), self.profile, client or self.summary_client(), target_id,
+            custom_instructions=instructions, replace_instructions=replace_instructions, progress=progress,
+        )
+
+    # ------------------------------------------------------------------ session
+
+    def project(
+        self, session: SessionFile | PathLike | SessionTree | Sequence[Entry], leaf: str | None | object = _CURRENT,
+        *, drop_failed: bool = False,
+    ) -> LlmContext:
+        """The LLM context of ``session`` (a session file or its path, a tree, entries) at
+        ``leaf`` (default: the current leaf; ``None``: empty), with the profile's words;
+        ``drop_failed`` leaves out failed assistant turns (see :func:`pipeline.session.build_context`)."""
+        from pipeline.session import LAST, ContextTexts, build_context
+
+        texts = ContextTexts.from_profile(self.profile)
+        return build_context(_session(session), texts, LAST if leaf is _CURRENT else leaf, drop_failed=drop_failed)
+
+
+def _compaction(overrides: Overrides | None, keep: int | None, reserve: int | None) -> dict[str, Any]:
+    out = dict(overrides or {})
+    for name, value in (("keep_recent_tokens", keep), ("reserve_tokens", reserve)):
+        if value is not None:
+            out[f"compaction.{name}"] = value
+    return out
+
+
+def _session(session: Any) -> Any:
+    """A session argument: a path is opened as a :class:`~pipeline.session.SessionFile`."""
+    if isinstance(session, (str, os.PathLike)):
+        from pipeline.session import SessionFile
+
+        return SessionFile.open(session)
+    return session
+
+
+# --------------------------------------------------------------------------- prompt templates
+
+
+def template_problems(pipeline: CompiledProfile) -> list[Problem]:
+    """Findings of :func:`pipeline.templates.analyze` for the template files a profile
+    lists explicitly in ``templates.sources`` (``global``/``project`` depend on where the
+    agent runs, so they are not checked here). Missing paths are already compile warnings.
+    """
+    from pipeline.templates import explicit_sources, load_sources
+
+    problems: list[Problem] = []
+    for i, source in enumerate(pipeline.profile.templates.sources):
+        if source in TEMPLATE_KEYWORDS or source in pipeline.profile.templates.sources[:i]:
+            continue
+        path = template_source_path(pipeline.profile, pipeline.source_map, i)
+        if not path.exists():
+            continue
+        try:
+            loaded = load_sources(explicit_sources([path.absolute()]))
+            found = list(loaded.problems) + [p for t in loaded.templates for p in t.problems()]
+        except Exception as err:  # a bug in the template stage must not hide the other results
+            where = pipeline.source_map.value_location(("templates", "sources", i))
+            detail = " ".join(str(err).split())
+            message = f"could not check the templates in {path}: internal error ({type(err).__name__}: {detail})"
+            found = [Problem(message, where, key=f"templates.sources.{i}", severity="warning", code="internal-error")]
+        problems.extend(_relative(p) for p in found)
+    return problems
+
+
+def _relative(problem: Problem) -> Problem:
+    from pipeline.source import display_path
+
+    loc = problem.location
+    if loc is None or loc.file is None or not os.path.isabs(loc.file):
+        return problem
+    return problem.at(Location(display_path(Path(loc.file)), loc.line, loc.col))

@@ -1,0 +1,41 @@
+"""The profile's tool catalog (``system_prompt.tools``) as render inputs.
+
+A host's tools bring their own snippets and guidelines; where a render context gives
+none for a tool, the catalog's apply. :meth:`pipeline.Pipeline.render_system_prompt`
+does this by default; the pure :func:`~pipeline.prompt.render_sections` renders exactly
+the context it is given.
+"""
+
+from __future__ import annotations
+
+from pipeline.errors import PipelineError, Problem
+from pipeline.model import Profile
+from pipeline.prompt.context import RenderContext
+
+
+def catalog_inputs(profile: Profile) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    """Snippets and guidelines of the profile's tool catalog (``system_prompt.tools``)."""
+    catalog = getattr(profile.system_prompt, "tools", None) or {}
+    snippets = {name: _plain(tool.snippet, name) for name, tool in catalog.items() if tool.snippet is not None}
+    guidelines = {name: tuple(_plain(g, name) for g in tool.guidelines) for name, tool in catalog.items() if tool.guidelines}
+    return snippets, guidelines
+
+
+def with_catalog(profile: Profile, context: RenderContext) -> RenderContext:
+    """``context`` with the catalog's snippets and guidelines for every tool it gives none for."""
+    snippets, guidelines = catalog_inputs(profile)
+    if not snippets and not guidelines:
+        return context
+    return context.replace(
+        tool_snippets={**snippets, **context.tool_snippets},
+        tool_guidelines={**guidelines, **context.tool_guidelines},
+    )
+
+
+def _plain(text, tool: str) -> str:
+    try:
+        return text.render({})
+    except KeyError as err:
+        raise PipelineError(
+            Problem(f"catalog texts take no variables, found ${{{err.args[0]}}}", key=f"system_prompt.tools.{tool}")
+        ) from None
