@@ -114,7 +114,7 @@ def _unknown_variable(path, raw, index, name, allowed, data, source_map: SourceM
     else:
         hint = "this field offers no variables; write `$${` for a literal `${`"
     return Problem(
-        f"unknown variable `${{{name}}}`", location, key=render_key(path, data), hint=hint, code="unknown-variable"
+        f"unknown variable `${{{name}}}`", location, key=render_key(path, data), hint=hint, code="profile.unknown-variable"
     )
 
 
@@ -128,7 +128,7 @@ class Checker:
         self.profile = profile
         self.source_map = source_map
         self.problems: list[Problem] = []
-        self.group = "check"
+        self.group: str | None = None
 
     def add(
         self,
@@ -154,7 +154,7 @@ class Checker:
 
     def run(self) -> None:
         for check in (self.sections, self.compaction, self.summary, self.summarizer, self.templates):
-            self.group = f"check-{check.__name__}"
+            self.group = f"profile.{check.__name__}-rule"
             check()
 
     # ------------------------------------------------------------------ sections
@@ -167,14 +167,14 @@ class Checker:
         for i, section in enumerate(sections):
             path = SECTIONS + (i,)
             if section.id in seen:
-                self.add(path + ("id",), f"duplicate section id `{section.id}`", at_key=False, code="duplicate-section")
+                self.add(path + ("id",), f"duplicate section id `{section.id}`", at_key=False, code="profile.duplicate-section")
             seen.setdefault(section.id, i)
             self.section_fields(path, section)
             self.section_renders(path, section)
             for j, rule in enumerate(section.rules):
                 if rule.when is not None and _contradiction(rule.when):
                     reason = "this rule never applies: " + str(_contradiction(rule.when))
-                    self.add(path + ("rules", j, "when"), reason, warning=True, code="never-renders")
+                    self.add(path + ("rules", j, "when"), reason, warning=True, code="profile.never-renders")
 
     def section_fields(self, path: tuple, section) -> None:
         kind = section.kind
@@ -197,7 +197,7 @@ class Checker:
         if reason:
             where = path + ("when",) if section.when is not None and _contradiction(section.when) else path
             message = f"this section can never render: {reason}"
-            self.add(where, message, warning=True, at_key=where != path, code="never-renders")
+            self.add(where, message, warning=True, at_key=where != path, code="profile.never-renders")
 
     # ------------------------------------------------------------------ compaction
 

@@ -29,7 +29,7 @@ from pipeline.checks import (
     template_source_path,
     variable_problems,
 )
-from pipeline.errors import Location, PipelineError, Problem
+from pipeline.errors import Location, PipelineError, Problem, ProfileError
 from pipeline.model import Profile
 from pipeline.source import BUILTIN, SourceEntry, SourceMap, Span, builtin_names, load_merged
 from pipeline.source.chain import builtin_path, suggest_builtin
@@ -108,7 +108,7 @@ def resolve(path_or_name: PathLike) -> tuple[Path, str]:
         return path, text
     if text in builtin_names():
         return builtin_path(text)
-    raise PipelineError(Problem("no such profile file", Location(text), hint=suggest_builtin(text)))
+    raise ProfileError(Problem("no such profile file", Location(text), hint=suggest_builtin(text)))
 
 
 def load_profile(path_or_name: PathLike, overrides: Overrides | None = None,
@@ -119,7 +119,7 @@ def load_profile(path_or_name: PathLike, overrides: Overrides | None = None,
     """
     loaded, problems = _load(path_or_name, _Layer.of(overrides, origin))
     if loaded is None:
-        raise PipelineError(_sorted(problems))
+        raise ProfileError(_sorted(problems))
     return loaded
 
 
@@ -143,7 +143,7 @@ def compile_profile(
         return _compile_built(source, layer)
     loaded, problems = _load(source, layer)
     if loaded is None:
-        raise PipelineError(_sorted(problems))
+        raise ProfileError(_sorted(problems))
     return _finish(loaded.profile, loaded.source_map, loaded.origin, problems)
 
 
@@ -209,7 +209,7 @@ def _set(data: Any, path: tuple, value: Any, name: str) -> Any:
         return [*data[:head], _set(data[head], rest, value, name), *data[head + 1 :]]
     if not isinstance(data, dict):
         key = ".".join(map(str, path))
-        raise PipelineError(Problem(f"cannot set `{key}`: its parent is not a mapping", Location(name), key=key))
+        raise ProfileError(Problem(f"cannot set `{key}`: its parent is not a mapping", Location(name), key=key))
     return {**data, head: _set(data.get(head, {}), rest, value, name)}
 
 
@@ -223,7 +223,7 @@ def _compile_built(source: Profile | CompiledProfile, layer: _Layer) -> Compiled
     data = profile.model_dump(mode="json", by_alias=True, exclude_unset=True)
     loaded, problems = _validated(data, source_map, label, layer)
     if loaded is None:
-        raise PipelineError(_sorted(problems))
+        raise ProfileError(_sorted(problems))
     return _finish(loaded.profile, loaded.source_map, loaded.origin, problems)
 
 
@@ -235,7 +235,7 @@ def _load(path_or_name: PathLike, layer: _Layer = _Layer()) -> tuple[LoadedProfi
     try:
         data, source_map = load_merged(path, label)
     except PipelineError as err:
-        raise PipelineError(_sorted(_dedupe([*err.problems, *_standalone_problems(path, label)]))) from None
+        raise ProfileError(_sorted(_dedupe([*err.problems, *_standalone_problems(path, label)]))) from None
     return _validated(data, source_map, label, layer)
 
 
@@ -288,7 +288,7 @@ def _standalone_problems(path: Path, label: str) -> list[Problem]:
         Profile.model_validate(_frozen(data), strict=True, by_name=False)
     except ValidationError as err:
         found = problems_from(err, Profile, _locator(source_map), lambda p: render_key(p, data))
-        problems += [p for p in found if p.code != "missing"]
+        problems += [p for p in found if p.code != "profile.missing-key"]
     return problems
 
 
@@ -354,7 +354,7 @@ def _finish(profile: Profile, source_map: SourceMap, origin: str, problems: list
     everything = problems + check_profile(profile, source_map)
     errors = [p for p in everything if p.severity == "error"]
     if errors:
-        raise PipelineError(_sorted(errors))
+        raise ProfileError(_sorted(errors))
     warnings = tuple(_sorted(p for p in everything if p.severity == "warning"))
     return CompiledProfile(profile, origin, fingerprint(profile), warnings, source_map)
 

@@ -1,9 +1,12 @@
 """One error type for everything a user can get wrong, with a location.
 
 A :class:`Problem` says where (``file:line:col``), which key, what is wrong and, when
-one is obvious, a hint. A :class:`PipelineError` carries one or more problems, so a
-whole file's mistakes are reported in one run. The CLI prints ``str(problem)`` one per
-line and exits 1; nothing a user can cause ends in a traceback.
+one is obvious, a hint; its ``code`` is one of :data:`pipeline.codes.CODES` (each
+documented in ``docs/errors.md``). A :class:`PipelineError` carries one or more problems,
+so a whole file's mistakes are reported in one run. Its subclasses name the domain
+(:class:`ProfileError`, :class:`TemplateError`, :class:`SessionError`,
+:class:`ProviderError`, :class:`UsageError`) and the exit code the CLI returns
+(:data:`EXIT_CODES`); nothing a user can cause ends in a traceback.
 """
 
 from __future__ import annotations
@@ -11,6 +14,17 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Literal
+
+from pipeline.codes import check_code
+
+#: The exit-code table every command keeps to (``pipeline diff`` uses 1 for "different").
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_PROVIDER = 0, 1, 2, 3
+EXIT_CODES = {
+    EXIT_OK: "ok",
+    EXIT_INVALID: "invalid input (a bad or missing file included)",
+    EXIT_USAGE: "usage (unknown or conflicting flags)",
+    EXIT_PROVIDER: "provider or network failure (the LLM call failed; nothing was written)",
+}
 
 #: ``error`` makes input invalid; ``warning`` is suspicious (fails only ``validate --strict``);
 #: ``info`` is a remark that never fails anything (``validate`` shows it with ``--verbose``).
@@ -45,6 +59,9 @@ class Problem:
     severity: Severity = "error"
     code: str | None = None
 
+    def __post_init__(self) -> None:
+        check_code(self.code)
+
     def __str__(self) -> str:
         head = f"{self.location}: " if self.location else ""
         key = f"{self.key}: " if self.key else ""
@@ -73,6 +90,8 @@ class Problem:
 class PipelineError(Exception):
     """Raised for input a user can fix; carries every problem found."""
 
+    #: what the CLI exits with when this error ends a command
+    exit_code = EXIT_INVALID
     problems: tuple[Problem, ...] = field(default_factory=tuple)
 
     def __init__(self, problems: Problem | str | Iterable[Problem], **kwargs) -> None:
@@ -92,6 +111,26 @@ class PipelineError(Exception):
 
 class UsageError(PipelineError):
     """The command line itself is wrong (exit code 2)."""
+
+    exit_code = EXIT_USAGE
+
+
+class ProfileError(PipelineError):
+    """A profile (or scenario) file cannot be read, merged, validated or compiled."""
+
+
+class TemplateError(PipelineError):
+    """A prompt template cannot be read or used."""
+
+
+class SessionError(PipelineError):
+    """A session file cannot be read, or cannot take the requested change."""
+
+
+class ProviderError(PipelineError):
+    """A call to an LLM provider failed (network, HTTP status, unusable answer): exit 3."""
+
+    exit_code = EXIT_PROVIDER
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:

@@ -244,7 +244,7 @@ def template_problems(pipeline: CompiledProfile) -> list[Problem]:
             where = pipeline.source_map.value_location(("templates", "sources", i))
             detail = " ".join(str(err).split())
             message = f"could not check the templates in {path}: internal error ({type(err).__name__}: {detail})"
-            found = [Problem(message, where, key=f"templates.sources.{i}", severity="warning", code="internal-error")]
+            found = [Problem(message, where, key=f"templates.sources.{i}", severity="warning", code="profile.internal-error")]
         problems.extend(_relative(p) for p in found)
     return problems
 

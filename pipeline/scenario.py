@@ -19,7 +19,7 @@ from typing import Any, Mapping, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pipeline.errors import Location, PipelineError, Problem
+from pipeline.errors import Location, PipelineError, Problem, ProfileError
 from pipeline.model import Profile
 from pipeline.prompt import ContextFile, RenderContext, Skill
 from pipeline.prompt.catalog import catalog_inputs
@@ -102,18 +102,18 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as err:
-        raise PipelineError(Problem(f"cannot read scenario: {err.strerror or err}", Location(label))) from None
+        raise ProfileError(Problem(f"cannot read scenario: {err.strerror or err}", Location(label))) from None
     except UnicodeDecodeError as err:
         why = f"not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset {err.start})"
-        raise PipelineError(Problem(f"cannot read scenario: {why}", Location(label))) from None
+        raise ProfileError(Problem(f"cannot read scenario: {why}", Location(label))) from None
     try:
         data = YAML(typ="rt", pure=True).load(text)
     except YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         loc = Location(label, mark.line + 1, mark.column + 1) if mark else Location(label)
-        raise PipelineError(Problem(f"invalid YAML: {getattr(err, 'problem', err)}", loc)) from None
+        raise ProfileError(Problem(f"invalid YAML: {getattr(err, 'problem', err)}", loc)) from None
     if not isinstance(data, Mapping):
-        raise PipelineError(Problem("a scenario is a mapping of inputs (cwd, tools, ...)", Location(label, 1, 1)))
+        raise ProfileError(Problem("a scenario is a mapping of inputs (cwd, tools, ...)", Location(label, 1, 1)))
     try:
         return Scenario.model_validate(_plain_data(data))
     except ValidationError as err:
@@ -123,7 +123,7 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
             return _locate(data, path, label)
 
         problems = problems_from(err, Scenario, locate, lambda path: ".".join(map(str, path)))
-        raise PipelineError(sorted(problems, key=lambda p: (p.location.line or 0, p.location.col or 0))) from None
+        raise ProfileError(sorted(problems, key=lambda p: (p.location.line or 0, p.location.col or 0))) from None
 
 
 def _plain_data(node: Any) -> Any:
@@ -178,7 +178,7 @@ def scenario_pipeline(profile: str | os.PathLike, scenario: Scenario, scenario_p
     if scenario.overlay is None:
         return compile_profile(profile)
     if "extends" in scenario.overlay:
-        raise PipelineError(Problem("an overlay must not set `extends` (it extends the profile under test)", Location(scenario_path), key="overlay.extends"))
+        raise ProfileError(Problem("an overlay must not set `extends` (it extends the profile under test)", Location(scenario_path), key="overlay.extends"))
     return _compile_overlay(_extends_target(profile), scenario.overlay, scenario_path)
 
 
@@ -207,7 +207,7 @@ def _compile_overlay(base: str, overlay: dict[str, Any], scenario_path: str):
         try:
             pipeline = compile_profile(path)
         except PipelineError as err:
-            raise PipelineError([_from_overlay(p, str(path), scenario_path) for p in err.problems]) from None
+            raise ProfileError([_from_overlay(p, str(path), scenario_path) for p in err.problems]) from None
     source_map = _relocated(pipeline, str(path), scenario_path)
     return dataclasses.replace(pipeline, origin=f"{scenario_path} (overlay on {base})", source_map=source_map)
 

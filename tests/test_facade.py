@@ -74,7 +74,7 @@ def test_load_templates_and_expand_equal_pi(default, tmp_path):
     _write_templates(tmp_path / "proj" / ".pi" / "prompts", [t for t in sets if t not in later])
     _write_templates(tmp_path / "agent" / "prompts", later)
     templates = default.load_templates(tmp_path / "proj", agent=tmp_path / "agent")
-    assert [p.code for p in templates.problems] == ["template-collision"]
+    assert [p.code for p in templates.problems] == ["template.name-collision"]
     for case in _json("template_vectors.json")["expand_input"]:
         assert default.expand(case["input"], templates) == case["result"]
 

@@ -7,8 +7,11 @@ Thin by design: every sub-command lives in its own module in this package
 * ``add_arguments(parser)``: its flags (argparse only; no heavy imports at module level),
 * ``run(args) -> int``: parse nothing more, call the library, print, return the exit code.
 
-Modules are discovered by name, so adding a command touches no shared file. Exit codes:
-0 ok, 1 invalid input (a :class:`~pipeline.errors.PipelineError`), 2 usage.
+Modules are discovered by name, so adding a command touches no shared file. Exit codes
+(:data:`pipeline.errors.EXIT_CODES`): 0 ok, 1 invalid input (a
+:class:`~pipeline.errors.PipelineError`), 2 usage, 3 provider or network failure (a
+:class:`~pipeline.errors.ProviderError`). Every problem is printed by
+:mod:`pipeline.cli._report`.
 """
 
 from __future__ import annotations
@@ -19,13 +22,15 @@ import pkgutil
 import sys
 from typing import Sequence
 
-from pipeline.errors import PipelineError, UsageError
+from pipeline.errors import EXIT_CODES, EXIT_INVALID, EXIT_OK, EXIT_PROVIDER, EXIT_USAGE, PipelineError
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+__all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_PROVIDER", "EXIT_USAGE", "build_parser", "main"]
 
 DESCRIPTION = """\
 context-pipeline: an agent's context policy (system prompt, prompt templates,
 compaction) as a declarative YAML profile, compiled into a validated Pipeline."""
+
+EPILOG = "exit status: " + ", ".join(f"{code} {what}" for code, what in EXIT_CODES.items())
 
 
 def _command_modules():
@@ -38,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pipeline",
         description=DESCRIPTION,
+        epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
@@ -48,16 +54,28 @@ def build_parser() -> argparse.ArgumentParser:
             name.replace("_", "-"),
             help=module.HELP,
             description=doc,
+            epilog=getattr(module, "EPILOG", EPILOG),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.add_arguments(cmd)
-        cmd.set_defaults(_run=module.run)
+        cmd.set_defaults(_run=module.run, _parser=cmd)
     return parser
 
 
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse; a flag the sub-command does not know is reported with *its* usage."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        owner = getattr(args, "_parser", None) or parser
+        owner.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from pipeline.cli._report import report_error
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     if args.version:
         from importlib.metadata import version
 
@@ -68,13 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return args._run(args)
-    except UsageError as err:
-        print(f"pipeline {args.command}: {err}", file=sys.stderr)
-        return EXIT_USAGE
     except PipelineError as err:
-        for problem in err.problems:
-            print(problem, file=sys.stderr)
-        return EXIT_INVALID
+        report_error(args.command, err)
+        return err.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

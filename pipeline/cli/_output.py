@@ -25,12 +25,8 @@ def printable(text: str) -> str:
 
 def print_notices(problems, *, skip_codes: frozenset[str] = frozenset()) -> None:
     """Problems found in a file a command still used, on stderr, each labelled at least
-    ``warning:`` (the command went on; ``session check`` is where damage fails)."""
-    from dataclasses import replace
+    ``warning:`` (the command went on; ``session check`` is where damage fails); printed
+    by the one formatter (:mod:`pipeline.cli._report`)."""
+    from pipeline.cli._report import report_notices
 
-    for problem in problems:
-        if problem.code in skip_codes:
-            continue
-        if problem.severity == "error":
-            problem = replace(problem, severity="warning")
-        print(problem, file=sys.stderr)
+    report_notices(problems, skip_codes=skip_codes)

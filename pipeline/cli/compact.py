@@ -34,8 +34,9 @@ thinking level for the summary calls; reasoning is only asked for when the profi
 the model reasons (summarizer.reasoning), and branch summaries never reason (as in pi).
 Progress goes to stderr (each call, corrective retries, and the HTTP clients' retries
 with their wait). An HTTP summarizer's key and model are checked before the first call.
-Exit status: 0 done (or nothing to compact), 1 invalid input or a failed summary (the
-file is left as it was), 2 usage.
+Exit status: 0 done (or nothing to compact), 1 invalid input (the file is left as it
+was), 2 usage, 3 the provider or the network failed (no answer, an HTTP error, an
+unusable or off-schema summary; the file is left as it was).
 
 examples:
   pipeline compact ~/.pi/agent/sessions/--home-me-proj--/2026-06-01.jsonl
@@ -52,6 +53,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from pipeline.cli._output import print_notices, tolerant_output
+from pipeline.cli._report import report
 
 HELP = "compact a pi session file (plan, preview the requests, or run)"
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
@@ -175,11 +177,11 @@ def _reasoning_note(args: argparse.Namespace, summarizer) -> None:
     from pipeline.errors import Problem
 
     if args.reasoning not in (None, "off") and not summarizer.reasoning:
-        print(Problem(
+        report([Problem(
             "ignored: the summarizer does not reason (summarizer.reasoning is false)",
             key=f"--reasoning {args.reasoning}", severity="warning",
             hint="set summarizer.reasoning: true in the profile when the model supports reasoning",
-        ), file=sys.stderr)
+        )])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -290,8 +292,7 @@ def _compact(args, session, pipeline) -> int:
     if isinstance(outcome, NothingToCompact):
         print(_nothing(outcome, pipeline.profile.compaction))
         return 0
-    for warning in outcome.result.warnings:
-        print(warning, file=sys.stderr)
+    report(outcome.result.warnings)
     entry = outcome.entry
     _progress(
         f"appended compaction {entry.id}: kept from {entry.first_kept_entry_id},"
@@ -312,8 +313,7 @@ def _branch(args, session, pipeline) -> int:
     if moved.entry is None:
         print(f"nothing to summarize between the leaf and {target}; no entry written")
         return 0
-    for warning in moved.result.warnings if moved.result else ():
-        print(warning, file=sys.stderr)
+    report(moved.result.warnings if moved.result else ())
     _progress(f"appended branch summary {moved.entry.id} under {moved.entry.parent_id or 'the root'}")
     print(moved.entry.summary)
     return 0

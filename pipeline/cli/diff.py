@@ -18,13 +18,14 @@ examples:
 from __future__ import annotations
 
 import argparse
-import sys
 
 from pipeline.errors import PipelineError, UsageError
 
 HELP = "compare the prompts and settings of two profiles (files, built-ins or REV:path)"
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
+#: diff(1)'s exit table is in the description above, replacing the common one
+EPILOG = None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,8 +45,9 @@ def run(args: argparse.Namespace) -> int:
     except UsageError:
         raise
     except PipelineError as err:  # exit 1 means "different" here, so invalid input is trouble (2)
-        for problem in err.problems:
-            print(problem, file=sys.stderr)
+        from pipeline.cli._report import report
+
+        report(err.problems)
         return EXIT_TROUBLE
     from pipeline.report.output import write_output
 

@@ -16,9 +16,10 @@ each is read as pi reads a --prompt-template directory (its *.md files, not
 recursive, no filtering; a single .md file works too).
 
 Files that cannot be loaded (unreadable, broken links, invalid YAML frontmatter) are
-reported on stderr, one per line, as `path[:line:col]: warning: message (hint)`; the
-others are used and the exit code stays 0. A profile that does not compile is an
-error (exit 1).
+reported on stderr as `path[:line:col]: warning: message (hint)`; the others are used
+and the exit code stays 0. So are a `/name` that names no template (the input is
+printed as typed) and a call with fewer arguments than the template reads (the missing
+ones expand to nothing). A profile that does not compile is an error (exit 1).
 
 examples:
   pipeline expand "/review src/app.py 'error handling'"
@@ -36,6 +37,7 @@ import argparse
 import sys
 
 from pipeline.cli._output import tolerant_output
+from pipeline.cli._report import report
 
 HELP = "expand a /name args input with the prompt templates"
 
@@ -63,11 +65,8 @@ def add_template_options(parser: argparse.ArgumentParser) -> None:
 
 
 def load(args: argparse.Namespace):
-    """Load the templates the flags name and print load problems as warnings."""
-    loaded = _load(args)
-    for problem in loaded.problems:
-        print(problem, file=sys.stderr)
-    return loaded
+    """Load the templates the flags name (their load problems in ``loaded.problems``)."""
+    return _load(args)
 
 
 def _load(args: argparse.Namespace):
@@ -83,6 +82,26 @@ def _load(args: argparse.Namespace):
     return pipeline.load_templates(trusted=not args.untrusted)
 
 
+def call_notices(call, found, loaded) -> list:
+    """Warnings about the call itself: an unknown ``/name``, too few arguments."""
+    from pipeline.errors import Location, Problem, did_you_mean
+
+    if call is None:
+        return []
+    if found is None:
+        hint = did_you_mean(call.name, [t.name for t in loaded]) or "the input is printed as typed"
+        return [Problem(f"no template named `/{call.name}`", key=f"/{call.name}", hint=hint,
+                        severity="warning", code="template.unknown")]
+    required = found.analyze().arity.required
+    given = len(call.args)
+    if not required or max(required) <= given:
+        return []
+    where = Location(str(found.path)) if found.path else None
+    return [Problem(f"`/{found.name}` reads argument ${max(required)} but was given {given}",
+                    where, key=f"/{found.name}", hint="a missing argument expands to nothing",
+                    severity="warning", code="template.missing-argument")]
+
+
 def run(args: argparse.Namespace) -> int:
     from pipeline.js import js_json
     from pipeline.templates import find_template, match_invocation
@@ -93,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
     call = match_invocation(text)
     found = find_template(call.name, loaded) if call else None
     expansion = found.expand(call.args) if found else text
+    report([*loaded.problems, *call_notices(call, found, loaded)])
     if args.format == "json":
         print(js_json({
             "input": text,

@@ -23,7 +23,6 @@ and the inputs.
 from __future__ import annotations
 
 import argparse
-import sys
 
 from pipeline.errors import UsageError
 
@@ -61,11 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pipeline.report import build_prompt_report
 
+    from pipeline.cli._report import report
+    from pipeline.errors import Location, Problem
+
     pipeline, context, notes = _inputs(args)
-    for problem in pipeline.warnings:
-        print(f"warning: {problem}", file=sys.stderr)
-    for note in notes:
-        print(f"pipeline render: {note.path}: {note.message}", file=sys.stderr)
+    skipped = [Problem(note.message, Location(note.path), severity="warning") for note in notes]
+    report([*pipeline.warnings, *skipped])
     report = build_prompt_report(pipeline, context, label=args.scenario or "")
     from pipeline.report.output import write_output
 

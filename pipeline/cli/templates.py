@@ -35,9 +35,9 @@ examples:
 from __future__ import annotations
 
 import argparse
-import sys
 
 from pipeline.cli._output import printable, tolerant_output
+from pipeline.cli._report import report
 from pipeline.cli.expand import add_template_options, load
 
 HELP = "list the prompt templates with their descriptions, argument hints and arity"
@@ -53,9 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
     tolerant_output()
     loaded = load(args)
-    for template in loaded:
-        for problem in template.problems():
-            print(problem, file=sys.stderr)
+    report([*loaded.problems, *(problem for template in loaded for problem in template.problems())])
     if args.format == "json":
         print(js_json([_json_item(t) for t in loaded]))
     else:

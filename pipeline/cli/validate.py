@@ -125,11 +125,21 @@ def print_results(results: list, fmt: str, verbose: bool, strict: bool = False) 
     if fmt == "json":
         print(json.dumps(_json(results, strict), indent=2, ensure_ascii=False))
         return
+    if fmt == "github":
+        for _, _, problems in results:
+            for problem in problems:
+                print(_github(problem))
+        return
+    from pipeline.cli._report import count_line, format_problems
+
     for path, fingerprint, problems in results:
-        for problem in problems:
-            print(_github(problem) if fmt == "github" else str(problem))
-        if verbose and fmt == "text" and fingerprint and not any(p.severity != "info" for p in problems):
+        if problems:
+            print(format_problems(problems, count=False))
+        if verbose and fingerprint and not any(p.severity != "info" for p in problems):
             print(f"{path}: ok (fingerprint {fingerprint[:16]})", file=sys.stderr)
+    every = [p for _, _, problems in results for p in problems]
+    if len(every) > 1:  # one problem is its own summary, as everywhere
+        print(count_line(every))
 
 
 def _json(results: list, strict: bool) -> dict:

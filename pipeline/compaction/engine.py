@@ -18,7 +18,7 @@ from pipeline.compaction.branch import BranchResult, branch_entries, navigation_
 from pipeline.compaction.plan import CompactionPlan, NothingToCompact, plan_compaction
 from pipeline.compaction.requests import RequestContext
 from pipeline.compaction.summarize import CompactionResult, Progress, plan_calls, summarize_plan
-from pipeline.errors import Location, PipelineError, Problem
+from pipeline.errors import Location, Problem, SessionError
 from pipeline.llm.types import REASONING_LEVELS, SummaryClient
 from pipeline.model.profile import Compaction, Profile, Summarizer
 from pipeline.session.projection import LlmContext, build_context, context_settings
@@ -147,7 +147,7 @@ def branch_session(
     """
     target = session.get(target_id)
     if target is None:
-        raise PipelineError(Problem(f"no entry {target_id!r}", Location(str(session.path)), code="session.no-entry"))
+        raise SessionError(Problem(f"no entry {target_id!r}", Location(str(session.path)), code="session.no-entry"))
     texts = ContextTexts.from_profile(profile)
     old_leaf, new_leaf = session.leaf_id, navigation_leaf(target)
     if target_id == old_leaf:

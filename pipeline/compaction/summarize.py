@@ -36,7 +36,7 @@ from pipeline.compaction.requests import (
     user_requests,
 )
 from pipeline.compaction.summary_schema import missing_sections
-from pipeline.errors import PipelineError, Problem
+from pipeline.errors import Problem, ProviderError
 from pipeline.llm.errors import LLMError
 from pipeline.llm.types import Completion, SummaryClient, SummaryRequest
 from pipeline.model.profile import SchemaSection
@@ -48,7 +48,7 @@ from pipeline.session.texts import ContextTexts
 Progress = Callable[[str], None]
 
 
-class SummaryFailed(PipelineError):
+class SummaryFailed(ProviderError):
     """A summary call failed, or its answer broke the schema under ``on_schema_violation: fail``."""
 
 
@@ -103,7 +103,7 @@ def _violation(call: Call, missing: Sequence[str], mode: str) -> Problem:
         f"{call.label}: the summary lacks required section(s) {', '.join(missing)}",
         key="summary.schema",
         severity="error" if mode == "fail" else "warning",
-        code="compaction.schema",
+        code="provider.summary-schema",
     )
 
 

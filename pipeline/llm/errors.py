@@ -1,7 +1,8 @@
 """Errors of the LLM client layer: one class per way a summary call can fail.
 
 Every error is a :class:`~pipeline.errors.PipelineError` carrying one
-:class:`~pipeline.errors.Problem`, so the CLI prints it as one line and exits 1. Messages
+:class:`~pipeline.errors.Problem`, so the CLI prints it as one line and exits 3
+(1 for :class:`LLMConfigError`). Messages
 start with the provider label (``openai: ...``) and never contain the API key: clients
 pass the key to :func:`redact` before any text from the network or from an exception
 reaches a message, and no error keeps a reference to an HTTP request or response (whose
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.errors import PipelineError, Problem
+from pipeline.errors import EXIT_INVALID, Problem, ProviderError
 
 EXCERPT_CHARS = 200
 _SPACE_RUN = re.compile(r"\s+")
@@ -35,10 +36,10 @@ def redact(text: str, secret: str | None) -> str:
     return text.replace(secret, "***")
 
 
-class LLMError(PipelineError):
-    """Base class: a summary call failed. ``retryable`` tells the retry loop what to do."""
+class LLMError(ProviderError):
+    """Base class: a summary call failed (exit code 3). ``retryable`` tells the retry loop what to do."""
 
-    code = "llm.error"
+    code = "provider.error"
     retryable = False
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
@@ -52,13 +53,15 @@ class LLMError(PipelineError):
 class LLMConfigError(LLMError):
     """The client or the request is set up wrongly (unknown provider, bad level, ...)."""
 
-    code = "llm.config"
+    code = "provider.config"
+    exit_code = EXIT_INVALID  # a setting to fix, not a failure of the provider
 
 
 class LLMAuthError(LLMError):
     """No API key: the named environment variable is unset or empty."""
 
-    code = "llm.auth"
+    code = "provider.auth"
+    exit_code = EXIT_INVALID  # checked before any call: a setting to fix
 
     def __init__(self, label: str, env_name: str) -> None:
         self.env_name = env_name
@@ -71,7 +74,7 @@ class LLMAuthError(LLMError):
 class LLMStatusError(LLMError):
     """The server answered with a non-2xx status; ``excerpt`` is a short, redacted body."""
 
-    code = "llm.http_status"
+    code = "provider.http-status"
 
     def __init__(
         self,
@@ -94,21 +97,21 @@ class LLMStatusError(LLMError):
 class LLMTimeoutError(LLMError):
     """No (complete) response within the client timeout."""
 
-    code = "llm.timeout"
+    code = "provider.timeout"
     retryable = True
 
 
 class LLMConnectionError(LLMError):
     """The connection could not be made or broke (refused, reset, DNS failure...)."""
 
-    code = "llm.connection"
+    code = "provider.connection"
     retryable = True
 
 
 class LLMResponseError(LLMError):
     """A 2xx response that is not usable: invalid JSON, unexpected shape, provider error."""
 
-    code = "llm.response"
+    code = "provider.bad-response"
 
 
 class LLMEmptyCompletionError(LLMError):
@@ -119,7 +122,7 @@ class LLMEmptyCompletionError(LLMError):
     reasoning, and the same request would spend it the same way).
     """
 
-    code = "llm.empty"
+    code = "provider.empty-completion"
 
     def __init__(self, label: str, stop_reason: str, max_tokens: int) -> None:
         self.stop_reason = stop_reason
@@ -131,7 +134,7 @@ class LLMEmptyCompletionError(LLMError):
 class LLMRetriesExhaustedError(LLMError):
     """Every attempt failed with a retryable error; ``last`` is the final one."""
 
-    code = "llm.retries_exhausted"
+    code = "provider.retries-exhausted"
 
     def __init__(self, attempts: int, last: LLMError) -> None:
         self.attempts = attempts
@@ -144,7 +147,7 @@ class LLMRetriesExhaustedError(LLMError):
 class LLMRetryDelayError(LLMError):
     """The server asked to wait longer than the maximum retry delay; we give up at once."""
 
-    code = "llm.retry_delay"
+    code = "provider.retry-delay"
 
     def __init__(self, last: LLMStatusError, delay: float, cap: float) -> None:
         self.last = last

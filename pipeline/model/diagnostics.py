@@ -76,10 +76,28 @@ def problems_from(err: ValidationError, root: type[BaseModel], locate: Locate, r
     for error in err.errors(include_url=False):
         path = tuple(p for p in error["loc"] if isinstance(p, int) or "[" not in str(p))
         message, hint, where = _translate(error, path, root)
-        problem = Problem(message, locate(path, where), key=render(path) or None, hint=hint, code=error["type"])
+        code = code_of(error["type"], path)
+        problem = Problem(message, locate(path, where), key=render(path) or None, hint=hint, code=code)
         if problem not in problems:
             problems.append(problem)
     return problems
+
+
+_CODES = {
+    "extra_forbidden": "profile.unknown-key",
+    "missing": "profile.missing-key",
+    "literal_error": "profile.invalid-choice",
+    "string_too_short": "profile.empty-value",
+    **{kind: "profile.wrong-type" for kind in _EXPECTED},
+    **{kind: "profile.out-of-range" for kind in _BOUNDS},
+}
+
+
+def code_of(kind: str, path: tuple) -> str:
+    """Our registered code for a pydantic error type (see ``docs/errors.md``)."""
+    if kind == "string_pattern_mismatch":
+        return "profile.invalid-id" if path and path[-1] == "id" else "profile.bad-form"
+    return _CODES.get(kind, "profile.invalid-value")
 
 
 def _translate(error: dict, path: tuple, root: type[BaseModel]) -> tuple[str, str | None, Where]:

@@ -8,7 +8,7 @@ the context it is given.
 
 from __future__ import annotations
 
-from pipeline.errors import PipelineError, Problem
+from pipeline.errors import Problem, ProfileError
 from pipeline.model import Profile
 from pipeline.prompt.context import RenderContext
 
@@ -36,6 +36,6 @@ def _plain(text, tool: str) -> str:
     try:
         return text.render({})
     except KeyError as err:
-        raise PipelineError(
+        raise ProfileError(
             Problem(f"catalog texts take no variables, found ${{{err.args[0]}}}", key=f"system_prompt.tools.{tool}")
         ) from None

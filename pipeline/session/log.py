@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from pipeline.errors import Location, PipelineError, Problem
+from pipeline.errors import Location, Problem, SessionError
 from pipeline.session.entries import Entry, uuid7
 from pipeline.session.reader import Scanner, build_entries
 
@@ -57,7 +57,7 @@ class AppendLog:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
         except OSError as err:
-            raise PipelineError(Problem(f"cannot open for appending: {err.strerror}", Location(str(self.path)))) from None
+            raise SessionError(Problem(f"cannot open for appending: {err.strerror}", Location(str(self.path)))) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield LockedLog(self, fd)
@@ -76,9 +76,9 @@ class LockedLog:
         log, fd = self._log, self._fd
         stat = os.fstat(fd)
         if log._identity is not None and (stat.st_dev, stat.st_ino) != log._identity:
-            raise PipelineError(Problem("the file was replaced since it was opened", Location(str(log.path))))
+            raise SessionError(Problem("the file was replaced since it was opened", Location(str(log.path))))
         if stat.st_size < log.scanner.offset:
-            raise PipelineError(Problem("the file shrank since it was opened (it is not append-only)",
+            raise SessionError(Problem("the file shrank since it was opened (it is not append-only)",
                                         Location(str(log.path)), code="session.shrank"))
         return self._read_more(stat.st_size) if stat.st_size > log.scanner.offset else []
 
@@ -128,7 +128,7 @@ def write_new(path: Path, lines: list[str], *, overwrite: bool = False, source: 
     ``path`` holds either the old file or the complete new one. ``source``, when given, is
     a file the new one must not replace."""
     if source is not None and _same_file(path, source):
-        raise PipelineError(Problem("the copy cannot replace the file it is copied from", Location(str(path)),
+        raise SessionError(Problem("the copy cannot replace the file it is copied from", Location(str(path)),
                                     code="session.same-file", hint="choose another destination"))
     data = ("\n".join(lines) + "\n").encode("utf-8")
     if overwrite:
@@ -171,16 +171,16 @@ def _create_exclusive(path: Path, data: bytes) -> None:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
-        raise PipelineError(Problem("file already exists", Location(str(path)), code="session.exists")) from None
+        raise SessionError(Problem("file already exists", Location(str(path)), code="session.exists")) from None
     except OSError as err:
-        raise PipelineError(Problem(f"cannot create: {err.strerror}", Location(str(path)))) from None
+        raise SessionError(Problem(f"cannot create: {err.strerror}", Location(str(path)))) from None
     try:
         _write_all(fd, data)
         os.fsync(fd)
     except OSError as err:  # a disk full or an I/O error: leave no half-written file behind
         os.close(fd)
         path.unlink(missing_ok=True)
-        raise PipelineError(Problem(f"cannot write: {err.strerror}", Location(str(path)))) from None
+        raise SessionError(Problem(f"cannot write: {err.strerror}", Location(str(path)))) from None
     os.close(fd)
     _fsync_dir(path.parent)
 
@@ -200,7 +200,7 @@ def _replace_atomically(path: Path, data: bytes) -> None:
         os.replace(temp, path)
     except OSError as err:
         temp.unlink(missing_ok=True)
-        raise PipelineError(Problem(f"cannot replace: {err.strerror}", Location(str(path)))) from None
+        raise SessionError(Problem(f"cannot replace: {err.strerror}", Location(str(path)))) from None
     _fsync_dir(path.parent)
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
-from pipeline.errors import Location, PipelineError, Problem
+from pipeline.errors import Location, Problem, SessionError
 from pipeline.js import js_trim
 from pipeline.session.entries import Entry, MessageEntry, SessionHeader, entry_issues, parse_entry
 from pipeline.gcpause import gc_paused
@@ -168,9 +168,9 @@ def load(path: Path) -> Loaded:
             with _open_regular(path) as handle:
                 header_line, objects = _read_objects(handle, scanner)
         except OSError as err:
-            raise PipelineError(Problem(f"cannot read session file: {err.strerror or err}", Location(label))) from None
+            raise SessionError(Problem(f"cannot read session file: {err.strerror or err}", Location(label))) from None
         if header_line is None:
-            raise PipelineError(_not_a_session(label, None))
+            raise SessionError(_not_a_session(label, None))
         return _finish(label, header_line, objects, scanner)
 
 
@@ -192,7 +192,7 @@ def _read_objects(handle: BinaryIO, scanner: Scanner) -> tuple[tuple[int, dict] 
     for line, obj in scanner.scan(iter(handle)):
         if header is None:
             if not is_header(obj):
-                raise PipelineError(_not_a_session(scanner.file, line))
+                raise SessionError(_not_a_session(scanner.file, line))
             header = (line, obj)
         elif obj.get("type") == "session":
             scanner.report("a second session header (ignored, as pi ignores it)", "session.extra-header", "warning")

@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from pipeline.errors import Location, PipelineError, Problem
+from pipeline.errors import Location, Problem, SessionError
 from pipeline.js import iso_timestamp, js_json, js_trim
 from pipeline.session import entries as E
 from pipeline.session.entries import new_entry_id, uuid7
@@ -114,7 +114,7 @@ class SessionFile:
             return unique[0]
         hint = f"matches {', '.join(unique[:5])}" if unique else "see `pipeline session tree` for the ids"
         problem = "ambiguous entry id" if unique else "no such entry"
-        raise PipelineError(Problem(f"{problem}: {text!r}", Location(str(self.path)), hint=hint, code="session.no-entry"))
+        raise SessionError(Problem(f"{problem}: {text!r}", Location(str(self.path)), hint=hint, code="session.no-entry"))
 
     def path_to(self, entry_id: str | None = _LEAF) -> list[E.Entry]:
         """Entries from the root to ``entry_id`` (default: the current leaf)."""
@@ -133,7 +133,7 @@ class SessionFile:
     def branch(self, entry_id: str) -> None:
         """Move the leaf to an existing entry; the next append becomes its child."""
         if entry_id not in self.tree:
-            raise PipelineError(Problem(f"no entry {entry_id!r}", Location(str(self.path)), code="session.no-entry"))
+            raise SessionError(Problem(f"no entry {entry_id!r}", Location(str(self.path)), code="session.no-entry"))
         self.leaf_id = entry_id
 
     def reset_leaf(self) -> None:
@@ -166,7 +166,7 @@ class SessionFile:
         """Refuse to write to a file migrated in memory from an old format version; ``doing``
         and ``then`` word the message for the caller (``"add entries to"``, ``"compact that"``)."""
         if self.migrated_from is not None:
-            raise PipelineError(Problem(
+            raise SessionError(Problem(
                 f"cannot {doing} a version-{self.migrated_from} session file",
                 Location(str(self.path)), code="session.read-only",
                 hint=f"write a version-3 copy with `pipeline session migrate FILE COPY` and {then}",
@@ -175,9 +175,9 @@ class SessionFile:
     def _check_links(self, entry: E.Entry) -> None:
         where = Location(str(self.path))
         if entry.id in self.tree:
-            raise PipelineError(Problem(f"entry id {entry.id!r} is already taken", where, code="session.duplicate-id"))
+            raise SessionError(Problem(f"entry id {entry.id!r} is already taken", where, code="session.duplicate-id"))
         if entry.parent_id is not None and entry.parent_id not in self.tree:
-            raise PipelineError(Problem(f"parent {entry.parent_id!r} does not exist", where, code="session.no-entry"))
+            raise SessionError(Problem(f"parent {entry.parent_id!r} does not exist", where, code="session.no-entry"))
 
     # ----------------------------------------------------------------- typed helpers
 
@@ -233,7 +233,7 @@ class SessionFile:
     def append_label(self, target_id: str, label: str | None) -> E.LabelEntry:
         """Set (or with ``None``/``""`` clear) the label of an existing entry."""
         if target_id not in self.tree:
-            raise PipelineError(Problem(f"no entry {target_id!r} to label", Location(str(self.path))))
+            raise SessionError(Problem(f"no entry {target_id!r} to label", Location(str(self.path))))
         return self.append(E.LabelEntry.create(target_id=target_id, label=label, **self._fields(_LEAF)))
 
     def append_session_info(self, name: str) -> E.SessionInfoEntry:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from pipeline.errors import Location, PipelineError, Problem, did_you_mean
+from pipeline.errors import Location, Problem, ProfileError, did_you_mean
 from pipeline.source.reader import load
 from pipeline.source.tree import Map, Scalar
 
@@ -52,13 +52,13 @@ def read_chain(path: Path, label: str) -> list[Layer]:
     while True:
         real = os.path.realpath(path)
         if any(layer.real == real for layer in layers):
-            raise PipelineError(_cycle(layers, label))
+            raise ProfileError(_cycle(layers, label))
         layers.append(Layer(label, real, _load(path, label)))
         target = _extends(layers[-1])
         if target is None:
             return layers
         if len(layers) >= MAX_CHAIN:
-            raise PipelineError(
+            raise ProfileError(
                 Problem(f"`extends:` chain longer than {MAX_CHAIN} files", target.span.location, key="extends")
             )
         path, label = _resolve(target, path, layers[-1].label)
@@ -87,7 +87,7 @@ def _extends(layer: Layer) -> Scalar | None:
         return None
     node = entry.node
     if not isinstance(node, Scalar) or not isinstance(node.value, str) or not node.value.strip():
-        raise PipelineError(
+        raise ProfileError(
             Problem(
                 "`extends` must be a path or `builtin:NAME`",
                 node.span.location,
@@ -110,7 +110,7 @@ def _resolve(node: Scalar, parent: Path, parent_label: str) -> tuple[Path, str]:
         label = str(path)
     if not path.is_file():
         what = "is a directory" if path.is_dir() else "is not a regular file" if path.exists() else "does not exist"
-        raise PipelineError(
+        raise ProfileError(
             Problem(f"`extends` target {label} {what}", span.location, key="extends", hint=_builtin_hint(target))
         )
     return path, label
@@ -121,7 +121,7 @@ def builtin_path(name: str, location: Location | None = None, key: str | None = 
     builtins = builtin_names()
     if name not in builtins:
         hint = suggest_builtin(name) or "built-in profiles: " + ", ".join(sorted(builtins))
-        raise PipelineError(Problem(f"unknown built-in profile `builtin:{name}`", location, key=key, hint=hint))
+        raise ProfileError(Problem(f"unknown built-in profile `builtin:{name}`", location, key=key, hint=hint))
     path = builtins[name]
     return path, display_path(path)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.errors import PipelineError, Problem, did_you_mean
+from pipeline.errors import Problem, ProfileError, did_you_mean
 from pipeline.source.chain import Layer
 from pipeline.source.tree import Entry, Map, Node, Scalar, Seq
 
@@ -36,7 +36,7 @@ def merge_layers(layers: list[Layer]) -> Map:
         problems.extend(_duplicate_ids(tree))
         merged = _merge_map(merged, tree, (), problems)
     if problems:
-        raise PipelineError(problems)
+        raise ProfileError(problems)
     return merged
 
 
@@ -146,7 +146,7 @@ def _unknown(sid: str, node: Node, items: list[Node], message: str, key: str | N
         node.span.location,
         key=key or ".".join(SECTIONS_PATH + (sid,)),
         hint=hint,
-        code="unknown-section",
+        code="profile.unknown-section",
     )
 
 
@@ -155,7 +155,7 @@ def _key(sid: str, d: _Directives) -> str:
 
 
 def _problem(sid: str, node: Node, message: str, d: _Directives) -> Problem:
-    return Problem(message, node.span.location, key=_key(sid, d), code="bad-placement")
+    return Problem(message, node.span.location, key=_key(sid, d), code="profile.bad-placement")
 
 
 def _directives(node: Map, sid: str, problems: list[Problem]) -> _Directives:
@@ -225,7 +225,7 @@ def _duplicate_ids(tree: Map) -> list[Problem]:
                     id_node.span.location,
                     key=".".join(SECTIONS_PATH + (sid, "id")),
                     hint=f"first used at line {first}",
-                    code="duplicate-section",
+                    code="profile.duplicate-section",
                 )
             )
         else:

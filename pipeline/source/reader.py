@@ -14,7 +14,8 @@ import math
 import warnings
 from pathlib import Path
 
-from pipeline.errors import Location, PipelineError, Problem
+from pipeline.errors import Location, Problem, ProfileError
+from pipeline.source.syntax import syntax_problem
 from pipeline.source.tree import Entry, Map, Node, Scalar, Seq, Span
 
 #: Largest profile file accepted, in bytes.
@@ -44,19 +45,19 @@ def read_text(path: Path, label: str) -> str:
     """The file's text; refuses directories, huge, binary and non-UTF-8 files."""
     try:
         if path.is_dir():
-            raise PipelineError(Problem("is a directory, not a profile file", Location(label)))
+            raise ProfileError(Problem("is a directory, not a profile file", Location(label)))
         if not path.is_file():
             what = "does not exist" if not path.exists() else "is not a regular file"
-            raise PipelineError(Problem(f"cannot read file: it {what}", Location(label)))
+            raise ProfileError(Problem(f"cannot read file: it {what}", Location(label)))
         size = path.stat().st_size
         if size > MAX_BYTES:
-            raise PipelineError(_too_large(label, size))
+            raise ProfileError(_too_large(label, size))
         with path.open("rb") as fh:
             data = fh.read(MAX_BYTES + 1)
     except OSError as err:
-        raise PipelineError(Problem(f"cannot read file: {err.strerror or err}", Location(label))) from None
+        raise ProfileError(Problem(f"cannot read file: {err.strerror or err}", Location(label))) from None
     if len(data) > MAX_BYTES:
-        raise PipelineError(_too_large(label, len(data)))
+        raise ProfileError(_too_large(label, len(data)))
     return decode(data, label)
 
 
@@ -65,7 +66,7 @@ def _too_large(label: str, size: int) -> Problem:
         f"file too large: {size} bytes (the limit is {MAX_BYTES} bytes)",
         Location(label),
         hint="a profile is a small YAML file",
-        code="file-too-large",
+        code="profile.file-too-large",
     )
 
 
@@ -75,8 +76,8 @@ def decode(data: bytes, label: str) -> str:
         data = data[3:]
     nul = data.find(b"\x00")
     if nul >= 0:
-        raise PipelineError(
-            Problem("binary file (contains a NUL byte)", _byte_location(data, nul, label), code="binary-file")
+        raise ProfileError(
+            Problem("binary file (contains a NUL byte)", _byte_location(data, nul, label), code="profile.binary-file")
         )
     try:
         return data.decode("utf-8")
@@ -85,9 +86,9 @@ def decode(data: bytes, label: str) -> str:
             f"not UTF-8 text: invalid byte 0x{data[err.start]:02x}",
             _byte_location(data, err.start, label),
             hint="save the profile as UTF-8",
-            code="not-utf8",
+            code="profile.not-utf8",
         )
-    raise PipelineError(problem)
+    raise ProfileError(problem)
 
 
 def _byte_location(data: bytes, offset: int, label: str) -> Location:
@@ -104,29 +105,29 @@ def parse(text: str, label: str) -> Map:
     """The positioned tree of one YAML document whose top level is a mapping."""
     root = _compose(text, label)
     if root is None or (_is_scalar(root) and str(root.tag) == _CORE + "null" and root.value in ("", "~", "null")):
-        raise PipelineError(
+        raise ProfileError(
             Problem(
                 "empty profile",
                 Location(label, 1, 1),
                 hint="a profile is a YAML mapping; start with `name: my-profile`",
-                code="empty-file",
+                code="profile.empty-file",
             )
         )
     builder = _Builder(text, label)
     try:
         tree = builder.build(root, (), ())
     except _Abort as stop:
-        raise PipelineError(builder.problems + [stop.problem]) from None
+        raise ProfileError(builder.problems + [stop.problem]) from None
     if builder.problems:
-        raise PipelineError(builder.problems)
+        raise ProfileError(builder.problems)
     if not isinstance(tree, Map):
         what = "a list" if isinstance(tree, Seq) else "a single value"
-        raise PipelineError(
+        raise ProfileError(
             Problem(
                 f"the top level must be a mapping of keys, not {what}",
                 tree.span.location,
                 hint="a profile looks like `name: my-profile` followed by more `key: value` lines",
-                code="not-a-mapping",
+                code="profile.not-a-mapping",
             )
         )
     return tree
@@ -147,12 +148,12 @@ def _compose(text: str, label: str):
             warnings.simplefilter("ignore")
             return yaml.compose(text)
     except MarkedYAMLError as err:
-        raise PipelineError(_syntax_problem(err, label)) from None
+        raise ProfileError(syntax_problem(err, label)) from None
     except YAMLError as err:  # ReaderError: a forbidden character
-        raise PipelineError(_reader_problem(err, text, label)) from None
+        raise ProfileError(_reader_problem(err, text, label)) from None
     except RecursionError:
-        raise PipelineError(
-            Problem(f"nested too deeply (more than {MAX_DEPTH} levels)", Location(label), code="too-deep")
+        raise ProfileError(
+            Problem(f"nested too deeply (more than {MAX_DEPTH} levels)", Location(label), code="profile.too-deep")
         ) from None
 
 
@@ -163,43 +164,6 @@ def _is_scalar(node) -> bool:
 
 
 # --------------------------------------------------------------------------- syntax errors
-
-#: (pattern in ruamel's message, our message, hint)
-_SYNTAX = (
-    (
-        "found character '\\t' that cannot start any token",
-        "tab character where YAML expects spaces",
-        "indent with spaces",
-    ),
-    (
-        "mapping values are not allowed here",
-        "unexpected `:`",
-        "put text that contains `: ` in quotes, or fix the indentation",
-    ),
-    ("found undefined alias", "unknown alias", "an alias `*name` needs an anchor `&name` earlier in the file"),
-    ("but found another document", "more than one YAML document", "a profile is one document; remove the extra `---`"),
-    ("found unexpected end of stream", "unclosed quote", "close the quoted text"),
-    (
-        "found unknown escape character",
-        "unknown escape sequence in double-quoted text",
-        "write `\\\\` for a backslash, or use single quotes",
-    ),
-    ("expected <block end>", "bad indentation", "entries of one mapping or list must line up"),
-    ("but got '<stream end>'", "unclosed bracket", "close every `[` and `{`"),
-    ("could not find expected ':'", "missing `:` after a key", None),
-)
-
-
-def _syntax_problem(err, label: str) -> Problem:
-    mark = err.problem_mark or err.context_mark
-    where = Location(label, mark.line + 1, mark.column + 1) if mark else Location(label)
-    problem = err.problem or err.context or "invalid YAML"
-    for pattern, message, hint in _SYNTAX:
-        if pattern in problem:
-            return Problem(message, where, hint=hint, code="yaml-syntax")
-    context = f"{err.context} at line {err.context_mark.line + 1}" if err.context and err.context_mark else None
-    return Problem(f"invalid YAML: {problem}", where, hint=context, code="yaml-syntax")
-
 
 def _reader_problem(err, text: str, label: str) -> Problem:
     position = getattr(err, "position", None)
@@ -213,7 +177,7 @@ def _reader_problem(err, text: str, label: str) -> Problem:
         f"control character {code} is not allowed in YAML",
         where,
         hint="remove it or write it as an escape in double quotes",
-        code="yaml-syntax",
+        code="profile.yaml-syntax",
     )
 
 
@@ -249,10 +213,10 @@ class _Builder:
             raise _Abort(self._bomb(node))
         if len(path) > MAX_DEPTH:
             message = f"nested too deeply (more than {MAX_DEPTH} levels)"
-            raise _Abort(Problem(message, self.span(node).location, code="too-deep"))
+            raise _Abort(Problem(message, self.span(node).location, code="profile.too-deep"))
         if id(node) in self.active:
             raise _Abort(
-                Problem("an alias refers to a value that contains it", self.span(node).location, code="recursive-alias")
+                Problem("an alias refers to a value that contains it", self.span(node).location, code="profile.recursive-alias")
             )
         if id(node) in self.built:
             self.expansions += 1
@@ -266,12 +230,12 @@ class _Builder:
     def _bomb(self, node) -> Problem:
         where = self.keys[0] if self.keys else self.span(node)  # the top-level key that explodes
         if not self.expansions:
-            return Problem(f"too many values (more than {MAX_NODES})", where.location, code="too-many-values")
+            return Problem(f"too many values (more than {MAX_NODES})", where.location, code="profile.too-many-values")
         return Problem(
             f"too many values once aliases are expanded (more than {MAX_NODES})",
             where.location,
             hint="this looks like an alias bomb",
-            code="alias-bomb",
+            code="profile.alias-bomb",
         )
 
     def _build(self, node, path: tuple, labels: tuple) -> Node:
@@ -295,7 +259,7 @@ class _Builder:
             self._bad_tag(node, tag, labels)
 
     def _bad_tag(self, node, tag: str, labels: tuple) -> None:
-        self.problem(f"YAML tag `{_short_tag(tag)}` is not allowed", self.span(node), labels, _PLAIN_HINT, "yaml-tag")
+        self.problem(f"YAML tag `{_short_tag(tag)}` is not allowed", self.span(node), labels, _PLAIN_HINT, "profile.yaml-tag")
 
     def _mapping(self, node, path: tuple, labels: tuple) -> Map:
         entries: dict[str, Entry] = {}
@@ -311,7 +275,7 @@ class _Builder:
             if key in entries:
                 first = entries[key].key_span
                 hint = f"first set at line {first.line}"
-                self.problem("duplicate key", key_span, labels + (key,), hint, "duplicate-key")
+                self.problem("duplicate key", key_span, labels + (key,), hint, "profile.duplicate-key")
                 continue
             self.keys.append(key_span)
             try:
@@ -328,7 +292,7 @@ class _Builder:
     def _key(self, key_node, labels: tuple) -> str | None:
         if not _is_scalar(key_node):
             message = "a key must be a plain name, not a list or mapping"
-            self.problem(message, self.span(key_node), labels, code="bad-key")
+            self.problem(message, self.span(key_node), labels, code="profile.bad-key")
             return None
         return self._text(key_node, labels)
 
@@ -338,7 +302,7 @@ class _Builder:
         maps = merged.items if isinstance(merged, Seq) else (merged,)
         for item in maps:
             if not isinstance(item, Map):
-                self.problem("`<<` must refer to a mapping or a list of mappings", item.span, labels, code="bad-merge")
+                self.problem("`<<` must refer to a mapping or a list of mappings", item.span, labels, code="profile.bad-merge")
                 continue
             for key, entry in item.entries.items():
                 entries.setdefault(key, entry)
@@ -357,7 +321,7 @@ class _Builder:
             bad = next(c for c in text if "\ud800" <= c <= "\udfff")
         self.problem(
             f"escape for half a character (U+{ord(bad):04X})", self.span(node), labels,
-            "write the character itself, or escape the whole character (`\\U0001F600`)", "bad-escape",
+            "write the character itself, or escape the whole character (`\\U0001F600`)", "profile.bad-escape",
         )
         return None
 
@@ -375,7 +339,7 @@ class _Builder:
         try:
             return _convert(kind, text)
         except ValueError:
-            self.problem(f"`{text}` is not a valid !!{kind}", self.span(node), labels, code="yaml-tag")
+            self.problem(f"`{text}` is not a valid !!{kind}", self.span(node), labels, code="profile.yaml-tag")
             return text
 
 

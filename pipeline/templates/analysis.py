@@ -147,10 +147,10 @@ def _findings(template: Template, node: Node):
         if node.near_miss:
             yield _NEAR_MISS[node.near_miss](src, line, col)
     elif isinstance(node, Positional) and node.index == 0:
-        yield Finding("zero-index", f"`{src}` is always empty: arguments are numbered from 1",
+        yield Finding("template.zero-index", f"`{src}` is always empty: arguments are numbered from 1",
                       line, col, hint="use `$1` for the first argument")
     elif isinstance(node, Positional) and node.index > MAX_LISTED_POSITION:
-        yield Finding("large-index", f"`{_excerpt(src)}` asks for an argument beyond position "
+        yield Finding("template.large-index", f"`{_excerpt(src)}` asks for an argument beyond position "
                       f"{MAX_LISTED_POSITION}; it is empty unless that many are given", line, col, "info",
                       hint="check the number")
     elif isinstance(node, Slice):
@@ -162,25 +162,25 @@ def _findings(template: Template, node: Node):
 def _slice_findings(node: Slice, src: str, line: int, col: int):
     if node.start == 0:
         better = src.replace("@:" + _digits(src), "@:1", 1)
-        yield Finding("zero-slice", f"`{src}` behaves like `{better}`: arguments are numbered from 1",
+        yield Finding("template.zero-slice", f"`{src}` behaves like `{better}`: arguments are numbered from 1",
                       line, col, "info", hint=f"write `{better}`")
     if node.length == 0:
-        yield Finding("empty-slice", f"`{src}` takes zero arguments and is always empty",
+        yield Finding("template.empty-slice", f"`{src}` takes zero arguments and is always empty",
                       line, col, hint="give a length of at least 1, or drop `:0`")
 
 
 def _default_findings(node: Default, src: str, line: int, col: int):
     if isinstance(node.target, Positional) and node.target.index == 0:
-        yield Finding("zero-index", f"`{src}` always gives its default: there is no argument 0",
+        yield Finding("template.zero-index", f"`{src}` always gives its default: there is no argument 0",
                       line, col, hint="arguments are numbered from 1")
     if isinstance(node.target, AllArgs) and re.fullmatch(r"[0-9]+", node.text):
         spelt = "$<@:" if node.angle else "${@:"
-        yield Finding("default-not-slice", f"`{src}` is all arguments with the default "
+        yield Finding("template.default-not-slice", f"`{src}` is all arguments with the default "
                       f"`{node.text}`, not a slice", line, col, "info",
                       hint=f"for the arguments from position {node.text} write `{spelt}{node.text}"
                       f"{'>' if node.angle else '}'}`")
     if "$" in node.text and parse_template(node.text).placeholders:
-        yield Finding("placeholder-in-default", f"`{src}`: the default is inserted as written; "
+        yield Finding("template.placeholder-in-default", f"`{src}`: the default is inserted as written; "
                       "placeholders in it are not expanded", line, col,
                       hint="defaults cannot refer to other arguments")
 
@@ -205,7 +205,7 @@ def _closer(src: str) -> str:
 def _bare(src: str, line: int, col: int) -> Finding:
     inner = src[2:-1]
     short = "$" + inner
-    return Finding("bare-brace", f"`{src}` is left as literal text: braces need `:-default` or `@:N`",
+    return Finding("template.bare-brace", f"`{src}` is left as literal text: braces need `:-default` or `@:N`",
                    line, col, hint=f"write `{short}`, or `{src[:-1]}:-default{_closer(src)}` for a default")
 
 
@@ -214,7 +214,7 @@ def _operator(src: str, line: int, col: int) -> Finding:
     better = f"{m.group(1)}:-{m.group(3)}" if m else None
     if better and not better.endswith(_closer(src)):
         better += _closer(src)
-    return Finding("bash-operator", f"`{_excerpt(src)}` is left as literal text: only `:-` defaults "
+    return Finding("template.bash-operator", f"`{_excerpt(src)}` is left as literal text: only `:-` defaults "
                    "are supported", line, col, hint=f"write `{_excerpt(better)}`" if better else None)
 
 
@@ -222,7 +222,7 @@ def _spaced(src: str, line: int, col: int) -> Finding:
     squeezed = re.sub(r"[ \t]+", "", src)
     valid = _is_form(squeezed)
     hint = f"write `{_excerpt(squeezed)}`" if valid else "remove the blanks inside the form"
-    return Finding("blank-in-form", f"`{_excerpt(src)}` is left as literal text: blanks are not "
+    return Finding("template.blank-in-form", f"`{_excerpt(src)}` is left as literal text: blanks are not "
                    "allowed inside a form", line, col, hint=hint)
 
 
@@ -230,31 +230,31 @@ def _slice(src: str, line: int, col: int) -> Finding:
     closer = _closer(src)
     if not src.rstrip(" \t").endswith(closer):
         return _unclosed(src, line, col)
-    return Finding("malformed-slice", f"`{_excerpt(src)}` is left as literal text: not a slice",
+    return Finding("template.malformed-slice", f"`{_excerpt(src)}` is left as literal text: not a slice",
                    line, col, hint=f"write `${src[1]}@:N{closer}` or `${src[1]}@:N:L{closer}` with "
                    "numbers N (first position) and L (how many)")
 
 
 def _unclosed(src: str, line: int, col: int) -> Finding:
     closer = _closer(src)
-    return Finding("unclosed-form", f"`{_excerpt(src)}` is never closed and stays literal text",
+    return Finding("template.unclosed-form", f"`{_excerpt(src)}` is never closed and stays literal text",
                    line, col, hint=f"end it with `{closer}`")
 
 
 def _negative(src: str, line: int, col: int) -> Finding:
-    return Finding("negative-index", f"`{_excerpt(src)}` is left as literal text: positions "
+    return Finding("template.negative-index", f"`{_excerpt(src)}` is left as literal text: positions "
                    "cannot be negative", line, col, hint="arguments are numbered from 1")
 
 
 def _name(src: str, line: int, col: int) -> Finding:
-    return Finding("argument-name", f"`{_excerpt(src)}` is left as literal text: the name is "
+    return Finding("template.argument-name", f"`{_excerpt(src)}` is left as literal text: the name is "
                    "`ARGUMENTS`, in capitals", line, col, hint="write `$ARGUMENTS` or `$@`")
 
 
 def _digit(src: str, line: int, col: int) -> Finding:
     value = unicodedata.digit(src[1:2], None)
     hint = f"write `${value}`" if value is not None else None
-    return Finding("non-ascii-digit", f"`{src}` is literal text: positions use the digits 0-9",
+    return Finding("template.non-ascii-digit", f"`{src}` is literal text: positions use the digits 0-9",
                    line, col, hint=hint)
 
 

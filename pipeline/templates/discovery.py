@@ -199,7 +199,7 @@ def _source_files(source: TemplateSource) -> tuple[list[Path], list[Problem]]:
     if path.is_file() and path.name.endswith(".md"):
         return [path], []
     what = "does not exist" if not path.exists() else "is not a directory or a .md file"
-    return [], [_warn(path, f"template path {what}", "templates-path")]
+    return [], [_warn(path, f"template path {what}", "template.bad-path")]
 
 
 def scan_directory(directory: Path, *, filtered: bool = False) -> tuple[list[Path], list[Problem]]:
@@ -207,7 +207,7 @@ def scan_directory(directory: Path, *, filtered: bool = False) -> tuple[list[Pat
     try:
         entries = sorted(os.scandir(directory), key=lambda e: os.fsencode(e.name))
     except OSError as err:
-        return [], [_warn(directory, f"cannot read directory: {err.strerror or err}", "templates-dir")]
+        return [], [_warn(directory, f"cannot read directory: {err.strerror or err}", "template.unreadable-dir")]
     rules = IgnoreRules.from_directory(directory) if filtered else None
     files, problems = [], []
     for entry in entries:
@@ -230,7 +230,7 @@ def _template_entry(entry: os.DirEntry, problems: list[Problem]) -> Path | None:
     except OSError as err:
         if entry.name.endswith(".md"):
             problems.append(_warn(path, f"broken symbolic link to {_link_target(path)}: "
-                                  f"{err.strerror or err}", "template-broken-link"))
+                                  f"{err.strerror or err}", "template.broken-link"))
         return None
     return path if is_file and entry.name.endswith(".md") else None
 
@@ -250,7 +250,7 @@ def _dedupe(found: list[PromptTemplate], problems: list[Problem]) -> LoadedTempl
             seen[t.name] = t
         elif _real(first.path) != _real(t.path):
             problems.append(_warn(t.path, f'name "/{t.name}" collision: {first.path} wins',
-                                  "template-collision", hint="this file is ignored"))
+                                  "template.name-collision", hint="this file is ignored"))
     return LoadedTemplates(tuple(seen.values()), tuple(problems))
 
 

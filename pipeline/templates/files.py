@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal, Sequence
 
-from pipeline.errors import Location, PipelineError, Problem
+from pipeline.errors import Location, Problem, TemplateError
 from pipeline.js import js_trim, js_truthy, u16len, u16slice, yaml_string
 
 from .analysis import TemplateAnalysis, analyze
@@ -108,13 +108,13 @@ def read_template(path: Path, source: SourceKind = "path") -> PromptTemplate:
     try:
         text = path.read_bytes().decode("utf-8", "replace")
     except OSError as err:
-        raise PipelineError(_problem(path, f"cannot read template: {err.strerror or err}",
-                                     "template-unreadable")) from None
+        raise TemplateError(_problem(path, f"cannot read template: {err.strerror or err}",
+                                     "template.unreadable")) from None
     try:
         return PromptTemplate.from_text(template_name(path), text, path=path, source=source)
     except FrontmatterError as err:
         loc = Location(str(path), err.line, err.col)
-        raise PipelineError(Problem(err.reason, loc, severity="warning", code="template-frontmatter",
+        raise TemplateError(Problem(err.reason, loc, severity="warning", code="template.frontmatter",
                                     hint="the template is skipped")) from None
 
 

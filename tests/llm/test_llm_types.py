@@ -79,7 +79,7 @@ def test_errors_are_pipeline_errors_with_one_line():
     assert isinstance(error, PipelineError) and isinstance(error, LLMError)
     assert str(error) == "openai: HTTP 400: bad request body (h)"
     assert repr(error) == "LLMStatusError('openai: HTTP 400: bad request body (h)')"
-    assert error.problems[0].code == "llm.http_status"
+    assert error.problems[0].code == "provider.http-status"
 
 
 def test_auth_error_names_the_variable():

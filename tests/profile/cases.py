@@ -362,7 +362,12 @@ CASES = [
     Case(
         "unclosed-bracket",
         {"p.yaml": "name: a\ndefault_tools: [read, bash\n"},
-        ("p.yaml:3:1: unclosed bracket (close every `[` and `{`)",),
+        ("p.yaml:2:16: unclosed bracket (close every `[` and `{`)",),  # where it opens
+    ),
+    Case(
+        "unclosed-quote",
+        {"p.yaml": 'name: a\ndescription: "never closed\ncompaction:\n  reserve_tokens: 1\n'},
+        ("p.yaml:2:14: unclosed quote (close the quoted text)",),  # the opening quote, not the end of the file
     ),
     Case(
         "two-documents",

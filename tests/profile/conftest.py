@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -17,6 +18,16 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAD = "extends: builtin:default\nname: t\n"
 
 
+#: The formatter's source excerpt ("    6 | text", "      | ^") and closing count lines.
+EXCERPT_LINE = re.compile(r"^ *\d* \| ")
+COUNT_LINE = re.compile(r"^\d+ (error|warning|notice)s?(, \d+ (warning|notice)s?)*( in .+)?$")
+
+
+def located(text: str) -> list[str]:
+    """The located problem lines of a formatter's output (no excerpts, no count)."""
+    return [line for line in text.splitlines() if not EXCERPT_LINE.match(line) and not COUNT_LINE.match(line)]
+
+
 @dataclass
 class Run:
     code: int
@@ -25,7 +36,9 @@ class Run:
 
     @property
     def lines(self) -> list[str]:
-        return self.out.splitlines()
+        """stdout's located problem lines (source excerpts and the closing count left out;
+        tests/test_error_surface.py pins those)."""
+        return located(self.out)
 
 
 def write_files(root: Path, files: dict[str, str | bytes]) -> None:

@@ -23,7 +23,11 @@ def test_the_reserv_tokens_example_in_a_real_process(tmp_path):
     write_files(tmp_path, {"p.yaml": RESERV})
     run = run_process("validate", "p.yaml", cwd=tmp_path)
     assert run.code == 1
-    assert run.out + run.err == "p.yaml:4:3: compaction.reserv_tokens: unknown key (did you mean `reserve_tokens`?)\n"
+    assert run.out + run.err == (
+        "p.yaml:4:3: compaction.reserv_tokens: unknown key (did you mean `reserve_tokens`?)\n"
+        "    4 |   reserv_tokens: 1000\n"
+        "      |   ^\n"
+    )
 
 
 def test_valid_file_prints_nothing(cli, tmp_path):
@@ -71,11 +75,11 @@ def test_json_format(cli, tmp_path):
     assert first["problems"] == [
         {
             "severity": "error", "file": "p.yaml", "line": 4, "col": 3, "key": "compaction.reserv_tokens",
-            "message": "unknown key", "hint": "did you mean `reserve_tokens`?", "code": "extra_forbidden",
+            "message": "unknown key", "hint": "did you mean `reserve_tokens`?", "code": "profile.unknown-key",
         }
     ]
     assert second["valid"] is True and len(second["fingerprint"]) == 64
-    assert second["problems"][0]["code"] == "never-renders"
+    assert second["problems"][0]["code"] == "profile.never-renders"
     assert json.loads(cli("validate", "--format", "json", "--strict", "w.yaml").out)["files"][0]["valid"] is False
 
 

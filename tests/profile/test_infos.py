@@ -33,7 +33,7 @@ def test_problem_labels_by_severity():
 
 
 @pytest.mark.parametrize(
-    "body,code", [("$99", "large-index"), ("${@:0}", "zero-slice"), ("${@:-2}", "default-not-slice")]
+    "body,code", [("$99", "template.large-index"), ("${@:0}", "template.zero-slice"), ("${@:-2}", "template.default-not-slice")]
 )
 def test_info_findings_become_info_problems(body, code):
     [finding] = analyze(body).findings
@@ -72,7 +72,7 @@ def test_validate_verbose_json_and_github_call_infos_notices(cli, tmp_path):
     data = json.loads(cli("validate", "-v", "--format", "json", "p.yaml").out)
     problems = data["files"][0]["problems"]
     assert [p["severity"] for p in problems] == ["notice"] * 3
-    assert [p["code"] for p in problems] == ["large-index", "zero-slice", "default-not-slice"]
+    assert [p["code"] for p in problems] == ["template.large-index", "template.zero-slice", "template.default-not-slice"]
     assert (data["files"][0]["valid"], data["warnings"], data["notices"]) == (True, 0, 3)
     github = cli("validate", "-v", "--format", "github", "p.yaml")
     assert github.code == 0

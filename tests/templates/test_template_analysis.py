@@ -15,30 +15,30 @@ def only(body: str) -> Finding:
 
 
 @pytest.mark.parametrize(("body", "code", "hint_part"), [
-    ("$0", "zero-index", "`$1`"),
-    ("${0:-x}", "zero-index", "numbered from 1"),
-    ("${@:0}", "zero-slice", "`${@:1}`"),
-    ("${@:00:2}", "zero-slice", "`${@:1:2}`"),
-    ("${@:1:0}", "empty-slice", "at least 1"),
-    ("${1}", "bare-brace", "`$1`"),
-    ("${@}", "bare-brace", "`$@`"),
-    ("${ARGUMENTS}", "bare-brace", "`$ARGUMENTS`"),
-    ("$<3>", "bare-brace", "`$<3:-default>`"),
-    ("${1-x}", "bash-operator", "`${1:-x}`"),
-    ("${2:=none}", "bash-operator", "`${2:-none}`"),
-    ("$<1-x>", "bash-operator", "`$<1:-x>`"),
-    ("${ 1:-x}", "blank-in-form", "`${1:-x}`"),
-    ("${@: 2}", "malformed-slice", "`${@:N}`"),
-    ("${@:2:}", "malformed-slice", "`${@:N:L}`"),
-    ("$<@:2", "unclosed-form", "`>`"),
-    ("${1:-no end", "unclosed-form", "`}`"),
-    ("${-1:-d}", "negative-index", "numbered from 1"),
-    ("$ARGS", "argument-name", "`$ARGUMENTS`"),
-    ("$arguments", "argument-name", "`$ARGUMENTS`"),
-    ("${@:-2}", "default-not-slice", "`${@:2}`"),
-    ("${1:-$2}", "placeholder-in-default", "cannot refer"),
-    ("$٣", "non-ascii-digit", "`$3`"),
-    ("$99999999999999999999", "large-index", "check"),
+    ("$0", "template.zero-index", "`$1`"),
+    ("${0:-x}", "template.zero-index", "numbered from 1"),
+    ("${@:0}", "template.zero-slice", "`${@:1}`"),
+    ("${@:00:2}", "template.zero-slice", "`${@:1:2}`"),
+    ("${@:1:0}", "template.empty-slice", "at least 1"),
+    ("${1}", "template.bare-brace", "`$1`"),
+    ("${@}", "template.bare-brace", "`$@`"),
+    ("${ARGUMENTS}", "template.bare-brace", "`$ARGUMENTS`"),
+    ("$<3>", "template.bare-brace", "`$<3:-default>`"),
+    ("${1-x}", "template.bash-operator", "`${1:-x}`"),
+    ("${2:=none}", "template.bash-operator", "`${2:-none}`"),
+    ("$<1-x>", "template.bash-operator", "`$<1:-x>`"),
+    ("${ 1:-x}", "template.blank-in-form", "`${1:-x}`"),
+    ("${@: 2}", "template.malformed-slice", "`${@:N}`"),
+    ("${@:2:}", "template.malformed-slice", "`${@:N:L}`"),
+    ("$<@:2", "template.unclosed-form", "`>`"),
+    ("${1:-no end", "template.unclosed-form", "`}`"),
+    ("${-1:-d}", "template.negative-index", "numbered from 1"),
+    ("$ARGS", "template.argument-name", "`$ARGUMENTS`"),
+    ("$arguments", "template.argument-name", "`$ARGUMENTS`"),
+    ("${@:-2}", "template.default-not-slice", "`${@:2}`"),
+    ("${1:-$2}", "template.placeholder-in-default", "cannot refer"),
+    ("$٣", "template.non-ascii-digit", "`$3`"),
+    ("$99999999999999999999", "template.large-index", "check"),
 ])
 def test_each_suspicious_form_has_a_finding_with_a_hint(body, code, hint_part):
     finding = only(body)
@@ -50,8 +50,8 @@ def test_each_suspicious_form_has_a_finding_with_a_hint(body, code, hint_part):
 def test_finding_positions_are_line_and_column():
     body = "Intro line\n  then ${1} here\n\tand $ARGS"
     first, second = analyze(body).findings
-    assert (first.code, first.line, first.col) == ("bare-brace", 2, 8)
-    assert (second.code, second.line, second.col) == ("argument-name", 3, 6)
+    assert (first.code, first.line, first.col) == ("template.bare-brace", 2, 8)
+    assert (second.code, second.line, second.col) == ("template.argument-name", 3, 6)
 
 
 def test_clean_templates_have_no_findings():
@@ -99,6 +99,6 @@ def test_template_file_findings_are_located_in_the_file(tmp_path):
     t = PromptTemplate.from_text("x", text, path=tmp_path / "x.md")
     first, second = t.problems()
     assert (first.location.file, first.location.line, first.location.col) == (str(tmp_path / "x.md"), 5, 7)
-    assert (second.location.line, second.location.col, second.code) == (6, 1, "zero-index")
+    assert (second.location.line, second.location.col, second.code) == (6, 1, "template.zero-index")
     assert second.severity == "warning"
     assert str(first).startswith(f"{tmp_path / 'x.md'}:5:7: warning: `${{1}}`")

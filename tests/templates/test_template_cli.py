@@ -38,7 +38,7 @@ def test_expand_uses_the_valid_template_and_reports_the_others(prompts, tmp_path
     assert done.returncode == 0
     assert done.stdout == "Review src/a.py focusing on speed memory use. Keep ${1} literal.\n"
     lines = done.stderr.splitlines()
-    assert len(lines) == 2
+    assert lines[2:] == ["    2 | description: [never closed", "      |              ^", "2 warnings in 2 files"]
     broken = next(l for l in lines if l.startswith(f"{prompts / 'broken.md'}: "))
     bad = next(l for l in lines if l.startswith(f"{prompts / 'bad.md'}:2:14: "))
     assert "broken symbolic link" in broken and "No such file" in broken
@@ -87,7 +87,7 @@ def test_templates_lists_name_description_hint_arity_and_file(prompts, tmp_path)
     assert item["arity"] == {"hint": "<1> [rest...]", "required": [1], "optional": [], "variadicFrom": 2}
     assert item["file"] == str(prompts / "review.md") and item["source"] == "path"
     [finding] = item["findings"]
-    assert (finding["code"], finding["line"], finding["col"]) == ("bare-brace", 5, 36)
+    assert (finding["code"], finding["line"], finding["col"]) == ("template.bare-brace", 5, 36)
     assert "broken symbolic link" in done.stderr and "invalid YAML frontmatter" in done.stderr
 
 

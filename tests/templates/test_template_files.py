@@ -44,10 +44,10 @@ def test_broken_link_unreadable_file_and_bad_frontmatter_are_reported_the_rest_l
     loaded = load_templates([tmp_path], include_defaults=False)
     assert names(loaded) == ["good"]
     by_code = {p.code: p for p in loaded.problems}
-    assert set(by_code) == {"template-broken-link", "template-frontmatter", "template-unreadable"}
-    assert by_code["template-broken-link"].location.file == str(tmp_path / "broken.md")
-    assert by_code["template-unreadable"].location.file == str(tmp_path / "unreadable.md")
-    bad = by_code["template-frontmatter"]
+    assert set(by_code) == {"template.broken-link", "template.frontmatter", "template.unreadable"}
+    assert by_code["template.broken-link"].location.file == str(tmp_path / "broken.md")
+    assert by_code["template.unreadable"].location.file == str(tmp_path / "unreadable.md")
+    bad = by_code["template.frontmatter"]
     assert (bad.location.file, bad.location.line, bad.location.col) == (str(tmp_path / "bad.md"), 2, 14)
     assert all(p.severity == "warning" for p in loaded.problems)
 
@@ -74,7 +74,7 @@ def test_explicit_file_and_missing_path(tmp_path):
     f = write(tmp_path / "one.md", "One")
     loaded = load_templates([f, tmp_path / "nope", write(tmp_path / "x.txt", "x")], include_defaults=False)
     assert names(loaded) == ["one"]
-    assert codes(loaded) == ["templates-path", "templates-path"]
+    assert codes(loaded) == ["template.bad-path", "template.bad-path"]
 
 
 def test_default_directories_project_first_filtered(tmp_path):
@@ -91,7 +91,7 @@ def test_default_directories_project_first_filtered(tmp_path):
     assert [(t.name, t.body, t.source) for t in loaded] == [
         ("dup", "project", "project"), ("only", "only", "user")]
     [collision] = loaded.problems
-    assert collision.code == "template-collision" and collision.location.file == str(user / "dup.md")
+    assert collision.code == "template.name-collision" and collision.location.file == str(user / "dup.md")
 
 
 def test_explicit_paths_come_after_the_defaults_and_relative_to_cwd(tmp_path):

@@ -85,7 +85,7 @@ def test_order_is_precedence(tree):
     assert [(t.name, t.body, t.source) for t in loaded] == [
         ("bye", "user bye $@", "user"), ("hi", "user [$1]", "user")]
     [collision] = loaded.problems
-    assert collision.code == "template-collision" and str(tree / "proj") in collision.location.file
+    assert collision.code == "template.name-collision" and str(tree / "proj") in collision.location.file
 
 
 def test_untrusted_skips_only_the_project(tree):

@@ -257,7 +257,7 @@ def test_empty_frontmatter(file_table):
 def test_bad_yaml_is_skipped_and_reported(file_table, tmp_path):
     by_name, loaded = file_table
     assert "badyaml" not in by_name
-    [problem] = [p for p in loaded.problems if p.code == "template-frontmatter"]
+    [problem] = [p for p in loaded.problems if p.code == "template.frontmatter"]
     assert problem.location.file == str(tmp_path / "badyaml.md")
 
 

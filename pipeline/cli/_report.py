@@ -1,0 +1,139 @@
+"""The one formatter every command prints problems with (text output).
+
+Each problem is its located line, ``file:line:col: [warning: ]key: message (hint)``
+(``str(problem)``), then, when the line and column are known and the file can be read,
+the source line with a caret under the column (as jinja and lark show them)::
+
+    team.yaml:6:7: compaction.reserve: unknown key (did you mean `reserve_tokens`?)
+        6 |   reserve: 100
+          |   ^
+
+and after a list of two or more a closing count: ``2 errors, 1 warning in team.yaml``
+(a single problem is its own summary: provider and file errors stay one clear line). JSON and GitHub
+output (``validate --format``) use the same problem list with their own shapes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import sys
+import unicodedata
+from dataclasses import replace
+from typing import Iterable, TextIO
+
+from pipeline.errors import PipelineError, Problem
+
+#: Files larger than this are not read again just to show a line.
+MAX_SOURCE_BYTES = 1 << 20
+#: Characters of a long source line shown around the column.
+WINDOW = 100
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class _Sources:
+    """Source lines of the files problems point at, each file read once (or never)."""
+
+    def __init__(self) -> None:
+        self._lines: dict[str, list[str] | None] = {}
+
+    def line(self, file: str, number: int) -> str | None:
+        if file not in self._lines:
+            self._lines[file] = _read_lines(file)
+        lines = self._lines[file]
+        if lines is None or not 1 <= number <= len(lines):
+            return None
+        return lines[number - 1]
+
+
+def _read_lines(file: str) -> list[str] | None:
+    try:
+        info = os.stat(file)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
+            return None
+        with open(file, "rb") as handle:
+            data = handle.read(MAX_SOURCE_BYTES + 1)
+    except (OSError, ValueError):
+        return None
+    return _LINE_BREAK.split(data.decode("utf-8", "replace"))
+
+
+def _cell(ch: str) -> str:
+    """What a source character is shown as: control characters as `?`."""
+    if ch == "\t" or ch.isprintable():
+        return ch
+    return "?"
+
+
+def _pad(ch: str) -> str:
+    """The blank under a shown character, as wide as it is."""
+    if ch == "\t":
+        return "\t"
+    return "  " if unicodedata.east_asian_width(ch) in "WF" else " "
+
+
+def excerpt(problem: Problem, sources: _Sources) -> list[str]:
+    """The source line and a caret under the column, or nothing when either is unknown."""
+    loc = problem.location
+    if loc is None or not loc.file or loc.line is None or loc.col is None:
+        return []
+    text = sources.line(loc.file, loc.line)
+    if text is None:
+        return []
+    col = min(max(loc.col - 1, 0), len(text))
+    start = max(0, col - WINDOW // 2) if len(text) > WINDOW else 0
+    shown = "".join(_cell(ch) for ch in text[start : start + WINDOW])
+    lead = "…" if start else ""
+    gutter = f"{loc.line:>5} | "
+    caret = " " * (len(gutter) - 2) + "| " + " " * len(lead) + "".join(_pad(_cell(ch)) for ch in text[start:col]) + "^"
+    return [gutter + lead + shown.rstrip(), caret]
+
+
+def count_line(problems: Iterable[Problem]) -> str:
+    """``2 errors, 1 warning in team.yaml`` (``in 3 files`` for several, nothing for none)."""
+    problems = list(problems)
+    counts = [(sum(p.severity == s for p in problems), name) for s, name in
+              (("error", "error"), ("warning", "warning"), ("info", "notice"))]
+    parts = [f"{n} {name}{'s' if n != 1 else ''}" for n, name in counts if n]
+    files = list(dict.fromkeys(p.location.file for p in problems if p.location and p.location.file))
+    where = "" if not files else f" in {files[0]}" if len(files) == 1 else f" in {len(files)} files"
+    return ", ".join(parts) + where
+
+
+def format_problems(problems: Iterable[Problem], *, count: bool = True) -> str:
+    """Every problem (located line, source line, caret), then the closing count."""
+    problems = list(problems)
+    sources = _Sources()
+    lines: list[str] = []
+    for problem in problems:
+        lines.append(str(problem))
+        lines.extend(excerpt(problem, sources))
+    if count and len(problems) > 1:
+        lines.append(count_line(problems))
+    return "\n".join(lines)
+
+
+def report(problems: Iterable[Problem], stream: TextIO | None = None, *, count: bool = True) -> None:
+    """Print problems with :func:`format_problems` (on stderr unless told otherwise)."""
+    text = format_problems(problems, count=count)
+    if text:
+        print(text, file=stream or sys.stderr)
+
+
+def report_notices(problems: Iterable[Problem], *, skip_codes: frozenset[str] = frozenset()) -> None:
+    """Problems in input a command still used: on stderr, each labelled at least
+    ``warning:`` (the command went on)."""
+    shown = [replace(p, severity="warning") if p.severity == "error" else p
+             for p in problems if p.code not in skip_codes]
+    report(shown)
+
+
+def report_error(command: str | None, err: PipelineError) -> None:
+    """The error that ended a command; usage errors name the command, as argparse does."""
+    from pipeline.errors import UsageError
+
+    if isinstance(err, UsageError):
+        print(f"pipeline {command}: {err}", file=sys.stderr)
+        return
+    report(err.problems)

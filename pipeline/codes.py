@@ -1,0 +1,120 @@
+"""The one registry of problem codes.
+
+Every :class:`~pipeline.errors.Problem` that carries a code uses one of these; each is
+``domain.kebab-name`` and has its own section in ``docs/errors.md`` (what it means, an
+example, how to fix it). A code not listed here is refused when the problem is made, and
+a test keeps this table, the code base and the page in step.
+
+The domain says where the problem comes from: ``profile`` (a profile or scenario file:
+YAML, keys, values, cross-field rules), ``template`` (prompt-template files and bodies),
+``session`` (pi session files), ``provider`` (summary calls to an LLM provider).
+"""
+
+from __future__ import annotations
+
+DOMAINS = ("profile", "template", "session", "provider")
+
+CODES: dict[str, str] = {
+    # ---- profile: reading the file
+    "profile.file-too-large": "the file is larger than a profile may be",
+    "profile.binary-file": "the file holds a NUL byte",
+    "profile.not-utf8": "the file is not valid UTF-8",
+    "profile.empty-file": "the file holds no YAML document",
+    "profile.not-a-mapping": "the top level is not a mapping",
+    "profile.too-deep": "values are nested too deeply",
+    "profile.yaml-syntax": "the text is not valid YAML",
+    "profile.yaml-tag": "a tag that is not allowed, or a value its tag does not fit",
+    "profile.recursive-alias": "an alias refers to a value that contains it",
+    "profile.too-many-values": "the file holds too many values",
+    "profile.alias-bomb": "aliases expand to too many values",
+    "profile.bad-key": "a key that is not plain text",
+    "profile.duplicate-key": "a key written twice in one mapping",
+    "profile.bad-escape": "an escape for half a character (a lone surrogate)",
+    "profile.bad-merge": "a `<<` merge key that does not refer to mappings",
+    # ---- profile: overlays
+    "profile.unknown-section": "an overlay names a section that does not exist",
+    "profile.bad-placement": "an overlay section's `before:`/`after:` cannot be applied",
+    "profile.duplicate-section": "two sections share an id",
+    # ---- profile: keys and values
+    "profile.unknown-key": "a key the profile language does not have",
+    "profile.missing-key": "a required key is missing",
+    "profile.wrong-type": "a value of the wrong type",
+    "profile.invalid-choice": "a value that is not one of the allowed choices",
+    "profile.out-of-range": "a number outside its bounds",
+    "profile.empty-value": "a text that must not be empty is empty",
+    "profile.invalid-id": "a section id of the wrong form",
+    "profile.bad-form": "a text that does not have the required form",
+    "profile.invalid-value": "a value the field rejects",
+    "profile.unknown-variable": "a `${name}` the field does not offer",
+    # ---- profile: cross-field rules
+    "profile.never-renders": "a section or rule that can never apply",
+    "profile.sections-rule": "a rule about sections is broken",
+    "profile.compaction-rule": "compaction budgets that do not fit together",
+    "profile.summary-rule": "a rule about the summary settings is broken",
+    "profile.summarizer-rule": "a rule about the summarizer settings is broken",
+    "profile.templates-rule": "a rule about template sources is broken",
+    "profile.override": "a command-line override of a profile value is invalid",
+    "profile.internal-error": "a check could not run because of a bug",
+    # ---- template
+    "template.zero-index": "`$0` or `${0:-x}`: arguments are numbered from 1",
+    "template.large-index": "a position beyond any realistic argument count",
+    "template.zero-slice": "`${@:0}` behaves like `${@:1}`",
+    "template.empty-slice": "a slice of length zero, always empty",
+    "template.default-not-slice": "`${@:-x}` is all arguments with a default, not a slice",
+    "template.placeholder-in-default": "a `$1` inside a default is inserted as written",
+    "template.bare-brace": "`${1}` is left as literal text",
+    "template.bash-operator": "a bash operator other than `:-`, left as literal text",
+    "template.blank-in-form": "blanks inside `${...}`, left as literal text",
+    "template.malformed-slice": "`${@:...}` that is not a slice, left as literal text",
+    "template.unclosed-form": "a `${` or `$<` that is never closed",
+    "template.negative-index": "a negative position, left as literal text",
+    "template.argument-name": "`$NAME` or `${NAME}`, left as literal text",
+    "template.non-ascii-digit": "a position written with non-ASCII digits",
+    "template.frontmatter": "a template's frontmatter is not valid",
+    "template.unreadable": "a template file cannot be read",
+    "template.bad-path": "a template source that is not a directory or a .md file",
+    "template.unreadable-dir": "a template directory cannot be read",
+    "template.broken-link": "a template path is a broken symbolic link",
+    "template.name-collision": "two templates with one name",
+    "template.unknown": "`/name` names no template",
+    "template.missing-argument": "a template was called with fewer arguments than it reads",
+    # ---- session
+    "session.not-a-session": "the file is not a pi session",
+    "session.migrated": "an old-format session, migrated in memory",
+    "session.bad-entry": "an entry with a missing or wrong field",
+    "session.unknown-type": "an entry type this version does not know",
+    "session.not-json": "a line that is not JSON",
+    "session.not-object": "a JSON line that is not an object",
+    "session.blank-line": "an empty line",
+    "session.extra-header": "a second session header",
+    "session.torn-line": "the last line was cut off mid-write",
+    "session.repaired-torn-line": "a torn line that was completed later",
+    "session.no-newline": "the last line has no line break",
+    "session.too-deep": "a line nested too deeply to read",
+    "session.duplicate-id": "two entries share an id",
+    "session.dangling-parent": "an entry's parent does not exist",
+    "session.cycle": "entries whose parents form a loop",
+    "session.no-entry": "an entry id that is not in the session",
+    "session.read-only": "the session cannot be appended to",
+    "session.shrank": "the file became shorter while it was open",
+    "session.same-file": "source and destination are the same file",
+    "session.exists": "the destination already exists",
+    # ---- provider
+    "provider.error": "a summary call failed",
+    "provider.config": "the provider client is set up wrongly",
+    "provider.auth": "no API key in the named environment variable",
+    "provider.http-status": "the provider answered with an HTTP error status",
+    "provider.timeout": "the provider did not answer in time",
+    "provider.connection": "the connection failed or broke",
+    "provider.bad-response": "a response that cannot be used",
+    "provider.empty-completion": "the model returned no text",
+    "provider.retries-exhausted": "every retry failed",
+    "provider.retry-delay": "the server asked to wait longer than allowed",
+    "provider.summary-schema": "a summary lacks sections the schema requires",
+}
+
+
+def check_code(code: str | None) -> None:
+    """Refuse a code that is not registered (a programming error, caught by the tests)."""
+    if code is not None and code not in CODES:
+        raise ValueError(f"unregistered problem code {code!r}: add it to pipeline/codes.py and docs/errors.md")
