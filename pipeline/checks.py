@@ -154,7 +154,7 @@ class Checker:
 
     def run(self) -> None:
         for check in (self.sections, self.compaction, self.summary, self.summarizer, self.templates):
-            self.group = f"profile.{check.__name__}-rule"
+            self.group = _RULE_CODES[check.__name__]
             check()
 
     # ------------------------------------------------------------------ sections
@@ -336,6 +336,16 @@ class Checker:
             if not resolved.exists():
                 hint = did_you_mean(source, TEMPLATE_KEYWORDS)
                 self.add(path, f"template source {resolved} does not exist", hint, warning=True, at_key=False)
+
+
+#: the registered code of each group of cross-field rules
+_RULE_CODES = {
+    "sections": "profile.sections-rule",
+    "compaction": "profile.compaction-rule",
+    "summary": "profile.summary-rule",
+    "summarizer": "profile.summarizer-rule",
+    "templates": "profile.templates-rule",
+}
 
 
 def _fill_targets(schema) -> set[str]:

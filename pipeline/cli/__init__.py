@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.add_arguments(cmd)
-        cmd.set_defaults(_run=module.run, _parser=cmd)
+        cmd.set_defaults(_run=module.run)
     return parser
 
 
@@ -66,9 +66,18 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpa
     """Parse; a flag the sub-command does not know is reported with *its* usage."""
     args, extra = parser.parse_known_args(argv)
     if extra:
-        owner = getattr(args, "_parser", None) or parser
-        owner.error(f"unrecognized arguments: {' '.join(extra)}")
+        _chosen(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     return args
+
+
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The innermost (sub-)command parser the arguments selected (``pipeline session check``)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            name = getattr(args, action.dest, None)
+            if name in action.choices:
+                return _chosen(action.choices[name], args)
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

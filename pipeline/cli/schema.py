@@ -19,7 +19,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pipeline.errors import PipelineError, Problem, UsageError
+from pipeline.errors import Location, PipelineError, Problem
 
 HELP = "print the JSON Schema of profile files"
 
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             Path(args.output).write_text(text, encoding="utf-8")
         except OSError as err:
-            raise UsageError(f"cannot write {args.output}: {err.strerror or err}") from None
+            raise PipelineError(Problem(f"cannot write: {err.strerror or err}", Location(args.output))) from None
         return 0
     sys.stdout.write(text)
     return 0
@@ -47,11 +47,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _check(path: Path, text: str) -> int:
     if path.exists() and not path.is_file():  # a directory, or a FIFO that would block
-        raise UsageError(f"cannot read {path}: not a regular file")
+        raise PipelineError(Problem("cannot read: not a regular file", Location(str(path))))
     try:
         current = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise UsageError(f"cannot read {path}: {getattr(err, 'strerror', None) or err}") from None
+        raise PipelineError(Problem(f"cannot read: {getattr(err, 'strerror', None) or err}", Location(str(path)))) from None
     if current != text:
         raise PipelineError(
             Problem("out of date with the profile models", hint=f"run `pipeline schema -o {path}`", key=str(path))

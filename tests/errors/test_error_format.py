@@ -1,0 +1,88 @@
+"""The one formatter: located line, source line with a caret, closing count; used by every command."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from pipeline.cli import main
+from pipeline.cli._report import count_line, format_problems
+from pipeline.errors import Location, Problem
+
+ROOT = Path(__file__).resolve().parents[2]
+NEVER = "      when: {tools_include: [bash], tools_exclude: [bash]}\n"
+TEAM = "extends: builtin:default\nname: t\ncompaction:\n  reserv_tokens: 1000\n  keep_recent_tokens: \"20000\"\n"
+
+
+def _pipeline(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=cwd, capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+def test_a_problem_shows_its_source_line_with_a_caret_under_the_column(tmp_path):
+    (tmp_path / "f.yaml").write_text("a: 1\n\tb:  [x, 名, y]\n", encoding="utf-8")
+    problem = Problem("bad", Location(str(tmp_path / "f.yaml"), 2, 13), key="b")
+    located, source, caret = format_problems([problem]).splitlines()
+    assert located == f"{tmp_path / 'f.yaml'}:2:13: b: bad"
+    assert source == "    2 | \tb:  [x, 名, y]"
+    # the tab is kept and the wide character counts two cells, so the caret sits under `y`
+    assert caret == "      | \t" + " " * 12 + "^"
+
+
+def test_no_excerpt_without_a_column_or_a_readable_file(tmp_path):
+    (tmp_path / "s.jsonl").write_text("{}\n", encoding="utf-8")
+    lines = format_problems([
+        Problem("no col", Location(str(tmp_path / "s.jsonl"), 1)),
+        Problem("gone", Location(str(tmp_path / "missing.yaml"), 3, 2)),
+        Problem("dir", Location(str(tmp_path), 1, 1)),
+        Problem("past the end", Location(str(tmp_path / "s.jsonl"), 9, 1), severity="warning"),
+    ]).splitlines()
+    assert len(lines) == 5 and lines[-1] == "3 errors, 1 warning in 3 files"
+
+
+def test_the_closing_count():
+    at = Location("team.yaml", 1, 1)
+    assert count_line([Problem("a", at), Problem("b", at), Problem("c", at, severity="warning")]) == \
+        "2 errors, 1 warning in team.yaml"
+    assert count_line([Problem("a"), Problem("b", severity="info")]) == "1 error, 1 notice"
+    assert format_problems([Problem("only one")]) == "only one"  # a single problem is its own summary
+
+
+def test_validate_text_output_in_a_real_process(tmp_path):
+    (tmp_path / "team.yaml").write_text(TEAM, encoding="utf-8")
+    run = _pipeline("validate", "team.yaml", cwd=tmp_path)
+    assert (run.returncode, run.stderr) == (1, "")
+    assert run.stdout.splitlines() == [
+        "team.yaml:4:3: compaction.reserv_tokens: unknown key (did you mean `reserve_tokens`?)",
+        "    4 |   reserv_tokens: 1000",
+        "      |   ^",
+        'team.yaml:5:23: compaction.keep_recent_tokens: expected a whole number, got the text "20000"',
+        '    5 |   keep_recent_tokens: "20000"',
+        "      |                       ^",
+        "2 errors in team.yaml",
+    ]
+
+
+def test_render_labels_a_warning_once(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "w.yaml").write_text("extends: builtin:default\nname: t\nsystem_prompt:\n  sections:\n"
+                                     "    - id: w\n      text: x\n" + NEVER, encoding="utf-8")
+    assert main(["render", "w.yaml"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("w.yaml:7:7: warning: system_prompt.sections.w.when: this section can never render")
+    assert "warning: w.yaml" not in err and err.count("warning:") == 1
+
+
+def test_no_command_prints_problems_by_hand():
+    """Every command prints problems through pipeline/cli/_report.py, never with its own print."""
+    by_hand = re.compile(r"print\((f\"warning: |problem\b|warning\b|err\b|note\b)")
+    offenders = []
+    for path in sorted((ROOT / "pipeline" / "cli").glob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if by_hand.search(line) or ("print(" in line and "Problem(" in line):
+                offenders.append(f"{path.name}:{number}: {line.strip()}")
+    assert offenders == []
