@@ -16,6 +16,7 @@ DOMAINS = ("profile", "template", "session", "provider")
 
 CODES: dict[str, str] = {
     # ---- profile: reading the file
+    "profile.unreadable": "a profile (or scenario) file is missing or cannot be read",
     "profile.file-too-large": "the file is larger than a profile may be",
     "profile.binary-file": "the file holds a NUL byte",
     "profile.not-utf8": "the file is not valid UTF-8",
@@ -31,7 +32,11 @@ CODES: dict[str, str] = {
     "profile.duplicate-key": "a key written twice in one mapping",
     "profile.bad-escape": "an escape for half a character (a lone surrogate)",
     "profile.bad-merge": "a `<<` merge key that does not refer to mappings",
-    # ---- profile: overlays
+    # ---- profile: extends and overlays
+    "profile.bad-extends": "an `extends:` that cannot be followed",
+    "profile.extends-cycle": "`extends:` files that extend each other in a loop",
+    "profile.unknown-builtin": "a `builtin:NAME` that names no shipped profile",
+    "profile.bad-overlay": "an overlay section entry of the wrong shape",
     "profile.unknown-section": "an overlay names a section that does not exist",
     "profile.bad-placement": "an overlay section's `before:`/`after:` cannot be applied",
     "profile.duplicate-section": "two sections share an id",
@@ -55,6 +60,11 @@ CODES: dict[str, str] = {
     "profile.templates-rule": "a rule about template sources is broken",
     "profile.override": "a command-line override of a profile value is invalid",
     "profile.internal-error": "a check could not run because of a bug",
+    # ---- profile: what renders with it
+    "profile.unreadable-input": "an input file for rendering (custom prompt, append, context, skills) cannot be used",
+    "profile.skipped-skill": "a discovered skill that is skipped (no description, a name collision...)",
+    "profile.bad-scenario": "a scenario file of the wrong shape",
+    "profile.schema-out-of-date": "the committed JSON schema differs from the profile models",
     # ---- template
     "template.zero-index": "`$0` or `${0:-x}`: arguments are numbered from 1",
     "template.large-index": "a position beyond any realistic argument count",
@@ -79,6 +89,9 @@ CODES: dict[str, str] = {
     "template.unknown": "`/name` names no template",
     "template.missing-argument": "a template was called with fewer arguments than it reads",
     # ---- session
+    "session.unreadable": "the session file is missing or cannot be read",
+    "session.unwritable": "the session file cannot be opened, created or written",
+    "session.replaced": "the session file was replaced by another file while open",
     "session.not-a-session": "the file is not a pi session",
     "session.migrated": "an old-format session, migrated in memory",
     "session.bad-entry": "an entry with a missing or wrong field",

@@ -108,7 +108,7 @@ def resolve(path_or_name: PathLike) -> tuple[Path, str]:
         return path, text
     if text in builtin_names():
         return builtin_path(text)
-    raise ProfileError(Problem("no such profile file", Location(text), hint=suggest_builtin(text)))
+    raise ProfileError(Problem("no such profile file", Location(text), hint=suggest_builtin(text), code="profile.unreadable"))
 
 
 def load_profile(path_or_name: PathLike, overrides: Overrides | None = None,

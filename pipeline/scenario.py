@@ -102,18 +102,18 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as err:
-        raise ProfileError(Problem(f"cannot read scenario: {err.strerror or err}", Location(label))) from None
+        raise ProfileError(Problem(f"cannot read scenario: {err.strerror or err}", Location(label), code="profile.unreadable")) from None
     except UnicodeDecodeError as err:
         why = f"not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset {err.start})"
-        raise ProfileError(Problem(f"cannot read scenario: {why}", Location(label))) from None
+        raise ProfileError(Problem(f"cannot read scenario: {why}", Location(label), code="profile.unreadable")) from None
     try:
         data = YAML(typ="rt", pure=True).load(text)
     except YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         loc = Location(label, mark.line + 1, mark.column + 1) if mark else Location(label)
-        raise ProfileError(Problem(f"invalid YAML: {getattr(err, 'problem', err)}", loc)) from None
+        raise ProfileError(Problem(f"invalid YAML: {getattr(err, 'problem', err)}", loc, code="profile.yaml-syntax")) from None
     if not isinstance(data, Mapping):
-        raise ProfileError(Problem("a scenario is a mapping of inputs (cwd, tools, ...)", Location(label, 1, 1)))
+        raise ProfileError(Problem("a scenario is a mapping of inputs (cwd, tools, ...)", Location(label, 1, 1), code="profile.bad-scenario"))
     try:
         return Scenario.model_validate(_plain_data(data))
     except ValidationError as err:
@@ -178,7 +178,7 @@ def scenario_pipeline(profile: str | os.PathLike, scenario: Scenario, scenario_p
     if scenario.overlay is None:
         return compile_profile(profile)
     if "extends" in scenario.overlay:
-        raise ProfileError(Problem("an overlay must not set `extends` (it extends the profile under test)", Location(scenario_path), key="overlay.extends"))
+        raise ProfileError(Problem("an overlay must not set `extends` (it extends the profile under test)", Location(scenario_path), key="overlay.extends", code="profile.bad-scenario"))
     return _compile_overlay(_extends_target(profile), scenario.overlay, scenario_path)
 
 

@@ -181,6 +181,7 @@ def _reasoning_note(args: argparse.Namespace, summarizer) -> None:
             "ignored: the summarizer does not reason (summarizer.reasoning is false)",
             key=f"--reasoning {args.reasoning}", severity="warning",
             hint="set summarizer.reasoning: true in the profile when the model supports reasoning",
+            code="profile.override",
         )])
 
 

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from pipeline.errors import Location, Problem
 
     pipeline, context, notes = _inputs(args)
-    skipped = [Problem(note.message, Location(note.path), severity="warning") for note in notes]
+    skipped = [Problem(note.message, Location(note.path), severity="warning", code="profile.skipped-skill") for note in notes]
     report([*pipeline.warnings, *skipped])
     report = build_prompt_report(pipeline, context, label=args.scenario or "")
     from pipeline.report.output import write_output

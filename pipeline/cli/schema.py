@@ -47,13 +47,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _check(path: Path, text: str) -> int:
     if path.exists() and not path.is_file():  # a directory, or a FIFO that would block
-        raise PipelineError(Problem("cannot read: not a regular file", Location(str(path))))
+        raise PipelineError(Problem("cannot read: not a regular file", Location(str(path)), code="profile.unreadable"))
     try:
         current = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise PipelineError(Problem(f"cannot read: {getattr(err, 'strerror', None) or err}", Location(str(path)))) from None
+        raise PipelineError(Problem(f"cannot read: {getattr(err, 'strerror', None) or err}", Location(str(path)), code="profile.unreadable")) from None
     if current != text:
         raise PipelineError(
-            Problem("out of date with the profile models", hint=f"run `pipeline schema -o {path}`", key=str(path))
+            Problem("out of date with the profile models", hint=f"run `pipeline schema -o {path}`", key=str(path), code="profile.schema-out-of-date")
         )
     return 0

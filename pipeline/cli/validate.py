@@ -66,12 +66,12 @@ def collect(paths: list[str]) -> list[str]:
         if path.is_dir():
             found = _walk(path)
             if not found:
-                raise PipelineError(Problem("no *.yaml or *.yml files in this directory", Location(raw)))
+                raise PipelineError(Problem("no *.yaml or *.yml files in this directory", Location(raw), code="profile.unreadable"))
             files.extend(found)
         elif path.exists():
             files.append(raw)
         else:
-            raise PipelineError(Problem("no such file or directory", Location(raw)))
+            raise PipelineError(Problem("no such file or directory", Location(raw), code="profile.unreadable"))
     return list(dict.fromkeys(files))
 
 
@@ -93,7 +93,7 @@ def check_file(path: str) -> tuple[str, str | None, list[Problem]]:
     except PipelineError as err:
         return path, None, list(err.problems)
     except RecursionError:
-        return path, None, [Problem("nested too deeply to check", _where(path))]
+        return path, None, [Problem("nested too deeply to check", _where(path), code="profile.too-deep")]
     return path, compiled.fingerprint, list(compiled.warnings) + compiled.template_problems()
 
 

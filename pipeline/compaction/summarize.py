@@ -94,7 +94,7 @@ def _complete(client: SummaryClient, call: Call) -> Completion:
     except LLMError as err:
         raise SummaryFailed(Problem(f"{call.label} failed: {err.message}", hint=err.problems[0].hint, code=err.code)) from None
     if completion.stop_reason in ("error", "aborted"):
-        raise SummaryFailed(Problem(f"{call.label} failed: the model stopped with {completion.stop_reason}"))
+        raise SummaryFailed(Problem(f"{call.label} failed: the model stopped with {completion.stop_reason}", code="provider.error"))
     return completion
 
 

@@ -37,5 +37,6 @@ def _plain(text, tool: str) -> str:
         return text.render({})
     except KeyError as err:
         raise ProfileError(
-            Problem(f"catalog texts take no variables, found ${{{err.args[0]}}}", key=f"system_prompt.tools.{tool}")
+            Problem(f"catalog texts take no variables, found ${{{err.args[0]}}}", key=f"system_prompt.tools.{tool}",
+                    code="profile.unknown-variable")
         ) from None

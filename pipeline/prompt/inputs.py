@@ -52,9 +52,9 @@ def read_input_file(path: str, what: str) -> str:
     try:
         text = read_text(path)
     except OSError as err:
-        raise PipelineError(Problem(f"cannot read {what}: {err.strerror or err}", Location(path))) from None
+        raise PipelineError(Problem(f"cannot read {what}: {err.strerror or err}", Location(path), code="profile.unreadable-input")) from None
     if "\x00" in text:
-        raise PipelineError(Problem(f"cannot use {what}: binary file (contains a NUL byte)", Location(path)))
+        raise PipelineError(Problem(f"cannot use {what}: binary file (contains a NUL byte)", Location(path), code="profile.unreadable-input"))
     return text
 
 
@@ -113,11 +113,11 @@ def _existing_dir(cwd: str) -> str:
     """Discovery searches a real directory: ``cwd`` made absolute, or a located error."""
     absolute = os.path.abspath(os.path.expanduser(cwd))
     if not os.path.isdir(absolute):
-        raise PipelineError(Problem("cannot discover inputs: the working directory does not exist or is not a directory", Location(cwd)))
+        raise PipelineError(Problem("cannot discover inputs: the working directory does not exist or is not a directory", Location(cwd), code="profile.unreadable-input"))
     return absolute
 
 
 def _check_skill_paths(paths: tuple[str, ...]) -> None:
     missing = [p for p in paths if not os.path.exists(os.path.expanduser(p))]
     if missing:
-        raise PipelineError([Problem("skills path does not exist", Location(p)) for p in missing])
+        raise PipelineError([Problem("skills path does not exist", Location(p), code="profile.unreadable-input") for p in missing])

@@ -183,7 +183,7 @@ def _fill(text: Optional[Text], env: Mapping[str, str], where: str, key: str) ->
         return text.render(env)
     except KeyError as err:
         raise PipelineError(
-            Problem(f"unknown variable ${{{err.args[0]}}}", key=f"{where}.{key}", hint=f"available: {', '.join(sorted(env))}")
+            Problem(f"unknown variable ${{{err.args[0]}}}", key=f"{where}.{key}", hint=f"available: {', '.join(sorted(env))}", code="profile.unknown-variable")
         ) from None
 
 

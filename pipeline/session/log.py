@@ -57,7 +57,7 @@ class AppendLog:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
         except OSError as err:
-            raise SessionError(Problem(f"cannot open for appending: {err.strerror}", Location(str(self.path)))) from None
+            raise SessionError(Problem(f"cannot open for appending: {err.strerror}", Location(str(self.path)), code="session.unwritable")) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield LockedLog(self, fd)
@@ -76,7 +76,7 @@ class LockedLog:
         log, fd = self._log, self._fd
         stat = os.fstat(fd)
         if log._identity is not None and (stat.st_dev, stat.st_ino) != log._identity:
-            raise SessionError(Problem("the file was replaced since it was opened", Location(str(log.path))))
+            raise SessionError(Problem("the file was replaced since it was opened", Location(str(log.path)), code="session.replaced"))
         if stat.st_size < log.scanner.offset:
             raise SessionError(Problem("the file shrank since it was opened (it is not append-only)",
                                         Location(str(log.path)), code="session.shrank"))
@@ -173,14 +173,14 @@ def _create_exclusive(path: Path, data: bytes) -> None:
     except FileExistsError:
         raise SessionError(Problem("file already exists", Location(str(path)), code="session.exists")) from None
     except OSError as err:
-        raise SessionError(Problem(f"cannot create: {err.strerror}", Location(str(path)))) from None
+        raise SessionError(Problem(f"cannot create: {err.strerror}", Location(str(path)), code="session.unwritable")) from None
     try:
         _write_all(fd, data)
         os.fsync(fd)
     except OSError as err:  # a disk full or an I/O error: leave no half-written file behind
         os.close(fd)
         path.unlink(missing_ok=True)
-        raise SessionError(Problem(f"cannot write: {err.strerror}", Location(str(path)))) from None
+        raise SessionError(Problem(f"cannot write: {err.strerror}", Location(str(path)), code="session.unwritable")) from None
     os.close(fd)
     _fsync_dir(path.parent)
 
@@ -200,7 +200,7 @@ def _replace_atomically(path: Path, data: bytes) -> None:
         os.replace(temp, path)
     except OSError as err:
         temp.unlink(missing_ok=True)
-        raise SessionError(Problem(f"cannot replace: {err.strerror}", Location(str(path)))) from None
+        raise SessionError(Problem(f"cannot replace: {err.strerror}", Location(str(path)), code="session.unwritable")) from None
     _fsync_dir(path.parent)
 
 

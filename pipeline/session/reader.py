@@ -168,7 +168,7 @@ def load(path: Path) -> Loaded:
             with _open_regular(path) as handle:
                 header_line, objects = _read_objects(handle, scanner)
         except OSError as err:
-            raise SessionError(Problem(f"cannot read session file: {err.strerror or err}", Location(label))) from None
+            raise SessionError(Problem(f"cannot read session file: {err.strerror or err}", Location(label), code="session.unreadable")) from None
         if header_line is None:
             raise SessionError(_not_a_session(label, None))
         return _finish(label, header_line, objects, scanner)

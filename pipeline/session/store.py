@@ -233,7 +233,7 @@ class SessionFile:
     def append_label(self, target_id: str, label: str | None) -> E.LabelEntry:
         """Set (or with ``None``/``""`` clear) the label of an existing entry."""
         if target_id not in self.tree:
-            raise SessionError(Problem(f"no entry {target_id!r} to label", Location(str(self.path))))
+            raise SessionError(Problem(f"no entry {target_id!r} to label", Location(str(self.path)), code="session.no-entry"))
         return self.append(E.LabelEntry.create(target_id=target_id, label=label, **self._fields(_LEAF)))
 
     def append_session_info(self, name: str) -> E.SessionInfoEntry:

@@ -59,7 +59,7 @@ def read_chain(path: Path, label: str) -> list[Layer]:
             return layers
         if len(layers) >= MAX_CHAIN:
             raise ProfileError(
-                Problem(f"`extends:` chain longer than {MAX_CHAIN} files", target.span.location, key="extends")
+                Problem(f"`extends:` chain longer than {MAX_CHAIN} files", target.span.location, key="extends", code="profile.bad-extends")
             )
         path, label = _resolve(target, path, layers[-1].label)
 
@@ -93,6 +93,7 @@ def _extends(layer: Layer) -> Scalar | None:
                 node.span.location,
                 key="extends",
                 hint="for example `extends: builtin:default` or `extends: ../base.yaml`",
+                code="profile.bad-extends",
             )
         )
     return node
@@ -111,7 +112,7 @@ def _resolve(node: Scalar, parent: Path, parent_label: str) -> tuple[Path, str]:
     if not path.is_file():
         what = "is a directory" if path.is_dir() else "is not a regular file" if path.exists() else "does not exist"
         raise ProfileError(
-            Problem(f"`extends` target {label} {what}", span.location, key="extends", hint=_builtin_hint(target))
+            Problem(f"`extends` target {label} {what}", span.location, key="extends", hint=_builtin_hint(target), code="profile.bad-extends")
         )
     return path, label
 
@@ -121,7 +122,7 @@ def builtin_path(name: str, location: Location | None = None, key: str | None = 
     builtins = builtin_names()
     if name not in builtins:
         hint = suggest_builtin(name) or "built-in profiles: " + ", ".join(sorted(builtins))
-        raise ProfileError(Problem(f"unknown built-in profile `builtin:{name}`", location, key=key, hint=hint))
+        raise ProfileError(Problem(f"unknown built-in profile `builtin:{name}`", location, key=key, hint=hint, code="profile.unknown-builtin"))
     path = builtins[name]
     return path, display_path(path)
 
@@ -147,4 +148,4 @@ def _builtin_hint(target: str) -> str | None:
 def _cycle(layers: list[Layer], label: str) -> Problem:
     chain = " -> ".join([layer.label for layer in layers] + [label])
     node = _extends(layers[-1])
-    return Problem(f"`extends` cycle: {chain}", node.span.location if node else Location(label), key="extends")
+    return Problem(f"`extends` cycle: {chain}", node.span.location if node else Location(label), key="extends", code="profile.extends-cycle")

@@ -172,7 +172,7 @@ def _directives(node: Map, sid: str, problems: list[Problem]) -> _Directives:
         if not ok:
             what = "true or false" if want_bool else "a section id"
             problems.append(
-                Problem(f"`{name}` must be {what}", value.span.location, key=".".join(SECTIONS_PATH + (sid, name)))
+                Problem(f"`{name}` must be {what}", value.span.location, key=".".join(SECTIONS_PATH + (sid, name)), code="profile.bad-overlay")
             )
             continue
         setattr(d, name, value.value if want_bool else value)
@@ -183,13 +183,13 @@ def _directives(node: Map, sid: str, problems: list[Problem]) -> _Directives:
 def _check_combination(node: Map, sid: str, d: _Directives, problems: list[Problem]) -> None:
     key = ".".join(SECTIONS_PATH + (sid,))
     if d.before is not None and d.after is not None:
-        problems.append(Problem("use `before` or `after`, not both", d.after.span.location, key=key + ".after"))
+        problems.append(Problem("use `before` or `after`, not both", d.after.span.location, key=key + ".after", code="profile.bad-placement"))
     if d.remove:
         extra = [k for k in node.entries if k not in ("id", "remove")]
         if extra:
             where = node.entries[extra[0]].key_span.location
             problems.append(
-                Problem(f"a removed section takes no other keys (found `{extra[0]}`)", where, key=key + "." + extra[0])
+                Problem(f"a removed section takes no other keys (found `{extra[0]}`)", where, key=key + "." + extra[0], code="profile.bad-overlay")
             )
 
 
@@ -200,7 +200,7 @@ def _strip(node: Node, problems: list[Problem], sid: str | None) -> Node:
         for name in DIRECTIVES:
             if name in node.entries:
                 where = node.entries[name].key_span.location
-                problems.append(Problem(f"a section with `{name}` needs an `id`", where, key=".".join(SECTIONS_PATH)))
+                problems.append(Problem(f"a section with `{name}` needs an `id`", where, key=".".join(SECTIONS_PATH), code="profile.bad-overlay"))
                 break
     return Map({k: e for k, e in node.entries.items() if k not in DIRECTIVES}, node.span)
 

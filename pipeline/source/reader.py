@@ -45,17 +45,17 @@ def read_text(path: Path, label: str) -> str:
     """The file's text; refuses directories, huge, binary and non-UTF-8 files."""
     try:
         if path.is_dir():
-            raise ProfileError(Problem("is a directory, not a profile file", Location(label)))
+            raise ProfileError(Problem("is a directory, not a profile file", Location(label), code="profile.unreadable"))
         if not path.is_file():
             what = "does not exist" if not path.exists() else "is not a regular file"
-            raise ProfileError(Problem(f"cannot read file: it {what}", Location(label)))
+            raise ProfileError(Problem(f"cannot read file: it {what}", Location(label), code="profile.unreadable"))
         size = path.stat().st_size
         if size > MAX_BYTES:
             raise ProfileError(_too_large(label, size))
         with path.open("rb") as fh:
             data = fh.read(MAX_BYTES + 1)
     except OSError as err:
-        raise ProfileError(Problem(f"cannot read file: {err.strerror or err}", Location(label))) from None
+        raise ProfileError(Problem(f"cannot read file: {err.strerror or err}", Location(label), code="profile.unreadable")) from None
     if len(data) > MAX_BYTES:
         raise ProfileError(_too_large(label, len(data)))
     return decode(data, label)
