@@ -30,6 +30,9 @@ MAX_SOURCE_BYTES = 1 << 20
 #: Characters of a long source line shown around the column.
 WINDOW = 100
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+#: A source line that may hold a secret is never shown (a key pasted where its
+#: variable's name belongs, a password in a URL): the located line still says where.
+_SECRET_LINE = re.compile(r"(?i)api[_-]?key|secret|passw|authorization|bearer|\bsk-|://[^/\s]*@")
 
 
 class _Sources:
@@ -79,7 +82,7 @@ def excerpt(problem: Problem, sources: _Sources) -> list[str]:
     if loc is None or not loc.file or loc.line is None or loc.col is None:
         return []
     text = sources.line(loc.file, loc.line)
-    if text is None:
+    if text is None or _SECRET_LINE.search(text):
         return []
     col = min(max(loc.col - 1, 0), len(text))
     start = max(0, col - WINDOW // 2) if len(text) > WINDOW else 0

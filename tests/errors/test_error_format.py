@@ -86,3 +86,25 @@ def test_no_command_prints_problems_by_hand():
             if by_hand.search(line) or ("print(" in line and "Problem(" in line):
                 offenders.append(f"{path.name}:{number}: {line.strip()}")
     assert offenders == []
+
+
+def test_compact_shows_the_profiles_own_warnings(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "w.yaml").write_text("extends: builtin:default\nname: t\nsystem_prompt:\n  sections:\n"
+                                     "    - id: w\n      text: x\n" + NEVER, encoding="utf-8")
+    session = ROOT / "tests" / "data" / "sessions" / "real" / "long-coding.jsonl"
+    assert main(["compact", str(session), "--plan", "--profile", "w.yaml"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("w.yaml:7:7: warning: system_prompt.sections.w.when: this section can never render")
+
+
+def test_a_source_line_that_may_hold_a_secret_is_not_shown(tmp_path):
+    (tmp_path / "k.yaml").write_text("extends: builtin:default\nname: k\nsummarizer:\n  provider: openai\n"
+                                     "  api_key_env: sk-live-ABC123\n", encoding="utf-8")
+    run = _pipeline("validate", "k.yaml", cwd=tmp_path)
+    assert run.returncode == 1 and run.stdout.startswith("k.yaml:5:")
+    assert "ABC123" not in run.stdout + run.stderr
+    (tmp_path / "u.yaml").write_text("extends: builtin:default\nname: u\nsummarizer:\n"
+                                     "  base_url: \"https://user:hunter2@example.invalid\n", encoding="utf-8")
+    run = _pipeline("validate", "u.yaml", cwd=tmp_path)
+    assert run.returncode == 1 and "unclosed quote" in run.stdout and "hunter2" not in run.stdout + run.stderr
