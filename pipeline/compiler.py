@@ -209,7 +209,8 @@ def _set(data: Any, path: tuple, value: Any, name: str) -> Any:
         return [*data[:head], _set(data[head], rest, value, name), *data[head + 1 :]]
     if not isinstance(data, dict):
         key = ".".join(map(str, path))
-        raise ProfileError(Problem(f"cannot set `{key}`: its parent is not a mapping", Location(name), key=key))
+        raise ProfileError(Problem(f"cannot set `{key}`: its parent is not a mapping", Location(name), key=key,
+                                   code="profile.override"))
     return {**data, head: _set(data.get(head, {}), rest, value, name)}
 
 

@@ -99,7 +99,8 @@ def count_line(problems: Iterable[Problem]) -> str:
     counts = [(sum(p.severity == s for p in problems), name) for s, name in
               (("error", "error"), ("warning", "warning"), ("info", "notice"))]
     parts = [f"{n} {name}{'s' if n != 1 else ''}" for n, name in counts if n]
-    files = list(dict.fromkeys(p.location.file for p in problems if p.location and p.location.file))
+    files = list(dict.fromkeys(p.location.file for p in problems  # a flag (`--reserve`) is not a file
+                               if p.location and p.location.file and not p.location.file.startswith("-")))
     where = "" if not files else f" in {files[0]}" if len(files) == 1 else f" in {len(files)} files"
     return ", ".join(parts) + where
 

@@ -50,6 +50,8 @@ def test_the_closing_count():
         "2 errors, 1 warning in team.yaml"
     assert count_line([Problem("a"), Problem("b", severity="info")]) == "1 error, 1 notice"
     assert format_problems([Problem("only one")]) == "only one"  # a single problem is its own summary
+    flag = Location("--reserve")
+    assert count_line([Problem("a", flag), Problem("b", flag)]) == "2 errors"  # a flag is not a file
 
 
 def test_validate_text_output_in_a_real_process(tmp_path):
