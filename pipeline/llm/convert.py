@@ -411,13 +411,17 @@ def _mark_last_user(message: JSON, cache_control: Mapping) -> None:
         content[-1]["cache_control"] = dict(cache_control)
 
 
-def anthropic_tools(tools: Sequence[ToolDefinition | Mapping], cache_control: Mapping | None = None) -> list[JSON]:
+def anthropic_tools(tools: Sequence[ToolDefinition | Mapping], cache_control: Mapping | None = None,
+                    eager_tool_input: bool = True) -> list[JSON]:
+    """Tool definitions (pi asks for eager input streaming unless the model's compat says otherwise)."""
     out = []
     for index, tool in enumerate(map(_tool_json, tools)):
         schema = tool.get("parameters") or {}
-        entry: JSON = {"name": tool["name"], "description": tool.get("description"),
-                       "input_schema": {"type": "object", "properties": schema.get("properties") or {},
-                                        "required": schema.get("required") or []}}
+        entry: JSON = {"name": tool["name"], "description": tool.get("description")}
+        if eager_tool_input:
+            entry["eager_input_streaming"] = True
+        entry["input_schema"] = {"type": "object", "properties": schema.get("properties") or {},
+                                 "required": schema.get("required") or []}
         if cache_control and index == len(tools) - 1:
             entry["cache_control"] = dict(cache_control)
         out.append(entry)
@@ -427,7 +431,7 @@ def anthropic_tools(tools: Sequence[ToolDefinition | Mapping], cache_control: Ma
 def to_anthropic_messages(messages: Iterable[Any], *, system_prompt: str | None,
                           tools: Sequence[ToolDefinition | Mapping], model: TargetModel, texts: ConvertTexts,
                           max_tokens: int | None = None, stream: bool = True, thinking_budget: int | None = None,
-                          cache: bool = False) -> JSON:
+                          cache: bool = False, eager_tool_input: bool = True) -> JSON:
     """The messages-API request body pi sends (``cache`` adds pi's ephemeral cache marks)."""
     mark = {"type": "ephemeral"} if cache else None
     body: JSON = {"model": model.id,
@@ -436,7 +440,7 @@ def to_anthropic_messages(messages: Iterable[Any], *, system_prompt: str | None,
     if system_prompt:
         body["system"] = [{"type": "text", "text": _clean(system_prompt), **({"cache_control": mark} if mark else {})}]
     if tools:
-        body["tools"] = anthropic_tools(tools, mark)
+        body["tools"] = anthropic_tools(tools, mark, eager_tool_input)
     if model.reasoning:
         body["thinking"] = ({"type": "enabled", "budget_tokens": thinking_budget, "display": "summarized"}
                             if thinking_budget else {"type": "disabled"})

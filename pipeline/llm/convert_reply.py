@@ -18,10 +18,15 @@ _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 
 
 def calculate_cost(usage: JSON, cost: ModelCost) -> JSON:
-    """pi's ``calculateCost``: dollars per part and in total, written into ``usage["cost"]``."""
-    parts = {"input": cost.input * usage["input"] / 1e6, "output": cost.output * usage["output"] / 1e6,
-             "cacheRead": cost.cache_read * usage["cacheRead"] / 1e6,
-             "cacheWrite": cost.cache_write * usage["cacheWrite"] / 1e6}
+    """pi's ``calculateCost``: dollars per part and in total (same float operations), into ``usage["cost"]``.
+
+    Anthropic's one-hour cache writes (``cacheWrite1h``, part of ``cacheWrite``) cost twice the input rate.
+    """
+    long_write = usage.get("cacheWrite1h") or 0
+    parts = {"input": (cost.input / 1000000) * usage["input"], "output": (cost.output / 1000000) * usage["output"],
+             "cacheRead": (cost.cache_read / 1000000) * usage["cacheRead"],
+             "cacheWrite": (cost.cache_write * (usage["cacheWrite"] - long_write) + cost.input * 2 * long_write)
+             / 1000000}
     usage["cost"] = {**parts, "total": parts["input"] + parts["output"] + parts["cacheRead"] + parts["cacheWrite"]}
     return usage["cost"]
 
@@ -187,7 +192,9 @@ def from_anthropic_messages(response: Mapping, *, model: TargetModel, timestamp:
     if isinstance(response.get("id"), str):
         out["responseId"] = response["id"]
     out["content"] = [b for b in (_anthropic_block(x, redacted_text) for x in response.get("content") or []) if b]
-    _anthropic_usage(out, response.get("usage") or {}, model)
+    usage = response.get("usage") or {}
+    out["usage"]["cacheWrite1h"] = _int((usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens"))
+    _anthropic_usage(out, usage, model)
     return _finish(out, response.get("stop_reason"), _ANTHROPIC_STOP, "anthropic")
 
 
@@ -202,7 +209,9 @@ def from_anthropic_stream(events: Iterable[Mapping], *, model: TargetModel, time
         if kind == "message_start":
             message = event.get("message") or {}
             out["responseId"] = message.get("id")
-            _anthropic_usage(out, message.get("usage") or {}, model)
+            usage = message.get("usage") or {}
+            out["usage"]["cacheWrite1h"] = _int((usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens"))
+            _anthropic_usage(out, usage, model)
         elif kind == "content_block_start":
             block = _anthropic_block(event.get("content_block") or {}, redacted_text)
             if block is not None:

@@ -192,12 +192,14 @@ def test_foreign_tool_call_ids_are_normalised_with_their_results():
 
 
 def test_anthropic_body_layout():
-    body = an([user("q")], tools=[READ])
+    body = an([user("q")], tools=[READ], eager_tool_input=False)
     assert list(body) == ["model", "messages", "max_tokens", "stream", "system", "tools"]
     assert body["system"] == [{"type": "text", "text": "SYS"}]
     assert body["max_tokens"] == 4096
     assert body["tools"] == [{"name": "read", "description": "Read a file.", "input_schema": {
         "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}]
+    assert list(an([user("q")], tools=[READ])["tools"][0]) == ["name", "description", "eager_input_streaming",
+                                                             "input_schema"]
 
 
 @pytest.mark.parametrize(("messages", "expected"), [
