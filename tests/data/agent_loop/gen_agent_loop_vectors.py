@@ -656,6 +656,11 @@ clock the second error is never newer than the compaction, and pi skips it), so 
 on the real clock until pi fails the recovery, and every timestamp taken during the run is
 renumbered to `now` + its rank in milliseconds (order and ties kept).
 
+`convert/` holds the converter vectors (`gen_convert_vectors.py`): pi-ai's own OpenAI and
+Anthropic providers sending contexts to the loopback server, the bodies they sent and the
+messages they built; `tests/llm/test_convert_vectors.py` checks `pipeline.llm.convert`
+against them.
+
 `grep` and `find` are left out: pi runs them through `rg` / `fd`, whose presence depends
 on the machine.
 
