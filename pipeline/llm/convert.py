@@ -2,7 +2,7 @@
 
 Requests: :func:`to_openai_chat` and :func:`to_anthropic_messages` turn the projected
 message list (``user`` / ``assistant`` / ``toolResult``, as
-:func:`pipeline.session.context.convert_to_llm` returns them; typed views or their JSON),
+:func:`pipeline.session.projection.convert_to_llm` returns them; typed views or their JSON),
 a system prompt and tool definitions into a request body. Both first apply
 :func:`prepare_messages`, which does what pi-ai does before any provider sees the list:
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from pipeline.jsutil import js_json
+from pipeline.js import js_json
 from pipeline.llm.convert_reply import (
     calculate_cost, error_message, error_reply, from_anthropic_messages, from_anthropic_stream, from_openai_chat,
     from_openai_stream, openai_usage,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Mapping
 
-from pipeline.jsutil import js_json
+from pipeline.js import js_json
 from pipeline.llm.convert_types import JSON, ModelCost, TargetModel
 
 # =========================================================================== replies
