@@ -13,7 +13,6 @@ in ``grammar/template_args.lark``.
 from __future__ import annotations
 
 from .analysis import Arity, Finding, TemplateAnalysis, analyze
-from .args import parse_args
 from .discovery import (
     LoadedTemplates,
     TemplateSource,
@@ -27,9 +26,9 @@ from .discovery import (
 )
 from .files import PromptTemplate, read_template
 from .frontmatter import Frontmatter, FrontmatterError, parse_frontmatter
-from .invoke import Invocation, expand_input, find_template, match_invocation
-from .nodes import AllArgs, Default, Literal, Node, Pos, Positional, Slice, Template
-from .substitute import parse_template, substitute_args
+from .invoke import Invocation, expand_input, find_template, match_invocation, parse_args
+from .nodes import AllArgs, Default, Literal, Node, Pos, Positional, Slice
+from .plan import Template, parse_template, substitute_args
 
 __all__ = [
     "AllArgs", "Arity", "Default", "Finding", "Frontmatter", "FrontmatterError", "Invocation", "Literal",

@@ -17,8 +17,8 @@ from typing import Literal as _Lit
 
 from pipeline.errors import Location, Problem
 
-from .nodes import AllArgs, Default, Literal, Node, Positional, Slice, Template
-from .substitute import parse_template
+from .nodes import AllArgs, Default, Literal, Node, Positional, Slice
+from .plan import Template, parse_template
 
 #: Positions beyond this are not listed one by one in the arity summary.
 MAX_LISTED_POSITION = 64

@@ -19,8 +19,7 @@ from pipeline.js import js_trim, js_truthy, u16len, u16slice, yaml_string
 
 from .analysis import TemplateAnalysis, analyze
 from .frontmatter import Frontmatter, FrontmatterError, parse_frontmatter
-from .nodes import Template
-from .substitute import parse_template
+from .plan import Template, parse_template
 
 SourceKind = Literal["project", "user", "path", "inline"]
 DESCRIPTION_LIMIT = 60

@@ -1,9 +1,15 @@
-"""``/name args`` invocation: pi's ``expandPromptTemplate``.
+"""``/name args`` invocation: pi's ``expandPromptTemplate`` and ``parseCommandArgs``.
 
 Only text that starts with ``/`` followed by a name (one or more non-whitespace
 characters) and then either the end or a whitespace run can invoke a template; the
 rest after that whitespace run is the argument string. Whitespace is JavaScript's set.
 Names are compared exactly (case-sensitive); the first template with the name wins.
+
+The argument string is split as pi's ``parseCommandArgs`` does: outside quotes, ``"`` or
+``'`` opens a quote (the quote character is dropped) and a JavaScript whitespace character
+ends a non-empty argument. Inside a quote only the same quote character closes it. An
+unterminated quote runs to the end; there are no escapes; empty quotes make no argument;
+quoted parts glue to their neighbours (``a"b c"d`` is one argument ``ab cd``).
 """
 
 from __future__ import annotations
@@ -14,8 +20,36 @@ from typing import Iterable, Protocol
 
 from pipeline.js import JS_WS_RE
 
-from .args import parse_args
-from .nodes import Template
+from .plan import Template
+
+_WS_CHARS = JS_WS_RE[1:-1]
+#: One argument: quoted runs and plain runs glued together, up to a whitespace outside quotes.
+_ARGUMENT = re.compile(rf"(?:\"[^\"]*\"?|'[^']*'?|[^\"'{_WS_CHARS}]+)+")
+#: One quoted run (its quotes are dropped).
+_QUOTED = re.compile(r"\"([^\"]*)\"?|'([^']*)'?")
+
+
+def parse_args(text: str) -> list[str]:
+    """``parseCommandArgs(text)``: the arguments in ``text``, quotes removed."""
+    words = _ARGUMENT.findall(text)
+    if '"' not in text and "'" not in text:
+        return words
+    return [w for w in map(_unquote, words) if w]
+
+
+def _unquote(word: str) -> str:
+    """A word without its quotes. With one kind of quote in it, every one is a delimiter."""
+    double, single = '"' in word, "'" in word
+    if double and single:
+        return _QUOTED.sub(_inner, word)
+    if double:
+        return word.replace('"', "")
+    return word.replace("'", "") if single else word
+
+
+def _inner(m: re.Match) -> str:
+    return m.group(1) if m.group(1) is not None else m.group(2)
+
 
 _INVOCATION = re.compile(rf"/([^{JS_WS_RE[1:-1]}]+)(?:{JS_WS_RE}+(.*))?\Z", re.DOTALL)
 

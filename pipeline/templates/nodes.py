@@ -1,9 +1,8 @@
-"""The parsed form of a template body: a frozen tree of placeholders and literal text.
+"""The nodes of a parsed template body: placeholders and literal text, with positions.
 
-A :class:`Template` is built once per body (see :func:`pipeline.templates.parse_template`)
-and expanded many times with :meth:`Template.substitute`. Expansion is a single walk over
-the nodes: argument values and default texts are inserted verbatim and never looked at
-again, so ``$1``, ``$@``, ``$&`` or ``$$`` inside a value stay as they are.
+:attr:`pipeline.templates.Template.nodes` holds them in source order. ``render`` gives a
+node's expansion: argument values and default texts are inserted verbatim and never
+looked at again, so ``$1``, ``$@``, ``$&`` or ``$$`` inside a value stay as they are.
 
 Semantics follow pi 0.84.0's ``substituteArgs``: arguments are numbered from 1, a missing
 argument is empty, ``${N:-text}`` falls back to ``text`` when the argument is missing or
@@ -12,7 +11,7 @@ the empty string, ``${@:N}`` treats 0 as 1.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal as _Lit, Sequence, Union
 
 
@@ -107,30 +106,3 @@ class Default:
 
 
 Node = Union[Literal, Positional, AllArgs, Slice, Default]
-
-
-@dataclass(frozen=True)
-class Template:
-    """A parsed template body; ``nodes`` in source order, adjacent plain text merged."""
-
-    body: str
-    nodes: tuple[Node, ...]
-    _plan: tuple = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        plan = tuple(n.text if isinstance(n, Literal) else n for n in self.nodes)
-        object.__setattr__(self, "_plan", plan)
-
-    def substitute(self, args: Sequence[str]) -> str:
-        """Expand with ``args`` (already split); never fails, never rescans values."""
-        joined = " ".join(args)
-        return "".join([p if p.__class__ is str else p.render(args, joined) for p in self._plan])
-
-    def source(self, node: Node) -> str:
-        """The characters of the body that ``node`` was parsed from."""
-        return self.body[node.pos.offset : node.pos.end]
-
-    @property
-    def placeholders(self) -> tuple[Node, ...]:
-        """Every node that is not literal text."""
-        return tuple(n for n in self.nodes if not isinstance(n, Literal))

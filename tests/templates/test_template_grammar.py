@@ -18,7 +18,8 @@ from pipeline.templates import (
     parse_template,
     substitute_args,
 )
-from pipeline.templates.grammar import GRAMMAR_FILE, build, parser
+from pipeline.templates.grammar import GRAMMAR_FILE, parser
+from pipeline.templates.plan import build_nodes
 
 
 def kinds(body: str) -> list[str]:
@@ -36,7 +37,7 @@ def test_grammar_is_shipped_data_loaded_through_resources():
 
 def test_positions_are_kept_on_every_node():
     body = "a\n  $2 ${@:3} $<1:-x>"
-    nodes = build(body).nodes
+    nodes = build_nodes(body)
     assert [(n.pos.line, n.pos.col) for n in nodes] == [(1, 1), (2, 3), (2, 5), (2, 6), (2, 12), (2, 13)]
     assert [body[n.pos.offset : n.pos.end] for n in nodes] == ["a\n  ", "$2", " ", "${@:3}", " ", "$<1:-x>"]
 
@@ -103,7 +104,7 @@ def test_shell_variables_are_not_near_misses():
 
 @pytest.mark.parametrize("body", ["", "$", "${", "$<", "}", "${@:", "$" * 500, "\ud83d", "\x00$\x00"])
 def test_every_input_parses(body):
-    t = build(body)
+    t = parse_template(body)
     assert "".join(t.source(n) for n in t.nodes) == body
 
 

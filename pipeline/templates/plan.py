@@ -1,0 +1,313 @@
+"""A parsed template body: its substitution plan and its nodes; pi's ``substituteArgs``.
+
+Parsing a body compiles it, as Jinja compiles a template to code, into a **plan**: a flat
+tuple of literal strings and small op records (``(POSITIONAL, i)``, ``(SLICE, first,
+stop)``...), made in one pass of the generated scanner (:mod:`.scanner`). Substitution
+walks the plan once; nothing is parsed again. The :mod:`.nodes` (with positions, near
+misses marked) are only built when something asks for them (analysis, ``source``).
+
+Semantics follow pi 0.84.0's ``substituteArgs``: arguments are numbered from 1, a missing
+argument is empty, ``${N:-text}`` falls back to ``text`` when the argument is missing or
+the empty string, ``${@:N}`` treats 0 as 1; values are inserted verbatim, never rescanned.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Callable, Sequence
+
+from pipeline.gcpause import gc_paused
+
+from .grammar import NEAR_MISS_KINDS, NUMBER_CAP, number
+from .nodes import AllArgs, Default, Literal, Node, Pos, Positional, Slice
+from .scanner import DEAD_OPENER_BUDGET, UNBOUNDED, Form, scan, scanner
+
+# op kinds of a plan
+POSITIONAL, ALL, SLICE, DEFAULT, ALL_DEFAULT = range(5)
+
+
+class Template:
+    """A parsed template body: the substitution plan, and the nodes in source order.
+
+    Read-only; equal when the bodies are equal.
+    """
+
+    __slots__ = ("_body", "_plan", "_nodes")
+
+    def __init__(self, body: str):
+        self._body = body
+        self._plan = compile_plan(body)
+        self._nodes: tuple[Node, ...] | None = None
+
+    @property
+    def body(self) -> str:
+        return self._body
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Template) and other._body == self._body
+
+    def __hash__(self) -> int:
+        return hash(self._body)
+
+    def __repr__(self) -> str:
+        return f"Template({self._body!r})"
+
+    def substitute(self, args: Sequence[str]) -> str:
+        """Expand with ``args`` (already split); never fails, never rescans values."""
+        return render(self._plan, args)
+
+    @property
+    def plan(self) -> tuple:
+        """The plan as one flat tuple: literal strings and op tuples, in source order."""
+        parts, ops, slots = self._plan
+        out: list = []
+        for k, slot in enumerate(range(len(ops)) if slots is None else slots):
+            out += (parts[2 * k], ops[slot])
+        out.append(parts[-1])
+        return tuple(p for p in out if p != "")
+
+    @property
+    def nodes(self) -> tuple[Node, ...]:
+        """Literal text and placeholders in source order (adjacent plain text merged)."""
+        if self._nodes is None:
+            self._nodes = build_nodes(self._body)
+        return self._nodes
+
+    def source(self, node: Node) -> str:
+        """The characters of the body that ``node`` was parsed from."""
+        return self._body[node.pos.offset : node.pos.end]
+
+    @property
+    def placeholders(self) -> tuple[Node, ...]:
+        """Every node that is not literal text."""
+        return tuple(n for n in self.nodes if not isinstance(n, Literal))
+
+
+@lru_cache(maxsize=2048)
+def parse_template(body: str) -> Template:
+    """Parse a template body into a :class:`Template` (never fails; results are cached)."""
+    return Template(body)
+
+
+def substitute_args(body: str, args: Sequence[str]) -> str:
+    """``substituteArgs(body, args)``: ``body`` with its placeholders replaced by ``args``."""
+    return parse_template(body).substitute(args)
+
+
+# --- the plan -------------------------------------------------------------------------------
+#
+# A plan is (parts, ops, slots): ``parts`` alternates literal text and form text (what
+# ``split`` of the generated expression gives), ``ops`` holds each distinct op once and
+# ``slots[k]`` is the op of the k-th form (``slots`` None: one op per form, in order; for
+# short bodies). Rendering computes each op's value once and fills the form places in one
+# C-level pass.
+
+
+def render(plan: tuple, args: Sequence[str]) -> str:
+    """The expansion of a plan with ``args``."""
+    parts, ops, slots = plan
+    if not ops:
+        return parts[0]
+    n = len(args)
+    joined = " ".join(args)
+    values = []
+    append = values.append
+    for op in ops:
+        kind = op[0]
+        if kind == POSITIONAL:
+            append(args[op[1]] if op[1] < n else "")
+        elif kind == ALL:
+            append(joined)
+        elif kind == DEFAULT:
+            append((args[op[1]] if op[1] < n else "") or op[2])
+        elif kind == SLICE:
+            append(" ".join(args[op[1] : op[2]]))
+        else:
+            append(joined or op[1])
+    out = parts.copy()
+    out[1::2] = values if slots is None else map(values.__getitem__, slots)
+    return "".join(out)
+
+
+#: Ops by form text, shared by all bodies (a form means the same wherever it stands).
+_OPS: dict[str, tuple] = {}
+_OPS_CAP = 8192
+_OPS_KEY_MAX = 200
+#: Bodies with at most this many forms get one op per form (no sharing of equal ops).
+_SHARE_FROM = 16
+
+
+def compile_plan(body: str) -> tuple[list[str], tuple, list[int] | None]:
+    """The plan of ``body`` (see above): one ``split``, then work per distinct form only."""
+    after_brace, after_angle = body.rfind("}") + 1, body.rfind(">") + 1
+    if body.count("${", after_brace) + body.count("$<", after_angle) > DEAD_OPENER_BUDGET:
+        return _compile_scanned(body)  # many openers after the last closer: the zone scan
+    parts = _split()(body)
+    forms = parts[1::2]
+    if len(forms) <= _SHARE_FROM:
+        return parts, tuple([_OPS[f] if f in _OPS else _decode(f) for f in forms]), None
+    distinct = dict.fromkeys(forms)
+    ops = tuple([_OPS[f] if f in _OPS else _decode(f) for f in distinct])
+    for i, form in enumerate(distinct):
+        distinct[form] = i
+    return parts, ops, list(map(distinct.__getitem__, forms))
+
+
+@lru_cache(maxsize=None)
+def _split() -> Callable[[str], list[str]]:
+    if {closer: opener for closer, (_, opener) in UNBOUNDED.items()} != {"}": "${", ">": "$<"}:
+        raise AssertionError("compile_plan's closer check no longer fits the scanner's UNBOUNDED")
+    return scanner(False).split.split
+
+
+def _decode(form: str) -> tuple:
+    s = scanner(False)
+    m = s.full.fullmatch(form)
+    op = _op_builders()[m.lastindex](m)
+    if len(_OPS) < _OPS_CAP and len(form) <= _OPS_KEY_MAX:
+        _OPS[form] = op
+    return op
+
+
+def _compile_scanned(body: str) -> tuple[list[str], tuple, list[int]]:
+    """The plan through the zone scan (:func:`.scanner.scan`)."""
+    builders = _op_builders()
+    parts: list[str] = []
+    ops: dict[tuple, int] = {}
+    slots = []
+    last = 0
+    for m in scan(body, near_misses=False):
+        parts += (body[last : m.start()], m.group())
+        slots.append(ops.setdefault(builders[m.lastindex](m), len(ops)))
+        last = m.end()
+    parts.append(body[last:])
+    return parts, tuple(ops), slots
+
+
+def _index(digits: str) -> int:
+    """A 0-based argument index; ``$0`` (never an argument) gets one beyond any list."""
+    value = number(digits)
+    return value - 1 if value else NUMBER_CAP
+
+
+@lru_cache(maxsize=None)
+def _op_builders() -> dict[int, Callable[[re.Match], tuple]]:
+    return {group: _op_builder(form) for group, form in scanner(False).forms.items()}
+
+
+def _op_builder(form: Form) -> Callable[[re.Match], tuple]:
+    slots = form.slots
+    if form.kind == "positional":
+        return lambda m: (POSITIONAL, _index(m.group()[1:]))
+    if form.kind == "all_args":
+        return lambda m: (ALL,)
+    if form.kind.endswith("_slice"):
+        (first,), (length,) = slots[0], slots[1]
+
+        def build_slice(m: re.Match) -> tuple:
+            start = max(number(m.group(first.group)) - 1, 0)
+            count = m.group(length.group)
+            return (SLICE, start, None if count is None else start + number(count))
+        return build_slice
+    if form.kind.endswith("_default"):
+        targets, (text,) = slots[0], slots[1]
+
+        def build_default(m: re.Match) -> tuple:
+            default = m.group(text.group) or ""
+            for alt in targets:
+                value = m.group(alt.group)
+                if value is not None:
+                    return (DEFAULT, _index(value), default) if alt.alias == "index_target" else (ALL_DEFAULT, default)
+            raise AssertionError("a default without a target")
+        return build_default
+    raise AssertionError(f"no substitution for the grammar's form {form.kind}")
+
+
+# --- the nodes ------------------------------------------------------------------------------
+
+
+class _Lines:
+    """Line and column (1-based, code points) of increasing offsets of one body."""
+
+    __slots__ = ("body", "offset", "line", "line_start")
+
+    def __init__(self, body: str):
+        self.body, self.offset, self.line, self.line_start = body, 0, 1, 0
+
+    def pos(self, offset: int, end: int) -> Pos:
+        newlines = self.body.count("\n", self.offset, offset)
+        if newlines:
+            self.line += newlines
+            self.line_start = self.body.rfind("\n", self.offset, offset) + 1
+        self.offset = offset
+        return Pos(self.line, offset - self.line_start + 1, offset, end)
+
+
+def build_nodes(body: str) -> tuple[Node, ...]:
+    """The nodes of ``body`` (the same as the grammar's parser gives: see the tests).
+
+    The cyclic garbage collector is paused meanwhile: a large body makes many small,
+    acyclic objects, and the collector's passes over them would cost a third of the time.
+    """
+    with gc_paused():
+        return _build_nodes(body)
+
+
+def _build_nodes(body: str) -> tuple[Node, ...]:
+    builders = _node_builders()
+    lines = _Lines(body)
+    nodes: list[Node] = []
+    last = 0
+    for m in scan(body):
+        start, end = m.span()
+        if start > last:
+            nodes.append(Literal(body[last:start], lines.pos(last, start)))
+        nodes.append(builders[m.lastindex](m, lines.pos(start, end)))
+        last = end
+    if last < len(body):
+        nodes.append(Literal(body[last:], lines.pos(last, len(body))))
+    return tuple(nodes)
+
+
+@lru_cache(maxsize=None)
+def _node_builders() -> dict[int, Callable[[re.Match, Pos], Node]]:
+    return {group: _node_builder(form) for group, form in scanner(True).forms.items()}
+
+
+def _node_builder(form: Form) -> Callable[[re.Match, Pos], Node]:
+    slots, angle = form.slots, form.terminal.startswith("ANGLE")
+    if form.kind == "near_miss":
+        kind = NEAR_MISS_KINDS[form.terminal]
+        return lambda m, pos: Literal(m.group(), pos, kind)
+    if form.kind == "positional":
+        return lambda m, pos: Positional(number(m.group()[1:]), pos)
+    if form.kind == "all_args":
+        return lambda m, pos: AllArgs(pos, "@" if m.group() == "$@" else "ARGUMENTS")
+    if form.kind.endswith("_slice"):
+        (first,), (length,) = slots[0], slots[1]
+
+        def build_slice(m: re.Match, pos: Pos) -> Slice:
+            count = m.group(length.group)
+            return Slice(number(m.group(first.group)), None if count is None else number(count), pos, angle)
+        return build_slice
+    if form.kind.endswith("_default"):
+        targets, (text,) = slots[0], slots[1]
+
+        def build_default(m: re.Match, pos: Pos) -> Default:
+            return Default(_target(m, targets, pos), m.group(text.group) or "", pos, angle)
+        return build_default
+    raise AssertionError(f"no node for the grammar's form {form.kind}")
+
+
+def _target(m: re.Match, targets, pos: Pos) -> Positional | AllArgs:
+    """The target of a default, located in the same line as its opener."""
+    for alt in targets:
+        value = m.group(alt.group)
+        if value is not None:
+            start = m.start(alt.group)
+            where = Pos(pos.line, pos.col + start - pos.offset, start, m.end(alt.group))
+            if alt.alias == "index_target":
+                return Positional(number(value), where)
+            return AllArgs(where, "@" if value == "@" else "ARGUMENTS")
+    raise AssertionError("a default without a target")

@@ -1,0 +1,141 @@
+"""The generated scanner and the substitution plan against the grammar's own Lark parser.
+
+Every parse goes through the scanner (pipeline/templates/scanner.py), generated from
+grammar/template_args.lark; Lark's LALR parser is the reference. Both must give the same
+nodes (kinds, values, positions, near misses) and the plan the same expansion as the
+nodes, on every body of the committed vectors and on fuzzed bodies.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline.templates import Template, analyze, parse_template, substitute_args
+from pipeline.templates.grammar import build_lark, parser
+from pipeline.templates.plan import build_nodes
+from pipeline.templates.scanner import DEAD_OPENER_BUDGET, UNBOUNDED, scan, scanner
+
+VECTORS = json.loads((Path(__file__).resolve().parent.parent / "data" / "template_vectors.json").read_text("utf-8"))
+SETTINGS = settings(max_examples=400, deadline=None)
+
+
+def vector_bodies() -> list[str]:
+    bodies = [v["content"] for v in VECTORS["expand"]]
+    bodies += [v[k] for v in VECTORS["angle"] for k in ("body", "twin")]
+    bodies += [v["content"] for v in VECTORS["expand_input_templates"]]
+    bodies += [f["content"] for v in VECTORS["load_templates"] for f in v["files"] if "content" in f]
+    return bodies
+
+
+def reference(body: str, args: list[str]) -> str:
+    """Expansion through Lark's nodes."""
+    joined = " ".join(args)
+    return "".join(n.render(args, joined) for n in build_lark(body))
+
+
+def test_every_vector_body_scans_as_lark_parses_it():
+    bodies = vector_bodies()
+    assert len(bodies) > 2000
+    for body in bodies:
+        assert build_nodes(body) == build_lark(body), body
+
+
+def test_the_plan_expands_every_vector_as_the_nodes_do():
+    for v in VECTORS["expand"]:
+        args = v.get("args") or ["a", "", "two words", "$1"]
+        assert Template(v["content"]).substitute(args) == reference(v["content"], args)
+    for v in VECTORS["angle"]:
+        assert Template(v["body"]).substitute(v["args"]) == reference(v["body"], v["args"]) == v["result"]
+
+
+def test_scanner_tries_forms_in_lark_lexer_order():
+    lark_order = [t.name for t in parser().parser.lexer.root_lexer.terminals]
+    ours = [form.terminal for _, form in sorted(scanner().forms.items())]
+    assert ours == [name for name in lark_order if name in ours]
+    assert {"TEXT", "DOLLAR"}.isdisjoint(ours)  # plain text is what lies between matches
+    forms_only = {f.kind for f in scanner(near_misses=False).forms.values()}
+    assert "near_miss" not in forms_only and {"positional", "all_args", "braced_default"} <= forms_only
+
+
+def test_the_scanner_is_generated_from_the_grammar_text():
+    source = scanner().source
+    for terminal in ("BRACE_SLICE_OPEN", "NEAR_OPERATOR", "POSITIONAL", "BRACE_DEFAULT_TEXT"):
+        pattern = next(t for t in parser().terminals if t.name == terminal).pattern.to_regexp()
+        pattern = pattern.split("(?=")[0] if terminal.endswith("_OPEN") else pattern  # openers: no lookahead
+        assert pattern.removeprefix("\\$") in source  # the terminal's own pattern, `\$` factored out
+    for closer, (unbounded, opener) in UNBOUNDED.items():
+        assert source.count(unbounded) == 1 and opener[1] in "{<"
+
+
+# --- fuzzed bodies -----------------------------------------------------------------------
+
+PIECES = ["$", "{", "}", "<", ">", "@", ":", "-", ":-", "0", "1", "2", "12", "ARGUMENTS", "ARGS", "args",
+          "$1", "${", "$<", "${1:-", "$<@:", "${@:2", " ", "\t", "\n", "x", "😀", "٣", "\ud83d", "=", "+", "?"]
+soup = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
+bodies = st.one_of(st.text(max_size=60), soup)
+args_lists = st.lists(st.one_of(st.text(max_size=6), st.sampled_from(["", "$1", "$@", "}"])), max_size=5)
+
+
+@SETTINGS
+@given(bodies)
+def test_fuzzed_bodies_scan_as_lark_parses_them(body):
+    assert build_nodes(body) == build_lark(body)
+
+
+@SETTINGS
+@given(bodies, args_lists)
+def test_fuzzed_plans_expand_as_lark_nodes(body, args):
+    assert Template(body).substitute(args) == reference(body, args)
+
+
+# bodies with more openers after the last closer than the single-pass budget: the zone scan
+dead = st.lists(st.sampled_from(["${1:-", "$<1:-", "$<@:-", "${@:", "$", "x", "\n"]), min_size=DEAD_OPENER_BUDGET,
+                max_size=60).map("".join)
+
+
+@SETTINGS
+@given(soup, dead, soup, st.sampled_from(["", "}", ">", "}>", "><"]), soup)
+def test_zone_scan_equals_lark(head, openers, middle, closer, tail):
+    body = head + openers + middle + closer + openers + tail
+    assert build_nodes(body) == build_lark(body)
+    assert Template(body).substitute(["a", "b"]) == reference(body, ["a", "b"])
+
+
+def test_zone_scan_is_used_past_the_budget():
+    body = "${1:-" * (DEAD_OPENER_BUDGET + 1)
+    assert not isinstance(scan(body), type(scanner().full.finditer("")))
+    assert isinstance(scan("${1:-x} " * 100), type(scanner().full.finditer("")))
+
+
+# --- bounded time, no recursion ----------------------------------------------------------
+
+
+def test_twenty_thousand_nested_defaults_unclosed():
+    body = "${1:-" * 20_000
+    assert substitute_args(body, ["a"]) == body  # every `${1:-` is an unclosed form: literal text
+    nodes = parse_template(body).nodes
+    assert len(nodes) == 20_000 and all(n.near_miss == "unclosed" for n in nodes)
+    assert len(analyze(body).findings) == 20_000
+
+
+def test_twenty_thousand_nested_defaults_closed():
+    body = "${1:-" * 20_000 + "x" + "}" * 20_000
+    # the first default's text runs to the first `}`; the other closers are plain text
+    assert substitute_args(body, []) == "${1:-" * 19_999 + "x" + "}" * 19_999
+    assert substitute_args(body, ["a"]) == "a" + "}" * 19_999
+    assert [type(n).__name__ for n in parse_template(body).nodes] == ["Default", "Literal"]
+
+
+def test_plan_is_flat_literals_and_ops():
+    plan = Template("Hi $1, ${2:-you} and ${@:2:1} $ARGUMENTS ${ARGUMENTS:-none}!").plan
+    assert plan == ("Hi ", (0, 0), ", ", (3, 1, "you"), " and ", (2, 1, 2), " ", (1,), " ", (4, "none"), "!")
+
+
+@pytest.mark.parametrize("body", ["", "plain", "$", "$$1", "${1}", "x $0 y"])
+def test_plan_edge_cases(body):
+    assert Template(body).substitute(["a"]) == reference(body, ["a"])
