@@ -76,6 +76,48 @@ def big(size: int) -> float:
     return time.perf_counter() - start
 
 
+#: pi's own matching rule as one Python regular expression (its source's alternatives).
+_PI_FORMS = r"\$\{([0-9]+|ARGUMENTS|@):-([^}]*)\}|\$\{@:([0-9]+)(?::([0-9]+))?\}|\$(ARGUMENTS|@|[0-9]+)"
+
+
+def pi_regex(body: str, args: list[str]) -> str:
+    """pi's substituteArgs ported as directly as CPython allows: ``re.sub`` with a callback.
+
+    The floor of the fresh-body workloads: the least a CPython implementation does per
+    expansion (no plan, no positions, no cache).
+    """
+    import re
+    joined = " ".join(args)
+
+    def arg(n: str) -> str:
+        i = int(n) - 1
+        return args[i] if 0 <= i < len(args) else ""
+
+    def replace(m: re.Match) -> str:
+        target, default, start, length, simple = m.groups()
+        if target is not None:
+            return (joined if target in ("@", "ARGUMENTS") else arg(target)) or default
+        if start is not None:
+            first = max(int(start) - 1, 0)
+            return " ".join(args[first: None if length is None else first + int(length)])
+        return joined if simple in ("@", "ARGUMENTS") else arg(simple)
+
+    return re.sub(_PI_FORMS, replace, body)
+
+
+def regex_fresh(loops: int) -> float:
+    per_call(lambda b: pi_regex(b, ARGS), fresh_bodies(max(1, loops // 10)))
+    return per_call(lambda b: pi_regex(b, ARGS), fresh_bodies(loops))
+
+
+def regex_big(size: int) -> float:
+    body = big_body(size)
+    pi_regex("warm up $1", ARGS)
+    start = time.perf_counter()
+    pi_regex(body, ARGS)
+    return time.perf_counter() - start
+
+
 def parse_args(loops: int) -> float:
     from pipeline.templates import parse_args as split
     per_call(split, [ARGS_TEXT] * max(1, loops // 10))
@@ -151,8 +193,8 @@ def json_lines(path: str) -> float:
     return time.perf_counter() - start
 
 
-WORKLOADS = {f.__name__: f for f in (substitute, fresh, big, parse_args, open_project, project, open_plan,
-                                     read_bytes, json_lines)}
+WORKLOADS = {f.__name__: f for f in (substitute, fresh, big, regex_fresh, regex_big, parse_args, open_project,
+                                     project, open_plan, read_bytes, json_lines)}
 
 
 def main() -> None:

@@ -34,17 +34,15 @@ def parse_args(text: str) -> list[str]:
     words = _ARGUMENT.findall(text)
     if '"' not in text and "'" not in text:
         return words
-    return [w for w in map(_unquote, words) if w]
-
-
-def _unquote(word: str) -> str:
-    """A word without its quotes. With one kind of quote in it, every one is a delimiter."""
-    double, single = '"' in word, "'" in word
-    if double and single:
-        return _QUOTED.sub(_inner, word)
-    if double:
-        return word.replace('"', "")
-    return word.replace("'", "") if single else word
+    args = []
+    for word in words:  # a word with one kind of quote only: every one of them is a delimiter
+        if '"' in word:
+            word = _QUOTED.sub(_inner, word) if "'" in word else word.replace('"', "")
+        elif "'" in word:
+            word = word.replace("'", "")
+        if word:
+            args.append(word)
+    return args
 
 
 def _inner(m: re.Match) -> str:
