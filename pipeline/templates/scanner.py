@@ -12,8 +12,13 @@ compiles it (:func:`~.grammar.grammar_parts`):
   each an atomic group (the lexer never backs into a token), ``[...]`` an optional group
   and a sub-rule (``target``) an atomic alternation of its terminals; every symbol that
   the parser keeps (no leading ``_``) is a named group;
+* an opener's lookahead is left out: Lark needs it because its lexer cannot take a token
+  back; in one expression the symbols that follow check the same text;
 * the plain-text items (``TEXT``, ``DOLLAR``) are left out: the text between two matches
   is plain text, and a ``$`` where no alternative matches is plain text too.
+
+:attr:`Scanner.full` has named groups (for nodes); :attr:`Scanner.split` is the same
+expression with one group, for ``re.split`` (the substitution plan).
 
 The tests check that this scanner and Lark's parser give the same nodes on every
 committed vector and on fuzzed bodies.
