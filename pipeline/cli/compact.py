@@ -34,9 +34,13 @@ thinking level for the summary calls; reasoning is only asked for when the profi
 the model reasons (summarizer.reasoning), and branch summaries never reason (as in pi).
 Progress goes to stderr (each call, corrective retries, and the HTTP clients' retries
 with their wait). An HTTP summarizer's key and model are checked before the first call.
+Every call is bounded: summarizer.call_deadline_s per call (retries included),
+summarizer.compaction_deadline_s per run, summarizer.max_response_bytes per answer and
+summarizer.max_chars_per_token for the summary's length. Secrets (the key, a base URL's
+password, credential headers a server echoes) are hidden in everything printed.
 Exit status: 0 done (or nothing to compact), 1 invalid input (the file is left as it
 was), 2 usage, 3 the provider or the network failed (no answer, an HTTP error, an
-unusable or off-schema summary; the file is left as it was).
+answer out of bounds, an unusable or off-schema summary; the file is left as it was).
 
 examples:
   pipeline compact ~/.pi/agent/sessions/--home-me-proj--/2026-06-01.jsonl
@@ -275,8 +279,19 @@ def _print_requests(args, session, pipeline) -> int:
         print(_nothing(plan, pipeline.profile.compaction), file=sys.stderr)
         print("[]")
         return 0
-    print(js_json(pipeline.summary_requests(plan, instructions=args.instructions, thinking_level=args.reasoning)))
+    requests = pipeline.summary_requests(plan, instructions=args.instructions, thinking_level=args.reasoning)
+    print(_redactor(pipeline.profile.summarizer)(js_json(requests)))
     return 0
+
+
+def _redactor(summarizer):
+    """The redaction rule for what this command prints: the keys in the environment, the base URL's user info."""
+    import os
+
+    from pipeline.secrets import Redactor, env_secrets, url_secrets
+
+    names = (summarizer.api_key_env, "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+    return Redactor((*env_secrets(os.environ, names), *url_secrets(summarizer.base_url or "")))
 
 
 # --------------------------------------------------------------------------- run

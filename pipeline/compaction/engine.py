@@ -19,6 +19,7 @@ from pipeline.compaction.plan import CompactionPlan, NothingToCompact, plan_comp
 from pipeline.compaction.requests import RequestContext
 from pipeline.compaction.summarize import CompactionResult, Progress, plan_calls, summarize_plan
 from pipeline.errors import Location, Problem, SessionError
+from pipeline.llm.deadline import compaction_deadline
 from pipeline.llm.types import REASONING_LEVELS, SummaryClient
 from pipeline.model.profile import Compaction, Profile, Summarizer
 from pipeline.session.projection import LlmContext, build_context, context_settings
@@ -33,8 +34,9 @@ def make_summary_client(profile: Profile, summarizer: Summarizer) -> SummaryClie
         from pipeline.compaction.offline import OfflineClient
 
         return OfflineClient(profile.summary, model=summarizer.model or "offline")
-    from pipeline.llm import make_client
+    from pipeline.llm import Limits, make_client
 
+    limits = Limits(summarizer.call_deadline_s, summarizer.max_response_bytes, summarizer.max_chars_per_token)
     return make_client(
         summarizer.provider,
         model=summarizer.model or "",
@@ -42,6 +44,7 @@ def make_summary_client(profile: Profile, summarizer: Summarizer) -> SummaryClie
         api_key_env=summarizer.api_key_env,
         timeout=summarizer.timeout_s,
         max_retries=summarizer.max_retries,
+        limits=limits,
     )
 
 
@@ -109,7 +112,8 @@ def compact_session(
     session.ensure_appendable("add entries to", "compact that")
     texts = ContextTexts.from_profile(profile)
     ctx = request_context(profile, settings, summarizer, thinking_level or plan.thinking_level)
-    result = summarize_plan(plan, client, ctx, texts, custom_instructions=custom_instructions, progress=progress)
+    with compaction_deadline(summarizer.compaction_deadline_s):
+        result = summarize_plan(plan, client, ctx, texts, custom_instructions=custom_instructions, progress=progress)
     entry = session.append_compaction(
         result.summary, result.first_kept_entry_id, result.tokens_before,
         details=result.details, usage=result.usage.to_json(), from_hook=False,
@@ -159,10 +163,11 @@ def branch_session(
         return Navigated(session.leaf_id, None, None, build_context(session, texts))  # type: ignore[arg-type]
     ctx = request_context(profile, profile.compaction, summarizer or profile.summarizer,
                           context_settings(session.path_to())[0])
-    result = summarize_branch(
-        collected.entries, client, ctx, texts, context_window=(summarizer or profile.summarizer).context_window,
-        custom_instructions=custom_instructions, replace_instructions=replace_instructions, progress=progress,
-    )
+    with compaction_deadline((summarizer or profile.summarizer).compaction_deadline_s):
+        result = summarize_branch(
+            collected.entries, client, ctx, texts, context_window=(summarizer or profile.summarizer).context_window,
+            custom_instructions=custom_instructions, replace_instructions=replace_instructions, progress=progress,
+        )
     usage = result.usage.to_json() if result.usage is not None else None
     entry = session.append_branch_summary(new_leaf, result.summary, details=result.details, usage=usage, from_hook=False)
     return Navigated(session.leaf_id, entry, result, build_context(session, texts))  # type: ignore[arg-type]

@@ -22,6 +22,7 @@ from pipeline.llm.errors import (
     LLMStatusError,
     LLMTimeoutError,
 )
+from pipeline.llm.deadline import LLMDeadlineError, compaction_deadline, within
 from pipeline.llm.types import REASONING_LEVELS, Completion, StopReason, SummaryClient, SummaryRequest
 
 # The HTTP side (httpx) is imported on first use, so code that only needs the types
@@ -31,6 +32,9 @@ _LAZY = {
     "thinking_budget": "pipeline.llm.anthropic_messages",
     "make_client": "pipeline.llm.factory",
     "HTTPSummaryClient": "pipeline.llm.http",
+    "Limits": "pipeline.llm.limits",
+    "LLMResponseTooLargeError": "pipeline.llm.limits",
+    "LLMSummaryTooLongError": "pipeline.llm.limits",
     "OpenAIChatClient": "pipeline.llm.openai_chat",
     "RetryPolicy": "pipeline.llm.retry",
     "call_with_retries": "pipeline.llm.retry",
@@ -42,6 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.llm.anthropic_messages import AnthropicMessagesClient, thinking_budget
     from pipeline.llm.factory import make_client
     from pipeline.llm.http import HTTPSummaryClient
+    from pipeline.llm.limits import Limits, LLMResponseTooLargeError, LLMSummaryTooLongError
     from pipeline.llm.openai_chat import OpenAIChatClient
     from pipeline.llm.retry import RetryPolicy, call_with_retries, is_retryable_status, parse_retry_after
 
@@ -64,8 +69,9 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "AnthropicMessagesClient", "Completion", "HTTPSummaryClient", "LLMAuthError", "LLMConfigError",
-    "LLMConnectionError", "LLMEmptyCompletionError", "LLMError", "LLMResponseError",
-    "LLMRetriesExhaustedError", "LLMRetryDelayError", "LLMStatusError", "LLMTimeoutError", "OpenAIChatClient",
-    "REASONING_LEVELS", "RetryPolicy", "StopReason", "SummaryClient", "SummaryRequest", "call_with_retries",
-    "is_retryable_status", "make_client", "parse_retry_after", "thinking_budget",
+    "LLMConnectionError", "LLMDeadlineError", "LLMEmptyCompletionError", "LLMError", "LLMResponseError",
+    "LLMResponseTooLargeError", "LLMRetriesExhaustedError", "LLMRetryDelayError", "LLMStatusError",
+    "LLMSummaryTooLongError", "LLMTimeoutError", "Limits", "OpenAIChatClient", "REASONING_LEVELS", "RetryPolicy",
+    "StopReason", "SummaryClient", "SummaryRequest", "call_with_retries", "compaction_deadline",
+    "is_retryable_status", "make_client", "parse_retry_after", "thinking_budget", "within",
 ]

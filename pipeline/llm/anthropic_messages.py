@@ -7,8 +7,8 @@ Body (keys in this order)::
      "thinking": {"type": "enabled", "budget_tokens": B}?}
 
 ``system`` is a plain string (no ``cache_control`` anywhere) and is left out when empty
-(the API rejects empty text). Headers: ``x-api-key``, ``anthropic-version: 2023-06-01``;
-no beta or caching headers.
+(the API rejects empty text). Headers: ``x-api-key``, ``anthropic-version: 2023-06-01``,
+``accept-encoding: identity``; no beta or caching headers.
 
 Reasoning → thinking budget: pi's budgets per level (``minimal`` 1024, ``low`` 2048,
 ``medium`` 8192, ``high`` and ``xhigh`` 16384), cut to ``max_tokens - 1024`` so at least
@@ -77,6 +77,7 @@ class AnthropicMessagesClient(HTTPSummaryClient):
             "anthropic-version": API_VERSION,
             "content-type": "application/json",
             "accept": "application/json",
+            "accept-encoding": "identity",
         }
 
     def _parse(self, data: JSONObject, request: SummaryRequest) -> Completion:

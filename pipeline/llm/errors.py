@@ -30,10 +30,10 @@ def one_line(text: str, limit: int = EXCERPT_CHARS) -> str:
 
 
 def redact(text: str, secret: str | None) -> str:
-    """``text`` with every occurrence of ``secret`` replaced by ``***``."""
-    if not secret:
-        return text
-    return text.replace(secret, "***")
+    """``text`` through the one redaction rule (:mod:`pipeline.secrets`) with ``secret`` known."""
+    from pipeline.secrets import Redactor
+
+    return Redactor((secret,))(text)
 
 
 class LLMError(ProviderError):

@@ -13,6 +13,7 @@ from pipeline.errors import did_you_mean
 from pipeline.llm.anthropic_messages import AnthropicMessagesClient
 from pipeline.llm.errors import LLMConfigError
 from pipeline.llm.http import DEFAULT_TIMEOUT, HTTPSummaryClient
+from pipeline.llm.limits import Limits
 from pipeline.llm.openai_chat import OpenAIChatClient
 from pipeline.llm.retry import Jitter, RetryPolicy
 
@@ -35,6 +36,7 @@ def make_client(
     base_delay: float = 2.0,
     max_delay: float = 60.0,
     jitter: Jitter = "equal",
+    limits: Limits | None = None,
     env: Mapping[str, str] = os.environ,
     transport: httpx.BaseTransport | None = None,
     http_client: httpx.Client | None = None,
@@ -46,8 +48,9 @@ def make_client(
     ``api_key_env`` is the *name* of the variable holding the key (default
     ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY``); it is read from ``env`` at each call, so
     building a client (and ``build_body``) works without a key. ``timeout`` is per HTTP
-    request in seconds; the retry settings are those of :class:`RetryPolicy`. A name that
-    is not a variable name, or looks like a key, is refused without being shown.
+    request in seconds; the retry settings are those of :class:`RetryPolicy`; ``limits``
+    (deadline per call, response size, summary length) those of :class:`Limits`. A name
+    that is not a variable name, or looks like a key, is refused without being shown.
     """
     if api_key_env is not None:
         _check_env_name(api_key_env)
@@ -64,6 +67,7 @@ def make_client(
         api_key_env=api_key_env,
         timeout=timeout,
         retry=policy,
+        limits=limits,
         env=env,
         http_client=http_client,
         transport=transport,

@@ -11,7 +11,9 @@ models require (they reject ``max_tokens``) and what pi sends to OpenAI; servers
 only know the older ``max_tokens`` (some local or compatible servers) can be served with
 ``max_tokens_field="max_tokens"``. ``reasoning_effort`` is the request's level as is
 (``minimal``/``low``/``medium``/``high``/``xhigh``), absent when reasoning is off. The key
-goes in ``Authorization: Bearer``. No ``prompt_cache_key``, ``store`` or ``user`` fields.
+goes in ``Authorization: Bearer``; ``accept-encoding: identity`` asks for an uncompressed
+answer (a compressed one is still read, within the size cap). No ``prompt_cache_key``,
+``store`` or ``user`` fields.
 
 Reading: ``choices[0].message.content`` (a string, or a list of parts whose ``text`` are
 joined by ``"\\n"``), ``reasoning_content``/``reasoning`` as thinking, ``finish_reason``
@@ -76,6 +78,7 @@ class OpenAIChatClient(HTTPSummaryClient):
             "authorization": f"Bearer {key}",
             "content-type": "application/json",
             "accept": "application/json",
+            "accept-encoding": "identity",
         }
 
     def _parse(self, data: JSONObject, request: SummaryRequest) -> Completion:

@@ -13,6 +13,10 @@ for more than ``max_delay`` (60 s by default, like pi) ends the call at once wit
 :class:`~pipeline.llm.errors.LLMRetryDelayError`. The defaults (3 retries, 2 s base) are
 pi's ``retry.maxRetries`` / ``retry.baseDelayMs`` for summarisation calls (spec §9.3).
 ``sleep`` and ``rng`` are injected so tests can record the delays without waiting.
+
+Given a :class:`~pipeline.llm.deadline.Deadline`, no wait is begun that would end past
+it: the call ends at once with :class:`~pipeline.llm.deadline.LLMDeadlineError`, naming
+the attempts made and the last error.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Callable, Literal, Mapping, TypeVar
 
+from pipeline.llm.deadline import Deadline, LLMDeadlineError
 from pipeline.llm.errors import (
     LLMConfigError,
     LLMEmptyCompletionError,
@@ -116,8 +121,10 @@ def call_with_retries(
     *,
     sleep: Callable[[float], object] = time.sleep,
     rng: Callable[[], float] = random.random,
+    deadline: Deadline | None = None,
 ) -> T:
-    """Run ``attempt`` until it succeeds, retrying retryable ``LLMError``s per ``policy``."""
+    """Run ``attempt`` until it succeeds, retrying retryable ``LLMError``s per ``policy``
+    (and while a retry's wait still ends before ``deadline``)."""
     attempts = empties = 0
     while True:
         attempts += 1
@@ -131,6 +138,8 @@ def call_with_retries(
             raise give_up
         empties += isinstance(error, LLMEmptyCompletionError)
         delay = _delay(error, attempts, policy, rng)
+        if deadline is not None and delay >= deadline.left():
+            raise _out_of_time(error, attempts, deadline)
         log.info("retry %d/%d in %.3gs after: %s", attempts, policy.max_retries, delay, error)
         sleep(delay)
 
@@ -152,3 +161,9 @@ def _give_up(error: LLMError, attempts: int, empties: int, policy: RetryPolicy) 
 def _delay(error: LLMError, retry: int, policy: RetryPolicy, rng: Callable[[], float]) -> float:
     asked = error.retry_after if isinstance(error, LLMStatusError) else None
     return asked if asked is not None else policy.backoff(retry, rng)
+
+
+def _out_of_time(error: LLMError, attempts: int, deadline: Deadline) -> LLMDeadlineError:
+    label, _, rest = error.message.partition(": ")
+    tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+    return LLMDeadlineError(label, deadline, f"no time left for a retry after {tries}; last: {rest}")

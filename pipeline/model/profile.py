@@ -353,6 +353,18 @@ class Summarizer(Strict):
     context_window: Optional[int] = Field(None, gt=0)
     timeout_s: float = Field(120.0, gt=0)
     max_retries: int = Field(3, ge=0)
+    call_deadline_s: float = Field(
+        300.0, gt=0, le=86400, description="wall-clock limit of one summary call, every attempt and retry wait included"
+    )
+    compaction_deadline_s: float = Field(
+        900.0, gt=0, le=86400, description="wall-clock limit of one whole compaction or branch summary"
+    )
+    max_response_bytes: int = Field(
+        8 * 1024 * 1024, ge=1024, le=1024**3, description="a larger response body is refused, never read further"
+    )
+    max_chars_per_token: int = Field(
+        16, ge=1, le=1000, description="a summary longer than its token budget times this, in characters, is refused"
+    )
 
 
 # --------------------------------------------------------------------------- profile

@@ -5,11 +5,11 @@ from __future__ import annotations
 import socket
 import threading
 
-import httpx
 import pytest
 from llm_fakes import FAKE_KEY, KEY_ENV, RNG_VALUE, FakeLLMServer, Sleeps
 
 from pipeline.llm import make_client
+from pipeline.llm.limits import bounded_http_client
 
 
 @pytest.fixture(scope="session")
@@ -35,8 +35,9 @@ def llm_server(_server_process):
 
 @pytest.fixture(scope="session")
 def shared_http():
-    """One ``httpx.Client`` handed to most test clients (building one costs ~25 ms of TLS setup)."""
-    with httpx.Client() as client:
+    """One ``httpx.Client`` handed to most test clients (building one costs ~25 ms of TLS setup);
+    the kind the clients build for themselves, so every socket operation honours the deadline."""
+    with bounded_http_client() as client:
         yield client
 
 

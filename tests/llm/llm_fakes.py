@@ -7,12 +7,22 @@ is a successful completion of ``text`` rendered in the format of the path that w
 both providers. ``body`` may also be a dict (sent as JSON), bytes/str (sent raw) or a
 callable taking the :class:`Received` request. ``delay`` makes the handler wait before
 answering (released when the test ends). Every request is recorded in ``.requests``.
+
+``fault`` makes the reply hostile (see :data:`FAULTS`): ``trickle`` sends the whole
+answer, status line first, one byte every ``interval`` seconds; ``trickle_body`` sends
+the headers, then the body that way; ``silence`` reads the request and never answers;
+``huge`` is a valid completion whose text is ``size`` bytes, generated in 1 MiB pieces
+(announced in ``content-length``, or ``chunked``); ``endless`` a chunked body that never
+ends (with ``status``); ``bomb`` a gzip body of zeros compressed on the fly (``size`` bytes inflated,
+2 GiB by default). Hostile replies stop when the client hangs up or the test ends.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import threading
+import zlib
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -54,6 +64,10 @@ class Reply:
     body: Body = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    fault: str | None = None
+    size: int = 0
+    chunked: bool = False
+    interval: float = 1.0
 
 
 def openai_success(reply: Reply, request: dict) -> dict:
@@ -133,6 +147,11 @@ class FakeLLMServer(ThreadingHTTPServer):
             self.replies.clear()
             self.requests = []
 
+    def handle_error(self, request, client_address) -> None:
+        """A client hanging up on a hostile reply is expected; anything else is reported."""
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
     def script(self, *replies: Reply) -> None:
         with self.lock:
             self.replies.extend(replies)
@@ -161,7 +180,25 @@ class _Handler(BaseHTTPRequestHandler):
         reply = self.server.take(received)
         if reply.delay and released.wait(reply.delay):
             return
+        if reply.fault is not None:
+            try:
+                FAULTS[reply.fault](self, reply, released)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
+            return
         self._send(reply.status, self._payload(reply, received), reply.headers)
+
+    def head(self, status: int, headers: dict[str, str]) -> bytes:
+        lines = [f"HTTP/1.1 {status} Test", "content-type: application/json", *(f"{k}: {v}" for k, v in headers.items())]
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+    def raw(self, data: bytes) -> None:
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def chunk(self, data: bytes) -> None:
+        self.raw(b"%x\r\n%s\r\n" % (len(data), data))
 
     def _payload(self, reply: Reply, received: Received) -> bytes:
         body = reply.body(received) if callable(reply.body) else reply.body
@@ -188,6 +225,67 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+
+def _trickle(handler: _Handler, reply: Reply, released: threading.Event, *, body_only: bool = False) -> None:
+    payload = json.dumps(SUCCESS[handler.path](reply, {"model": "m"})).encode()
+    head = handler.head(200, {"content-length": str(len(payload))})
+    if body_only:
+        handler.raw(head)
+    for byte in (payload if body_only else head + payload):
+        handler.raw(bytes([byte]))
+        if released.wait(reply.interval):
+            return
+
+
+def _huge(handler: _Handler, reply: Reply, released: threading.Event) -> None:
+    """A completion whose text is ``reply.size`` bytes of ``a``, never held in memory whole."""
+    marker = "\u0000MARK\u0000"
+    template = json.dumps(SUCCESS[handler.path](Reply(text=marker), {"model": "m"})).encode()
+    before, after = template.split(json.dumps(marker)[1:-1].encode())
+    total = len(before) + reply.size + len(after)
+    handler.raw(handler.head(200, {"transfer-encoding": "chunked"} if reply.chunked else {"content-length": str(total)}))
+    send = handler.chunk if reply.chunked else handler.raw
+    send(before)
+    piece, left = b"a" * (1 << 20), reply.size
+    while left > 0 and not released.is_set():
+        send(piece[:left])
+        left -= len(piece)
+    send(after)
+    if reply.chunked:
+        handler.raw(b"0\r\n\r\n")
+
+
+def _endless(handler: _Handler, reply: Reply, released: threading.Event) -> None:
+    handler.raw(handler.head(reply.status, {"transfer-encoding": "chunked"}))
+    handler.chunk(b'{"choices": [{"message": {"content": "')
+    piece = b"endless " * 8192
+    while not released.is_set():
+        handler.chunk(piece)
+
+
+def _bomb(handler: _Handler, reply: Reply, released: threading.Event) -> None:
+    """gzip of ``size`` zero bytes (2 GiB by default), compressed as it is sent."""
+    handler.raw(handler.head(200, {"transfer-encoding": "chunked", "content-encoding": "gzip"}))
+    packer, zeros = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS), bytes(1 << 20)
+    left = reply.size or (2 << 30)
+    while left > 0 and not released.is_set():
+        data = packer.compress(zeros[: min(left, len(zeros))])
+        left -= len(zeros)
+        if data:
+            handler.chunk(data)
+    handler.chunk(packer.flush())
+    handler.raw(b"0\r\n\r\n")
+
+
+FAULTS: dict[str, Callable[[_Handler, Reply, threading.Event], None]] = {
+    "silence": lambda handler, reply, released: released.wait(60),
+    "trickle": _trickle,
+    "trickle_body": lambda handler, reply, released: _trickle(handler, reply, released, body_only=True),
+    "huge": _huge,
+    "endless": _endless,
+    "bomb": _bomb,
+}
 
 
 class Sleeps(list):
