@@ -123,6 +123,9 @@ CODES: dict[str, str] = {
     "provider.empty-completion": "the model returned no text",
     "provider.retries-exhausted": "every retry failed",
     "provider.retry-delay": "the server asked to wait longer than allowed",
+    "provider.deadline": "no complete answer before the call's or the compaction's deadline",
+    "provider.response-too-large": "a response body larger than summarizer.max_response_bytes",
+    "provider.summary-too-long": "a summary far longer than its token budget allows",
     "provider.summary-schema": "a summary lacks sections the schema requires",
 }
 
