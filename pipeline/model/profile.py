@@ -124,6 +124,9 @@ class Tool(Strict):
 
     snippet: Optional[Text] = Field(None, description="one line for the tool list; no snippet = not listed")
     guidelines: tuple[Text, ...] = Field((), description="rules the tool brings while it is selected")
+    description: Optional[Text] = Field(
+        None, description="the tool's description in the model request (default: the snippet)"
+    )
 
 
 class SystemPrompt(Strict):
@@ -338,6 +341,59 @@ class Context(Strict):
     bash_execution: BashExecutionTexts
 
 
+# --------------------------------------------------------------------------- runtime
+
+
+class SkillCommand(Strict):
+    """How `/skill:name args` becomes the user message: open + the skill's body + close (+ args)."""
+
+    open: Text
+    close: Text
+    args: Text = Field(description="appended when the command has arguments")
+
+
+class ToolErrors(Strict):
+    """Tool results the runtime writes itself (they are error results)."""
+
+    unknown: Text = Field(description="a call of a tool that is not active")
+    invalid_arguments: Text = Field(description="arguments that do not match the tool's schema")
+    failed: Text = Field(description="a tool that raised an exception")
+
+
+class WireTexts(Strict):
+    """Texts the message conversion inserts where a provider needs one."""
+
+    orphan_tool_result: Text = Field(description="the result of a tool call that got none")
+    user_image_omitted: Text = Field(description="an image in a user message, for a model without image input")
+    tool_image_omitted: Text = Field(description="an image in a tool result, for a model without image input")
+    tool_image_only: Text = Field(description="a tool result with images and no text")
+    empty_tool_output: Text = Field(description="a tool result with neither text nor images")
+    tool_images_intro: Text = Field(description="the user message that carries tool-result images")
+
+
+class ToolOutput(Strict):
+    """Texts of the built-in read-only tools (read, ls, find, grep)."""
+
+    not_found: Text
+    not_a_file: Text
+    not_a_directory: Text
+    outside: Text = Field(description="a path outside the working directory")
+    empty_directory: Text
+    no_matches: Text
+    invalid_pattern: Text
+    truncated: Text = Field(description="appended when the output was cut")
+
+
+class Runtime(Strict):
+    """What the agent runtime (`pipeline run`, the conversation facade) writes or shows itself."""
+
+    aborted: Text = Field(description="errorMessage recorded on a reply the user cancelled")
+    skill: SkillCommand
+    tool_errors: ToolErrors
+    wire: WireTexts
+    tool_output: ToolOutput
+
+
 # --------------------------------------------------------------------------- summarizer
 
 
@@ -384,3 +440,4 @@ class Profile(Strict):
     summary: Summary
     context: Context
     summarizer: Summarizer = Summarizer()
+    runtime: Optional[Runtime] = Field(None, description="texts of the agent runtime; required to run a conversation")

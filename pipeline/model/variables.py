@@ -90,6 +90,23 @@ VARIABLE_TABLE: tuple[FieldVariables, ...] = (
     FieldVariables("context.bash_execution.output", (Variable("output", "the command's output"),)),
     FieldVariables("context.bash_execution.exit_code", (Variable("code", "the non-zero exit code"),)),
     FieldVariables("context.bash_execution.truncated", (Variable("path", "the file holding the full output"),)),
+    FieldVariables("runtime.skill.open", (
+        Variable("name", "the skill's name"), Variable("location", "the path of the skill's file"),
+        Variable("base_dir", "the skill's directory"),
+    )),
+    FieldVariables("runtime.skill.args", (Variable("args", "the text after `/skill:name `"),)),
+    FieldVariables("runtime.tool_errors.unknown", (Variable("name", "the tool the model called"),)),
+    FieldVariables("runtime.tool_errors.invalid_arguments", (
+        Variable("name", "the tool"), Variable("problems", "one line per problem"),
+        Variable("arguments", "the arguments received, as JSON"),
+    )),
+    FieldVariables("runtime.tool_errors.failed", (Variable("name", "the tool"), Variable("error", "the error's text"))),
+    *(FieldVariables(f"runtime.tool_output.{name}", (Variable("path", "the path as the model gave it"),))
+      for name in ("not_found", "not_a_file", "not_a_directory", "outside")),
+    FieldVariables("runtime.tool_output.invalid_pattern", (Variable("error", "what is wrong with the pattern"),)),
+    FieldVariables("runtime.tool_output.truncated", (
+        Variable("shown", "how many lines are shown"), Variable("total", "how many there were"),
+    )),
 )
 
 

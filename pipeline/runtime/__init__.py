@@ -47,7 +47,30 @@ from pipeline.runtime.policy import (
     summary_retry_delay,
 )
 
+# The conversation facade and the reference loop import the stages (prompt, compaction,
+# llm converters); they are loaded on first use so the pure policy stays light.
+_LAZY = {
+    "Conversation": "pipeline.runtime.conversation", "ModelRequest": "pipeline.runtime.conversation",
+    "Next": "pipeline.runtime.conversation", "Agent": "pipeline.runtime.loop", "RunResult": "pipeline.runtime.loop",
+    "ModelInfo": "pipeline.runtime.host", "Tool": "pipeline.runtime.host", "ToolOutput": "pipeline.runtime.host",
+    "HookResult": "pipeline.runtime.host", "AgentStart": "pipeline.runtime.host",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
+    "Agent", "AgentStart", "Conversation", "HookResult", "ModelInfo", "ModelRequest", "Next", "RunResult", "Tool",
+    "ToolOutput",
     "NOTHING", "OVERFLOW_PATTERNS", "CompactionDecision", "CurrentModel", "HookChain", "Phase",
     "RecoveryCycle", "Reply", "RetryDecision", "RetrySettings", "RunPrompt", "TurnRetry", "check_compaction",
     "is_context_overflow", "is_recoverable_length", "is_retryable_error", "is_turn_retryable",

@@ -22,7 +22,7 @@ import os
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from pipeline.errors import Location, Problem, SessionError
 from pipeline.js import iso_timestamp, js_json, js_trim
@@ -46,6 +46,8 @@ class SessionFile:
         self.leaf_id: str | None = self.tree.last_id
         self.migrated_from: Any = None
         self._log = AppendLog(self.path)
+        #: The clock of appended entries' ``timestamp`` (pi's ``new Date().toISOString()``).
+        self.now: Callable[[], str] = iso_timestamp
 
     # ----------------------------------------------------------------- opening
 
@@ -185,7 +187,7 @@ class SessionFile:
         return {
             "id": self.new_id(),
             "parent_id": self.leaf_id if parent_id is _LEAF else parent_id,
-            "timestamp": iso_timestamp(),
+            "timestamp": self.now(),
         }
 
     def append_message(self, message: AgentMessage | dict, *, parent_id: Any = _LEAF) -> E.MessageEntry:

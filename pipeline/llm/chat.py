@@ -1,0 +1,203 @@
+"""Agent-turn requests over HTTP: a provider body in, pi's assistant message out.
+
+:class:`ChatClient` POSTs a wire body built by :mod:`pipeline.llm.convert` (OpenAI chat
+completions or Anthropic messages) with the key, URL and timeouts of the summary
+clients (:mod:`pipeline.llm.http`), streams the answer (server-sent events) and builds
+pi's assistant message from it with the converters. It never raises for what a
+provider can do: an HTTP error, a connection failure, a timeout or an unreadable
+answer becomes a reply with ``stopReason: "error"`` and a one-line ``errorMessage``
+(the runtime classifies it: overflow, transient, permanent); a cancelled request
+becomes ``stopReason: "aborted"`` carrying what had arrived. Keys never reach a message.
+
+The stream is read in a worker thread, so cancelling never waits on a blocked socket.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from typing import Any, Callable, Iterator, Mapping, Optional
+
+from pipeline.js import js_json
+from pipeline.llm.convert import (
+    TargetModel, error_message, error_reply, from_anthropic_messages, from_anthropic_stream, from_openai_chat,
+    from_openai_stream,
+)
+from pipeline.llm.errors import LLMError, one_line, redact
+from pipeline.llm.factory import CLIENTS
+
+_DONE = object()
+MAX_ERROR_BODY = 64 * 1024
+
+
+class ChatClient:
+    """Sends agent requests to ``wire`` (``openai``/``anthropic``) at ``base_url``.
+
+    ``clock`` gives the reply timestamp (epoch ms); ``aborted_text`` is the
+    ``errorMessage`` of a cancelled reply (the profile's ``runtime.aborted``).
+    """
+
+    def __init__(self, wire: str, *, model: TargetModel, aborted_text: str, base_url: Optional[str] = None,
+                 api_key_env: Optional[str] = None, timeout: float = 600.0, env: Optional[Mapping[str, str]] = None,
+                 clock: Callable[[], float] = lambda: float(int(time.time() * 1000)), **options: Any) -> None:
+        if wire not in CLIENTS:
+            raise ValueError(f"unknown wire format {wire!r}; expected one of {', '.join(CLIENTS)}")
+        self.wire, self.model, self.aborted_text, self.clock = wire, model, aborted_text, clock
+        self._http = CLIENTS[wire](model=model.id, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
+                                   env=env, **options)
+
+    def __repr__(self) -> str:
+        return f"ChatClient({self.wire!r}, url={self.url!r}, api_key_env={self._http.api_key_env!r})"
+
+    @property
+    def url(self) -> str:
+        return self._http.url
+
+    def check_ready(self) -> None:
+        """Raise the error a request would raise for a missing key (sends nothing)."""
+        self._http._api_key()
+
+    def close(self) -> None:
+        self._http.close()
+
+    # ----------------------------------------------------------------- sending
+
+    def send(self, body: Mapping[str, Any], *, cancel: Optional[threading.Event] = None) -> dict:
+        """POST ``body`` and return pi's assistant message (see the module docstring)."""
+        key = self._http._api_key()
+        payload = js_json(dict(body)).encode("utf-8")
+        stream = body.get("stream") is True
+        lines: "queue.Queue[Any]" = queue.Queue()
+        worker = threading.Thread(target=self._worker, args=(payload, key, stream, lines), daemon=True)
+        worker.start()
+        status, frames = None, []
+        while True:
+            try:
+                item = lines.get(timeout=0.05)
+            except queue.Empty:
+                if cancel is not None and cancel.is_set():
+                    return self._aborted(frames, stream)
+                continue
+            if item is _DONE:
+                break
+            kind, value = item
+            if kind == "status":
+                status = value
+            elif kind == "frame":
+                frames.append(value)
+            elif kind == "error":
+                return self._failed(value)
+            elif kind == "body":
+                return self._complete(status or 0, value, key, stream)
+            if cancel is not None and cancel.is_set():
+                return self._aborted(frames, stream)
+        return self._streamed(frames)
+
+    def _worker(self, payload: bytes, key: str, stream: bool, out: "queue.Queue[Any]") -> None:
+        try:
+            client = self._http._client()
+            import httpx
+
+            timeout = httpx.Timeout(self._http.timeout, connect=min(self._http.timeout, 10.0))
+            with client.stream("POST", self.url, content=payload, headers=self._http._headers(key),
+                               timeout=timeout) as response:
+                out.put(("status", response.status_code))
+                if response.status_code != 200 or not stream:
+                    out.put(("body", _read_bounded(response)))
+                    return
+                for frame in _sse_frames(response.iter_lines()):
+                    out.put(("frame", frame))
+        except LLMError as err:
+            out.put(("error", err.message))
+        except Exception as err:  # httpx transport errors: a reply with the reason, key redacted
+            out.put(("error", self._transport_text(err, key)))
+        finally:
+            out.put(_DONE)
+
+    def _transport_text(self, err: Exception, key: str) -> str:
+        import httpx
+
+        name = type(err).__name__
+        if isinstance(err, httpx.TimeoutException):
+            return f"{self.wire}: timed out after {self._http.timeout:g}s waiting for {self.url} ({name})"
+        detail = one_line(redact(str(err), key)) or name
+        return f"{self.wire}: connection error to {self.url}: {detail}"
+
+    # ----------------------------------------------------------------- building replies
+
+    def _now(self) -> int | float:
+        value = self.clock()
+        return int(value) if float(value).is_integer() else value
+
+    def _failed(self, message: str) -> dict:
+        return error_reply(message, model=self.model, timestamp=self._now())
+
+    def _complete(self, status: int, body: bytes, key: str, stream: bool) -> dict:
+        if status != 200:
+            return self._failed(redact(error_message(self.wire, status, body), key))
+        if stream:  # a 200 answer that is not an event stream
+            return self._streamed(list(_sse_frames(body.decode("utf-8", "replace").splitlines())))
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return self._failed(f"{self.wire}: malformed response: {one_line(redact(body.decode('utf-8', 'replace'), key), 120)}")
+        if not isinstance(data, dict):
+            return self._failed(f"{self.wire}: malformed response: expected a JSON object")
+        convert = from_openai_chat if self.wire == "openai" else from_anthropic_messages
+        return self._guarded(lambda: convert(data, model=self.model, timestamp=self._now()))
+
+    def _streamed(self, frames: list) -> dict:
+        events = [f for f in frames if isinstance(f, dict)]
+        if not events:
+            return self._failed(f"{self.wire}: malformed response: the stream carried no events")
+        if self.wire == "anthropic":
+            error = next((e for e in events if e.get("type") == "error"), None)
+            if error is not None:
+                return self._failed(f"{self.wire}: {js_json(error.get('error'))}")
+        convert = from_openai_stream if self.wire == "openai" else from_anthropic_stream
+        return self._guarded(lambda: convert(events, model=self.model, timestamp=self._now()))
+
+    def _guarded(self, build: Callable[[], dict]) -> dict:
+        try:
+            return build()
+        except (AttributeError, TypeError, KeyError, IndexError, ValueError) as err:
+            return self._failed(f"{self.wire}: malformed response ({type(err).__name__}: {one_line(str(err), 120)})")
+
+    def _aborted(self, frames: list, stream: bool) -> dict:
+        partial = None
+        events = [f for f in frames if isinstance(f, dict)]
+        if events:
+            convert = from_openai_stream if self.wire == "openai" else from_anthropic_stream
+            try:
+                partial = convert(events, model=self.model, timestamp=self._now())
+            except Exception:
+                partial = None
+            if partial is not None:
+                partial.pop("rawStopReason", None)
+                partial.pop("errorMessage", None)
+        return error_reply(self.aborted_text, model=self.model, timestamp=self._now(), aborted=True, partial=partial)
+
+
+def _read_bounded(response: Any) -> bytes:
+    data = bytearray()
+    for chunk in response.iter_bytes():
+        data += chunk
+        if len(data) > MAX_ERROR_BODY * 256:
+            break
+    return bytes(data)
+
+
+def _sse_frames(lines: Iterator[str]) -> Iterator[Any]:
+    """The decoded ``data:`` payloads of an event stream (``[DONE]`` and comments skipped)."""
+    for line in lines:
+        if not line.startswith("data:"):
+            continue
+        data = line[5:].strip()
+        if not data or data == "[DONE]":
+            continue
+        try:
+            yield json.loads(data)
+        except ValueError:
+            yield ("malformed", data)

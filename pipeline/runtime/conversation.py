@@ -1,0 +1,489 @@
+"""The conversation facade: the one object a host needs to run pi's agent loop on a session.
+
+::
+
+    conv = Conversation(profile, session, model=ModelInfo(...), tools=[...], cwd="/repo")
+    conv.prompt("fix the failing test")          # hooks, /skill:, templates, pre-prompt check
+    while True:
+        request = conv.next_request("openai")    # system prompt, messages, tools, wire body
+        step = conv.record(client.send(request)) # the reply, then: tools | retry | compact | stop | fail
+        ...
+
+Every decision is one of :mod:`pipeline.runtime`'s pure policies (``check_compaction``,
+``TurnRetry``, ``RecoveryCycle``, hooks via ``run_hooks``/``RunPrompt``); compaction and
+branch summaries are :mod:`pipeline.compaction`'s engine; the context is kept in memory
+incrementally (:class:`~pipeline.runtime.memory.Memory`). Events go to ``listener``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable, Literal, Mapping, Optional, Sequence
+
+from pipeline.errors import PipelineError, Problem
+from pipeline.js import date_ms, iso_timestamp, js_get
+from pipeline.llm.convert import ConvertTexts, ToolDefinition, to_anthropic_messages, to_openai_chat
+from pipeline.llm.convert import anthropic_messages, openai_messages
+from pipeline.model.profile import Profile
+from pipeline.prompt import ContextFile, RenderContext, Skill, render_system_prompt
+from pipeline.runtime import events as ev
+from pipeline.runtime.host import AgentStart, BeforeAgentStart, HookResult, InputHook, ModelInfo, Tool
+from pipeline.runtime.memory import Memory
+from pipeline.runtime.override import RunPrompt, run_hooks
+from pipeline.runtime.policy import RecoveryCycle, RetrySettings, TurnRetry, check_compaction, latest_compaction_time
+from pipeline.session.entries import CompactionEntry
+from pipeline.session.messages import AssistantMessage, ToolCall, parse_message
+from pipeline.session.projection import build_session_context
+from pipeline.session.store import SessionFile
+from pipeline.session.texts import ContextTexts
+
+Action = Literal["tools", "retry", "compact", "stop", "fail"]
+Wire = Literal["openai", "anthropic"]
+
+
+@dataclass(frozen=True)
+class Next:
+    """What the host does after :meth:`Conversation.record`.
+
+    ``tools``: run ``tool_calls`` and record each result, then request again; ``retry``:
+    wait ``delay_ms`` and request again (the failed reply already left the context);
+    ``compact``: call :meth:`Conversation.auto_compact` (``reason`` threshold/overflow;
+    ``retry``: the request is sent again afterwards); ``stop``: the run is over;
+    ``fail``: the run is over with ``error``.
+    """
+
+    action: Action
+    reply: AssistantMessage
+    tool_calls: tuple[ToolCall, ...] = ()
+    delay_ms: float = 0
+    reason: Optional[str] = None
+    retry: bool = False
+    error: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One model request: the parts, and the provider body when a wire format was asked for."""
+
+    system_prompt: str
+    messages: list
+    tools: tuple[ToolDefinition, ...]
+    model: ModelInfo
+    wire: Optional[str] = None
+    body: Optional[dict] = None
+
+
+def _ms_clock() -> float:
+    return float(int(time.time() * 1000))
+
+
+class Conversation:
+    """One agent conversation on a session file (see the module docstring)."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        session: SessionFile,
+        *,
+        model: ModelInfo,
+        tools: Sequence[Tool] = (),
+        cwd: str,
+        summarizer: Any = None,
+        templates: Sequence[Any] = (),
+        skills: Sequence[Skill] = (),
+        context_files: Sequence[ContextFile] = (),
+        custom_prompt: Optional[str] = None,
+        append_prompts: Sequence[str] = (),
+        guidelines: Sequence[str] = (),
+        input_hooks: Sequence[InputHook] = (),
+        before_agent_start: Sequence[BeforeAgentStart] = (),
+        listener: Optional[ev.Listener] = None,
+        clock: Callable[[], float] = _ms_clock,
+    ) -> None:
+        if profile.runtime is None:
+            raise PipelineError(Problem("the profile has no `runtime` block, which a conversation needs",
+                                        key="runtime", hint="extend builtin:default or add the block"))
+        self.profile, self.session, self.model, self.cwd = profile, session, model, cwd
+        self.runtime = profile.runtime
+        self.texts = ContextTexts.from_profile(profile)
+        self.wire_texts = ConvertTexts(**{k: v.render() for k, v in self.runtime.wire})
+        self.retry_settings = RetrySettings.from_profile(profile)
+        self.summarizer = summarizer
+        self.templates, self.skills, self.context_files = tuple(templates), tuple(skills), tuple(context_files)
+        self.custom_prompt, self.append_prompts, self.guidelines = custom_prompt, tuple(append_prompts), tuple(guidelines)
+        self.input_hooks, self.before_agent_start = tuple(input_hooks), tuple(before_agent_start)
+        self.listener = listener
+        self.clock = clock
+        session.now = lambda: iso_timestamp(datetime.fromtimestamp(self.clock() / 1000, timezone.utc))
+        self._tools: tuple[Tool, ...] = tuple(tools)
+        self._base: Optional[str] = None
+        self._run: Optional[RunPrompt] = None
+        self._retry, self._cycle = TurnRetry(), RecoveryCycle()
+        self._queue: deque[str] = deque()
+        self.hook_seen: tuple[str, ...] = ()
+        self.memory = Memory(self.texts)
+        self._sync()
+
+    # ----------------------------------------------------------------- state
+
+    def _sync(self) -> None:
+        """Rebuild the context from the session (after opening, compaction, navigation)."""
+        context = build_session_context(self.session)
+        self.memory.reset(context.messages)
+        self.thinking_level = context.thinking_level
+        self._compaction_ms = latest_compaction_time(self.session.path_to())
+
+    def _emit(self, event: Any) -> None:
+        if self.listener is not None:
+            self.listener(event)
+
+    def _now(self) -> int | float:
+        value = self.clock()
+        return int(value) if float(value).is_integer() else value
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        return self._tools
+
+    @property
+    def in_run(self) -> bool:
+        return self._run is not None
+
+    def tool(self, name: str) -> Optional[Tool]:
+        """The active tool called ``name``."""
+        return next((t for t in self._tools if t.name == name), None)
+
+    # ----------------------------------------------------------------- system prompt
+
+    def _catalog(self, tool: Tool) -> Any:
+        return self.profile.system_prompt.tools.get(tool.name)
+
+    def _snippet(self, tool: Tool) -> Optional[str]:
+        if tool.snippet is not None:
+            return tool.snippet
+        entry = self._catalog(tool)
+        return entry.snippet.render() if entry is not None and entry.snippet is not None else None
+
+    def _guidelines(self, tool: Tool) -> tuple[str, ...]:
+        if tool.guidelines is not None:
+            return tool.guidelines
+        entry = self._catalog(tool)
+        return tuple(g.render() for g in entry.guidelines) if entry is not None else ()
+
+    def description(self, tool: Tool) -> str:
+        """The tool's description: its own, else the catalog's, else its snippet."""
+        if tool.description is not None:
+            return tool.description
+        entry = self._catalog(tool)
+        if entry is not None and entry.description is not None:
+            return entry.description.render()
+        return self._snippet(tool) or ""
+
+    def render_context(self) -> RenderContext:
+        """The inputs of the base system prompt (the active tools and the resources)."""
+        snippets = {t.name: s for t in self._tools if (s := self._snippet(t)) is not None}
+        return RenderContext(
+            cwd=self.cwd, tools=tuple(t.name for t in self._tools), tool_snippets=snippets,
+            tool_guidelines={t.name: self._guidelines(t) for t in self._tools}, guidelines=self.guidelines,
+            custom_prompt=self.custom_prompt, append_prompts=self.append_prompts,
+            context_files=self.context_files, skills=self.skills,
+        )
+
+    @property
+    def base_prompt(self) -> str:
+        """The base system prompt, rendered when the tools or the resources changed."""
+        if self._base is None:
+            self._base = render_system_prompt(self.profile, self.render_context())
+        return self._base
+
+    @property
+    def system_prompt(self) -> str:
+        """The prompt of the next request: the run's override when one is set, else the base."""
+        return self._run.at_turn(self.base_prompt) if self._run is not None else self.base_prompt
+
+    def set_tools(self, tools: Sequence[Tool]) -> None:
+        """Change the active tools; the base prompt is rebuilt (an override stays for its run)."""
+        self._tools = tuple(tools)
+        self._base = None
+
+    def reload(self, **resources: Any) -> None:
+        """Replace resources (``templates``, ``skills``, ``context_files``, ``custom_prompt``,
+        ``append_prompts``, ``guidelines``) and rebuild the base prompt; the context is
+        read again from the session (entries other writers appended are taken in)."""
+        allowed = ("templates", "skills", "context_files", "custom_prompt", "append_prompts", "guidelines")
+        for name, value in resources.items():
+            if name not in allowed:
+                raise TypeError(f"reload() got an unexpected resource {name!r}")
+            setattr(self, name, value if name == "custom_prompt" else tuple(value))
+        self._base = None
+        self._sync()
+
+    # ----------------------------------------------------------------- prompting
+
+    def expand(self, text: str) -> str:
+        """Input hooks, then ``/skill:name args``, then prompt templates (unknown input unchanged)."""
+        from pipeline.templates import expand_input
+        from pipeline.templates.skill import expand_skill
+
+        for hook in self.input_hooks:
+            changed = hook(text)
+            if changed is not None:
+                text = changed
+        skill = expand_skill(text, self.skills, self.runtime.skill)
+        return skill if skill is not None else expand_input(text, self.templates)
+
+    def prompt(self, text: str) -> str:
+        """Start a run with the user's ``text``: expansion, the compaction check before a
+        prompt, the before-agent-start hooks, the user message appended. Returns the text sent."""
+        expanded = self.expand(text)
+        last = self.memory.last_assistant()
+        if last is not None:
+            decision = self._check(last, "before_prompt")
+            if decision.action == "compact":
+                if decision.drop_reply:
+                    self.memory.drop_last_reply()
+                self._compact(decision.reason, will_retry=decision.retry)
+        self._start_run(expanded)
+        return expanded
+
+    def _start_run(self, text: str) -> None:
+        messages: list[Mapping[str, Any]] = []
+
+        def results() -> Iterable[Optional[str]]:
+            current = self.base_prompt
+            for hook in self.before_agent_start:
+                result = hook(AgentStart(text, current)) or HookResult()
+                if result.message is not None:
+                    messages.append(result.message)
+                if result.system_prompt is not None:
+                    current = result.system_prompt
+                yield result.system_prompt
+
+        chain = run_hooks(self.base_prompt, results())
+        self.hook_seen = chain.seen
+        self._run = RunPrompt(self.base_prompt, chain.override)
+        self._append_user(text)
+        for message in messages:
+            self._append_custom(message)
+
+    def _append_user(self, text: str) -> None:
+        message = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": self._now()}
+        self._append(message)
+        self._cycle = self._cycle.on_user_message()
+
+    def _append_custom(self, message: Mapping[str, Any]) -> None:
+        entry = self.session.append_custom_message(
+            message.get("customType", ""), message.get("content"), display=bool(message.get("display", True)),
+            details=message.get("details"),
+        )
+        from pipeline.session.projection import entry_messages
+
+        for agent_message in entry_messages(entry):
+            self.memory.push(agent_message)
+
+    def _append(self, message: Mapping[str, Any]) -> None:
+        self.session.append_message(dict(message))
+        self.memory.push(parse_message(dict(message)))
+
+    def queue(self, text: str) -> None:
+        """A message for after the current run (pi's follow-up): expanded now, sent when the run would end."""
+        self._queue.append(self.expand(text))
+
+    @property
+    def queued(self) -> int:
+        return len(self._queue)
+
+    def deliver_queued(self) -> bool:
+        """Append the next queued message as a user message of the current run; False when none."""
+        if not self._queue:
+            return False
+        self._append_user(self._queue.popleft())
+        return True
+
+    # ----------------------------------------------------------------- requests
+
+    def tool_definitions(self) -> tuple[ToolDefinition, ...]:
+        return tuple(ToolDefinition(name=t.name, description=self.description(t), parameters=t.parameters)
+                     for t in self._tools)
+
+    def next_request(self, wire: Optional[Wire] = None) -> ModelRequest:
+        """The next model request; ``wire`` adds the provider body (``openai`` chat
+        completions, ``anthropic`` messages)."""
+        system, tools = self.system_prompt, self.tool_definitions()
+        body = None if wire is None else self._body(wire, system, tools)
+        return ModelRequest(system, list(self.memory.llm), tools, self.model, wire, body)
+
+    def _reasoning(self) -> Optional[str]:
+        level = self.thinking_level
+        return level if self.model.reasoning and level not in (None, "off") else None
+
+    def _body(self, wire: str, system: str, tools: tuple[ToolDefinition, ...]) -> dict:
+        target, texts = self.model.target(), self.wire_texts
+        if wire == "openai":
+            prefix, tail = self.memory.wire_messages("openai", lambda m: openai_messages(
+                m, system_prompt=None, model=target, texts=texts))
+            body = to_openai_chat(tail, system_prompt=system, tools=tools, model=target, texts=texts,
+                                  reasoning_effort=self._reasoning())
+            head = 1 if system else 0
+            body["messages"] = body["messages"][:head] + prefix + body["messages"][head:]
+        elif wire == "anthropic":
+            prefix, tail = self.memory.wire_messages("anthropic", lambda m: anthropic_messages(
+                m, model=target, texts=texts))
+            body = to_anthropic_messages(tail, system_prompt=system, tools=tools, model=target, texts=texts)
+            body["messages"] = prefix + body["messages"]
+        else:
+            raise ValueError(f"unknown wire format {wire!r}; expected openai or anthropic")
+        if not tools and self.memory.has_tool_history and wire == "openai":
+            body["tools"] = []
+        return body
+
+    # ----------------------------------------------------------------- replies
+
+    def record(self, reply: Mapping[str, Any] | AssistantMessage) -> Next:
+        """Append the assistant reply (pi's message shape) and say what happens next."""
+        raw = dict(reply.raw if isinstance(reply, AssistantMessage) else reply)
+        raw.setdefault("timestamp", self._now())
+        self._append(raw)
+        message = self.memory.agent[-1]
+        assert isinstance(message, AssistantMessage)
+        self._retry, succeeded = self._retry.on_reply(message)
+        if succeeded is not None:
+            self._emit(ev.RetryEnd(True, succeeded))
+        self._cycle = self._cycle.on_reply(message)
+        if message.stop_reason == "toolUse" and message.tool_calls:
+            return Next("tools", message, tool_calls=message.tool_calls)
+        return self._after_run(message)
+
+    def _after_run(self, message: AssistantMessage) -> Next:
+        decision = self._retry.after_run(message, self.retry_settings, self.model.context_window)
+        self._retry = decision.state
+        if decision.action == "retry":
+            self.memory.drop_last_reply()
+            self._emit(ev.RetryStart(decision.attempt, decision.max_attempts, decision.delay_ms, message.error_message))
+            return Next("retry", message, delay_ms=decision.delay_ms)
+        if decision.action == "give_up":
+            self._emit(ev.RetryEnd(False, decision.attempt, message.error_message))
+        check = self._check(message, "after_run")
+        if check.action == "fail":
+            error = f"the context still overflows after compacting: {message.error_message or message.stop_reason}"
+            self._emit(ev.CompactionEnd("overflow", error=error))
+            return self._end(Next("fail", message, error=error))
+        if check.action == "compact":
+            if check.drop_reply:
+                self.memory.drop_last_reply()
+            return Next("compact", message, reason=check.reason, retry=check.retry)
+        return self._finish(message)
+
+    def _finish(self, message: AssistantMessage) -> Next:
+        if message.stop_reason == "error":
+            return self._end(Next("fail", message, error=message.error_message or "the model reported an error"))
+        return self._end(Next("stop", message))
+
+    def _end(self, step: Next) -> Next:
+        """The run ends with ``step`` unless queued messages keep it going."""
+        if step.action == "fail" or (step.action == "stop" and not self._queue):
+            self._run = None
+        return step
+
+    def _check(self, reply: AssistantMessage, phase: str) -> Any:
+        decision = check_compaction(
+            reply, phase=phase, model=self.model.current(), latest_compaction_ms=self._compaction_ms,  # type: ignore[arg-type]
+            recovery_attempts=self._cycle.attempts, messages=self.memory.agent, settings=self.profile.compaction,
+        )
+        self._cycle = self._cycle.after(decision)
+        return decision
+
+    def record_tool_result(self, call: ToolCall, content: Sequence[Mapping[str, Any]], *, is_error: bool = False,
+                           details: Any = None) -> None:
+        """Append the result of one tool call (pi's ``toolResult`` message)."""
+        message: dict[str, Any] = {"role": "toolResult", "toolCallId": call.id, "toolName": call.name,
+                                   "content": [dict(b) for b in content]}
+        if details is not None:
+            message["details"] = details
+        message["isError"] = is_error
+        message["timestamp"] = self._now()
+        self._append(message)
+
+    def tool_error(self, kind: str, **values: str) -> list[dict]:
+        """The profile's ``runtime.tool_errors.<kind>`` text as content blocks."""
+        return [{"type": "text", "text": getattr(self.runtime.tool_errors, kind).render(values)}]
+
+    # ----------------------------------------------------------------- compaction
+
+    def auto_compact(self, step: Next) -> bool:
+        """Carry out a ``compact`` step; True when the agent goes on (a retry, or queued messages)."""
+        compacted = self._compact(step.reason or "threshold", will_retry=step.retry)
+        if compacted and step.retry:
+            return True
+        if self._queue:
+            return True
+        self._end(Next("stop", step.reply))
+        return False
+
+    def compact(self, instructions: Optional[str] = None) -> Any:
+        """A manual compaction (``/compact [instructions]``): the result, or ``NothingToCompact``."""
+        return self._compact("manual", instructions=instructions)
+
+    def _summarizer(self) -> Any:
+        if self.summarizer is None:
+            from pipeline.compaction import make_summary_client
+
+            self.summarizer = make_summary_client(self.profile, self.profile.summarizer)
+        return self.summarizer
+
+    def _compact(self, reason: str, *, will_retry: bool = False, instructions: Optional[str] = None) -> Any:
+        from pipeline.compaction import NothingToCompact, compact_session, plan_session
+
+        if isinstance(plan_session(self.session, self.profile.compaction), NothingToCompact) and reason != "manual":
+            return None  # pi decides to compact, finds nothing to summarize: no events, no retry
+        self._emit(ev.CompactionStart(reason))
+        try:
+            done = compact_session(self.session, self.profile, self._summarizer(), custom_instructions=instructions,
+                                   thinking_level=self.thinking_level)
+        except Exception as err:  # the summary call failed: the session is unchanged
+            self._emit(ev.CompactionEnd(reason, error=str(err)))
+            if isinstance(err, PipelineError) or reason == "manual":
+                raise
+            return None
+        if isinstance(done, NothingToCompact):
+            self._emit(ev.CompactionEnd(reason, error=done.message))
+            return done
+        self._sync()
+        if will_retry:
+            last = self.memory.agent[-1] if self.memory.agent else None
+            if isinstance(last, AssistantMessage) and last.stop_reason in ("error", "length"):
+                self.memory.drop_last_reply()
+        entry = done.entry
+        self._emit(ev.CompactionEnd(reason, entry.id, entry.first_kept_entry_id, entry.tokens_before,
+                                    will_retry=will_retry))
+        return done
+
+    # ----------------------------------------------------------------- navigation
+
+    def navigate(self, target_id: str, *, summarize: bool = False, instructions: Optional[str] = None) -> Any:
+        """Move to another point of the tree (pi's ``/tree``), with a branch summary when asked."""
+        from pipeline.compaction import branch_session, navigation_leaf
+
+        if summarize:
+            done = branch_session(self.session, self.profile, self._summarizer(), target_id,
+                                  custom_instructions=instructions)
+        else:
+            target = self.session.get(target_id)
+            if target is None:
+                self.session.resolve_id(target_id)  # raises the located error
+            leaf = navigation_leaf(target)
+            self.session.branch(leaf) if leaf is not None else self.session.reset_leaf()
+            done = None
+        self._run = None
+        self._sync()
+        return done
+
+
+def compaction_time(entry: CompactionEntry) -> float:
+    """Epoch ms of a compaction entry (``nan`` when unreadable, as pi's ``Invalid Date``)."""
+    ms = date_ms(js_get(entry.raw, "timestamp"))
+    return math.nan if ms is None else float(ms)

@@ -1,0 +1,123 @@
+"""Typed events of a conversation and of the agent loop (frozen dataclasses).
+
+The conversation emits the policy's events (retries, compactions, failures); the loop
+adds run, request and tool events. :func:`event_json` gives the ``--json`` line of one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Optional
+
+
+@dataclass(frozen=True)
+class RunStart:
+    text: str
+    kind = "run_start"
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """The run ended; ``answer`` is the last reply's text, ``stop_reason`` its stop reason."""
+
+    answer: str
+    stop_reason: Optional[str]
+    kind = "run_end"
+
+
+@dataclass(frozen=True)
+class Request:
+    """A model request is about to be sent (``index`` counts the run's requests from 0)."""
+
+    index: int
+    messages: int
+    tools: tuple[str, ...]
+    kind = "request"
+
+
+@dataclass(frozen=True)
+class Reply:
+    stop_reason: Optional[str]
+    error: Optional[str]
+    kind = "reply"
+
+
+@dataclass(frozen=True)
+class ToolStart:
+    call_id: str
+    name: str
+    arguments: Any
+    kind = "tool_start"
+
+
+@dataclass(frozen=True)
+class ToolEnd:
+    call_id: str
+    name: str
+    is_error: bool
+    kind = "tool_end"
+
+
+@dataclass(frozen=True)
+class CompactionStart:
+    """``reason``: ``manual``, ``threshold`` or ``overflow``; ``tokens_before`` when known."""
+
+    reason: str
+    kind = "compaction_start"
+
+
+@dataclass(frozen=True)
+class CompactionEnd:
+    """``entry_id``/``first_kept_entry_id``/``tokens_before`` of the compaction
+    written (``None`` when nothing was compacted); ``will_retry``: the request is sent again;
+    ``error``: the compaction (or the recovery) failed."""
+
+    reason: str
+    entry_id: Optional[str] = None
+    first_kept_entry_id: Optional[str] = None
+    tokens_before: Optional[float] = None
+    will_retry: bool = False
+    error: Optional[str] = None
+    kind = "compaction_end"
+
+
+@dataclass(frozen=True)
+class RetryStart:
+    """A transient error: retry ``attempt`` of ``max_attempts`` after ``delay_ms``."""
+
+    attempt: int
+    max_attempts: int
+    delay_ms: float
+    error: Optional[str]
+    kind = "retry_start"
+
+
+@dataclass(frozen=True)
+class RetryEnd:
+    success: bool
+    attempt: int
+    error: Optional[str] = None
+    kind = "retry_end"
+
+
+@dataclass(frozen=True)
+class Failure:
+    """The run ended in an error that the runtime could not recover from."""
+
+    error: str
+    kind = "failure"
+
+
+Event = Any  # one of the classes above
+Listener = Callable[[Event], None]
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    """``{"type": kind, ...fields}`` for a JSON line."""
+    return {"type": event.kind, **asdict(event)}
+
+
+__all__ = [
+    "CompactionEnd", "CompactionStart", "Event", "Failure", "Listener", "Reply", "Request", "RetryEnd",
+    "RetryStart", "RunEnd", "RunStart", "ToolEnd", "ToolStart", "event_json",
+]

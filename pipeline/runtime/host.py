@@ -1,0 +1,103 @@
+"""What a host hands the runtime: the model it talks to, its tools, its hooks.
+
+* :class:`ModelInfo` — identity, limits and prices of the model (pi's ``Model``);
+* :class:`Tool` — a host tool: name, JSON schema, a Python callable, and optionally the
+  description, snippet and guidelines (else the profile's tool catalog supplies them);
+* :class:`ToolOutput` — what a tool callable may return besides a plain string;
+* :class:`HookResult` — what a before-agent-start hook returns (a per-run system prompt,
+  a message to add before the run).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+from pipeline.llm.convert import ModelCost, TargetModel
+from pipeline.runtime.policy import CurrentModel
+
+#: pi's API names for the two wire formats.
+APIS = {"openai": "openai-completions", "anthropic": "anthropic-messages"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelInfo:
+    """The model the conversation talks to.
+
+    ``context_window`` and ``max_tokens`` (its own output limit) of 0 mean unknown: no
+    threshold compaction and no length recovery then. ``api`` is what pi records on each
+    reply (``openai-completions``, ``anthropic-messages`` or a host's own name).
+    """
+
+    id: str
+    provider: str
+    api: str = APIS["openai"]
+    context_window: int = 0
+    max_tokens: int = 0
+    reasoning: bool = False
+    input: tuple[str, ...] = ("text",)
+    cost: ModelCost = field(default_factory=ModelCost)
+
+    def target(self) -> TargetModel:
+        """The converters' view of the model."""
+        return TargetModel(id=self.id, provider=self.provider, api=self.api, reasoning=self.reasoning,
+                           input=self.input, max_tokens=self.max_tokens or 32000, cost=self.cost)
+
+    def current(self) -> CurrentModel:
+        """The policy's view of the model."""
+        return CurrentModel(self.provider, self.id, self.context_window, self.max_tokens)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolOutput:
+    """A tool's result: text (or content blocks), whether it is an error, details kept in the session."""
+
+    content: Union[str, Sequence[Mapping[str, Any]]]
+    is_error: bool = False
+    details: Any = None
+
+    def blocks(self) -> list[Mapping[str, Any]]:
+        if isinstance(self.content, str):
+            return [{"type": "text", "text": self.content}]
+        return [dict(b) for b in self.content]
+
+
+#: A tool callable: the call's arguments (a JSON object) → a string or a :class:`ToolOutput`.
+ToolFunction = Callable[[Mapping[str, Any]], Union[str, ToolOutput]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tool:
+    """A tool the model may call. ``description``/``snippet``/``guidelines`` left ``None`` come
+    from the profile's tool catalog entry of the same name (``system_prompt.tools``)."""
+
+    name: str
+    parameters: Mapping[str, Any]
+    function: ToolFunction = field(compare=False)
+    description: Optional[str] = None
+    snippet: Optional[str] = None
+    guidelines: Optional[tuple[str, ...]] = None
+
+
+@dataclass(frozen=True)
+class HookResult:
+    """What a before-agent-start hook returns: ``system_prompt`` for this run (``None``: no
+    change), ``message`` = a custom message added after the user's (``{customType, content,
+    display?, details?}``)."""
+
+    system_prompt: Optional[str] = None
+    message: Optional[Mapping[str, Any]] = None
+
+
+@dataclass(frozen=True)
+class AgentStart:
+    """What a before-agent-start hook sees: the user's (expanded) text and the prompt so far."""
+
+    prompt: str
+    system_prompt: str
+
+
+#: A before-agent-start hook.
+BeforeAgentStart = Callable[[AgentStart], Optional[HookResult]]
+#: An input hook: the typed text → replacement text (``None``: unchanged).
+InputHook = Callable[[str], Optional[str]]

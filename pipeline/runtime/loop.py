@@ -1,0 +1,140 @@
+"""A reference agent loop on the conversation facade (pi's ``AgentSession.prompt`` loop).
+
+::
+
+    agent = Agent(conversation, client, wire="openai", listener=print)
+    result = agent.run("what does this project do?")
+    result.answer
+
+One :meth:`Agent.run` is one user prompt: requests until the model stops, tool calls
+run in order with their results appended, transient errors retried after the profile's
+delay, compactions (threshold after the run, overflow with one retry) done when the
+conversation says so, queued messages delivered before the run ends. ``cancel`` (a
+``threading.Event``) stops the current request (the reply is recorded as aborted) or
+the wait before a retry. The model client is anything with ``send(body, cancel=...)``
+returning pi's assistant message (:class:`pipeline.llm.chat.ChatClient`).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Optional, Protocol
+
+from pipeline.js import js_json
+from pipeline.runtime import events as ev
+from pipeline.runtime.arguments import argument_problems
+from pipeline.runtime.conversation import Conversation, Next
+from pipeline.runtime.host import ToolOutput
+from pipeline.session.messages import AssistantMessage, TextContent, ToolCall
+
+
+class ModelClient(Protocol):
+    def send(self, body: Any, *, cancel: Optional[threading.Event] = None) -> dict: ...
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a run ended: the last reply's text, its stop reason, the error when it failed."""
+
+    answer: str
+    stop_reason: Optional[str]
+    error: Optional[str] = None
+    events: tuple = field(default=(), repr=False)
+
+
+def reply_text(reply: AssistantMessage) -> str:
+    return "".join(b.text for b in reply.content if isinstance(b, TextContent))
+
+
+class Agent:
+    """Runs prompts on a :class:`Conversation` with a model client (see the module docstring)."""
+
+    def __init__(self, conversation: Conversation, client: ModelClient, *, wire: str = "openai",
+                 listener: Optional[ev.Listener] = None) -> None:
+        self.conversation, self.client, self.wire = conversation, client, wire
+        self._listener = listener
+        self._events: list = []
+        self._outer = conversation.listener
+        conversation.listener = self._emit
+
+    def _emit(self, event: Any) -> None:
+        self._events.append(event)
+        if self._outer is not None:
+            self._outer(event)
+        if self._listener is not None:
+            self._listener(event)
+
+    def run(self, text: str, *, cancel: Optional[threading.Event] = None) -> RunResult:
+        """One prompt, run to its end."""
+        self._events = []
+        cancel = cancel or threading.Event()
+        self._emit(ev.RunStart(text))
+        self.conversation.prompt(text)
+        step = self._turns(cancel)
+        answer = reply_text(step.reply)
+        if step.action == "fail":
+            self._emit(ev.Failure(step.error or "the run failed"))
+        self._emit(ev.RunEnd(answer, step.reply.stop_reason))
+        return RunResult(answer, step.reply.stop_reason, step.error if step.action == "fail" else None,
+                         tuple(self._events))
+
+    def _turns(self, cancel: threading.Event) -> Next:
+        conv, index = self.conversation, 0
+        while True:
+            request = conv.next_request(self.wire)  # type: ignore[arg-type]
+            self._emit(ev.Request(index, len(request.messages), tuple(t.name for t in request.tools)))
+            index += 1
+            reply = self.client.send(request.body, cancel=cancel)
+            step = conv.record(reply)
+            self._emit(ev.Reply(step.reply.stop_reason, step.reply.error_message))
+            if not self._go_on(step, cancel):
+                return step
+
+    def _go_on(self, step: Next, cancel: threading.Event) -> bool:
+        """Carry out ``step``; True when another request follows."""
+        conv = self.conversation
+        if step.action == "tools":
+            self._run_tools(step.tool_calls, cancel)
+            return not cancel.is_set()
+        if step.action == "retry":
+            return not cancel.wait(step.delay_ms / 1000)
+        if step.action == "compact":
+            if not conv.auto_compact(step):
+                return False
+            return step.retry or conv.deliver_queued()
+        if step.action == "stop" and step.reply.stop_reason != "aborted":
+            return conv.deliver_queued()
+        return False
+
+    # ----------------------------------------------------------------- tools
+
+    def _run_tools(self, calls: tuple[ToolCall, ...], cancel: threading.Event) -> None:
+        for call in calls:
+            if cancel.is_set():
+                return
+            self._emit(ev.ToolStart(call.id or "", call.name or "", call.arguments))
+            content, is_error, details = self._execute(call)
+            self.conversation.record_tool_result(call, content, is_error=is_error, details=details)
+            self._emit(ev.ToolEnd(call.id or "", call.name or "", is_error))
+
+    def _execute(self, call: ToolCall) -> tuple[list, bool, Any]:
+        conv = self.conversation
+        name = call.name or ""
+        tool = conv.tool(name)
+        if tool is None:
+            return conv.tool_error("unknown", name=name), True, {}
+        arguments = call.arguments if isinstance(call.arguments, dict) else {}
+        problems = argument_problems(arguments, tool.parameters)
+        if problems:
+            shown = json.dumps(arguments, indent=2, ensure_ascii=False)
+            return conv.tool_error("invalid_arguments", name=name, problems="\n".join(f"  - {p}" for p in problems),
+                                   arguments=shown), True, {}
+        try:
+            output = tool.function(arguments)
+        except Exception as err:  # a tool that raises: an error result, the loop goes on
+            return conv.tool_error("failed", name=name, error=f"{type(err).__name__}: {err}"), True, None
+        if isinstance(output, ToolOutput):
+            return output.blocks(), output.is_error, output.details
+        return [{"type": "text", "text": output if isinstance(output, str) else js_json(output)}], False, None

@@ -1,0 +1,101 @@
+"""The conversation's in-memory context, kept incrementally (pi's ``agent.state.messages``).
+
+:class:`Memory` holds the agent messages (as the session projection gives them, then
+each message as it is recorded), their LLM form (``convertToLlm`` of each) and, per wire
+format, the provider messages of everything before the last user message. A request
+converts only the messages since then (one run), so its cost does not grow with the
+length of the session; :meth:`Memory.reset` rebuilds everything after a compaction or a
+move in the tree.
+
+The cut at a user message is exact: the provider conversion carries state from one
+message to the next (tool calls waiting for results, renamed tool-call ids) only until
+the next user message, where it starts afresh.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+from pipeline.session.messages import AgentMessage, AssistantMessage
+from pipeline.session.projection import convert_to_llm
+from pipeline.session.texts import ContextTexts
+
+#: A converter of LLM messages (JSON) to provider messages: ``messages → list``.
+Convert = Callable[[Sequence[dict]], list]
+
+
+class _WireCache:
+    __slots__ = ("upto", "messages")
+
+    def __init__(self) -> None:
+        self.upto = 0  # llm[:upto] are converted (upto is 0 or the index of a user message)
+        self.messages: list = []
+
+
+class Memory:
+    """Agent messages, their LLM JSON and per-wire converted prefixes."""
+
+    def __init__(self, texts: ContextTexts, messages: Iterable[AgentMessage] = ()) -> None:
+        self._texts = texts
+        self.reset(messages)
+
+    def reset(self, messages: Iterable[AgentMessage]) -> None:
+        """Start over from ``messages`` (the session context)."""
+        self.agent: list[AgentMessage] = []
+        self.llm: list[dict] = []
+        self._llm_of: list[int] = []  # index into llm of agent[i], or -1 when it has no LLM form
+        self._last_user = 0
+        self._tool_history = False
+        self._wires: dict[str, _WireCache] = {}
+        for message in messages:
+            self.push(message)
+
+    # ----------------------------------------------------------------- changes
+
+    def push(self, message: AgentMessage) -> None:
+        """Append one message (and its LLM form, if it has one)."""
+        self.agent.append(message)
+        converted = convert_to_llm((message,), self._texts)
+        if not converted:
+            self._llm_of.append(-1)
+            return
+        raw = dict(converted[0].raw)
+        self._llm_of.append(len(self.llm))
+        if raw.get("role") == "user":
+            self._last_user = len(self.llm)
+        elif raw.get("role") == "toolResult" or _has_tool_call(raw):
+            self._tool_history = True
+        self.llm.append(raw)
+
+    def drop_last_reply(self) -> Optional[AgentMessage]:
+        """Remove the last message when it is an assistant reply (it stays in the session)."""
+        if not self.agent or not isinstance(self.agent[-1], AssistantMessage):
+            return None
+        message = self.agent.pop()
+        if self._llm_of.pop() >= 0:
+            self.llm.pop()
+        return message
+
+    # ----------------------------------------------------------------- reading
+
+    def last_assistant(self) -> Optional[AssistantMessage]:
+        """The last assistant message in memory (aborted and failed ones included)."""
+        return next((m for m in reversed(self.agent) if isinstance(m, AssistantMessage)), None)
+
+    @property
+    def has_tool_history(self) -> bool:
+        return self._tool_history
+
+    def wire_messages(self, wire: str, convert: Convert) -> tuple[list, Sequence[dict]]:
+        """(provider messages of everything before the last user message, the LLM messages
+        from it on); ``convert`` turns a run of LLM messages into provider messages."""
+        cache = self._wires.setdefault(wire, _WireCache())
+        if cache.upto < self._last_user:
+            cache.messages.extend(convert(self.llm[cache.upto:self._last_user]))
+            cache.upto = self._last_user
+        return cache.messages, self.llm[cache.upto:]
+
+
+def _has_tool_call(raw: dict[str, Any]) -> bool:
+    content = raw.get("content")
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "toolCall" for b in content)
