@@ -103,6 +103,7 @@ class Conversation:
         before_agent_start: Sequence[BeforeAgentStart] = (),
         listener: Optional[ev.Listener] = None,
         clock: Callable[[], float] = _ms_clock,
+        thinking_level: str = "off",
     ) -> None:
         if profile.runtime is None:
             raise PipelineError(Problem("the profile has no `runtime` block, which a conversation needs",
@@ -126,6 +127,9 @@ class Conversation:
         self._queue: deque[str] = deque()
         self.hook_seen: tuple[str, ...] = ()
         self.memory = Memory(self.texts)
+        if not session.entries:  # a new session starts with its model and thinking level, as pi's does
+            session.append_model_change(model.provider, model.id)
+            session.append_thinking_level_change(thinking_level)
         self._sync()
 
     # ----------------------------------------------------------------- state
@@ -277,7 +281,7 @@ class Conversation:
 
     def _append_custom(self, message: Mapping[str, Any]) -> None:
         entry = self.session.append_custom_message(
-            message.get("customType", ""), message.get("content"), display=bool(message.get("display", True)),
+            message.get("customType", ""), message.get("content"), display=message.get("display"),
             details=message.get("details"),
         )
         from pipeline.session.projection import entry_messages

@@ -336,11 +336,11 @@ class CustomMessageEntry(_EntryBase):
     @classmethod
     def create(
         cls, *, id: str, parent_id: str | None, timestamp: str, custom_type: str, content: Any,
-        display: bool = True, details: Any = None,
+        display: bool | None = True, details: Any = None,
     ) -> "CustomMessageEntry":
         own = [
             ("type", cls.type), ("customType", custom_type), ("content", _content_json(content)),
-            ("display", display), ("details", _json(details)),
+            ("display", _json(display)), ("details", _json(details)),
         ]
         return cls.from_json(js_object([*own, *_base(cls.type, id, parent_id, timestamp)[1:]]))
 

@@ -225,7 +225,7 @@ class SessionFile:
         """Append a ``custom`` entry (extension state, never in the context) under the leaf."""
         return self.append(E.CustomEntry.create(custom_type=custom_type, data=data, **self._fields(_LEAF)))
 
-    def append_custom_message(self, custom_type: str, content: Any, display: bool = True,
+    def append_custom_message(self, custom_type: str, content: Any, display: bool | None = True,
                               details: Any = None) -> E.CustomMessageEntry:
         """Append a ``custom_message`` entry (an extension message the model sees) under the leaf."""
         return self.append(E.CustomMessageEntry.create(

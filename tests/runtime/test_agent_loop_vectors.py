@@ -1,151 +1,220 @@
-"""The committed agent-loop vectors (``tests/data/agent_loop``): well-formed, consistent, covering every category.
+"""Differential check: our agent loop against pi 0.84.0's own ``AgentSession`` (committed vectors).
 
-The vectors record pi 0.84.0's own agent loop (see the README there); the differential test
-of our runtime replays them. Here: each file parses, its entries form one parent chain that
-continues the session (or the previous step), every captured request is a real message list
-that our converters accept, the events agree with the entries, and the manifest's categories
-are all covered (or listed as not expressible, with a reason).
+For every scenario of ``tests/data/agent_loop`` our loop gets pi's scripted replies through
+the loopback HTTP server and must show pi's behaviour:
+
+* the same sequence of requests (agent turns and summary calls, interleaved the same way);
+* agent turns: the message list pi sent, converted to the wire format, equal to what we
+  sent; the system prompt pi's base one where pi used its base (ours built from the same
+  data: cwd, tools, skills, context files) or the hook's text, character for character;
+  the same tool names and parameter schemas;
+* summary calls with the same serialized conversation (and previous summary);
+* the same compaction and retry events in the same order;
+* the same entries appended: types, order, parents, roles, ``firstKeptEntryId``, ``tokensBefore``.
+
+Texts in our own words are compared by structure: tool error results the loop or a tool
+writes (pi's and ours say the same thing differently) by position and error flag, and a
+``/skill:`` message by its parts (name, location, directory, body, arguments).
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import re
 
 import pytest
 
-from pipeline.llm.convert import ConvertTexts, TargetModel, to_anthropic_messages, to_openai_chat
-from pipeline.session import MessageEntry, SessionFile, parse_entry, parse_message
+from pipeline import compile_profile
+from pipeline.llm.convert import ConvertTexts, anthropic_messages, openai_messages
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / "tests" / "data" / "agent_loop"
-SESSIONS = ROOT / "tests" / "data" / "sessions" / "real"
-MANIFEST = json.loads((DATA / "manifest.json").read_text(encoding="utf-8"))
-FILES = sorted(p for p in DATA.glob("*.json") if p.name != "manifest.json")
-VECTORS = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in FILES}
-EVENT_TYPES = {"compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end",
-               "summarization_retry_scheduled", "summarization_retry_attempt_start", "summarization_retry_finished"}
-TEXTS = ConvertTexts(orphan_tool_result="(none)", user_image_omitted="(img)", tool_image_omitted="(img)",
-                     tool_image_only="(img)", empty_tool_output="(empty)", tool_images_intro="(images)")
+from .agent_vectors import model_info, pi_events, policy_events, replay_scenario, scenarios, wire_for
+
+SCENARIOS = scenarios()
+PROFILE = compile_profile("default").profile
+TEXTS = ConvertTexts(**{k: v.render() for k, v in PROFILE.runtime.wire})
+_SKILL = re.compile(r'<skill name="([^"]*)" location="([^"]*)">\n([^\n]*)\n\n(.*)\n</skill>(?:\n\n(.*))?\Z', re.DOTALL)
+MASK = "<error result>"
+_SUMMARY = re.compile(r".*?<summary>\n(.*?)\n?</summary>\Z", re.DOTALL)
 
 
-def test_manifest_lists_exactly_the_files():
-    assert set(MANIFEST["scenarios"]) == set(VECTORS)
-    assert len(VECTORS) >= 40
+def _summary_inner(text):
+    """A summary message (compaction or branch) reduced to its summary: the words around it are the profile's."""
+    if not isinstance(text, str):
+        return text
+    m = _SUMMARY.match(text)
+    return f"<summary>{m.group(1)}</summary>" if m else text
 
 
-def test_every_category_is_covered_or_explained():
-    covered = {c for cats in MANIFEST["scenarios"].values() for c in cats}
-    categories = set(MANIFEST["categories"])
-    assert covered <= categories
-    missing = categories - covered
-    assert missing == set(MANIFEST["notExpressible"])
-    assert all(len(reason) > 40 for reason in MANIFEST["notExpressible"].values())
-    readme = (DATA / "README.md").read_text(encoding="utf-8")
-    assert all(f"`{name}`" in readme for name in VECTORS), "every scenario is described in the README"
-    assert all(f"`{name}`" in readme for name in MANIFEST["notExpressible"])
+def _normalize_user(m: dict) -> None:
+    if m.get("role") != "user":
+        return
+    if isinstance(m.get("content"), str):
+        m["content"] = _summary_inner(m["content"])
+    elif isinstance(m.get("content"), list):
+        for block in m["content"]:
+            if block.get("type") == "text":
+                block["text"] = _summary_inner(block["text"])
 
 
-def test_files_stay_small():
-    assert sum(p.stat().st_size for p in DATA.glob("*.json")) < 3_000_000
+def _paths(value, scenario_cwd: str, cwd: str, agent_dir: str, our_agent: str):
+    text = json.dumps(value).replace(scenario_cwd, cwd).replace(agent_dir, our_agent)
+    return json.loads(text)
 
 
-def _session_entries(vector: dict) -> list:
-    session = vector["session"]
-    if session is None:
-        return []
-    entries = list(SessionFile.open(SESSIONS / session["file"]).entries)
-    if session["leafId"]:
-        by_id = {e.id: e for e in entries}
-        chain, cur = [], by_id[session["leafId"]]
-        while cur is not None:
-            chain.append(cur)
-            cur = by_id.get(cur.parent_id)
-        return chain[::-1]
-    return entries
+def _our_skill_text(text: str) -> str:
+    m = _SKILL.match(text)
+    if m is None:
+        return text
+    name, location, line, body, args = m.groups()
+    base = location.rsplit("/", 1)[0]
+    assert base in line, line  # pi's line names the skill's directory
+    skill = PROFILE.runtime.skill
+    out = skill.open.render(name=name, location=location, base_dir=base) + body + skill.close.render()
+    return out + skill.args.render(args=args) if args else out
 
 
-@pytest.mark.parametrize("name", sorted(VECTORS))
-def test_vector_is_well_formed(name):
-    vector = VECTORS[name]
-    assert vector["name"] == name and vector["categories"] == MANIFEST["scenarios"][name]
-    assert vector["about"] and vector["steps"]
-    known = {e.id for e in _session_entries(vector)}
-    leaf = _session_entries(vector)[-1].id if vector["session"] else None
-    for index, step in enumerate(vector["steps"]):
+def _pi_llm_messages(messages: list, error_ids: set) -> list:
+    out = []
+    for m in messages:
+        m = dict(m)
+        if m.get("role") == "user" and isinstance(m.get("content"), list):
+            m["content"] = [{**b, "text": _our_skill_text(b["text"])} if b.get("type") == "text" else b
+                            for b in m["content"]]
+        out.append(m)
+    return out
+
+
+def _mask_wire(messages: list, wire: str, error_ids: set) -> list:
+    out = []
+    for m in messages:
+        m = json.loads(json.dumps(m))
+        _normalize_user(m)
+        if wire == "openai" and m.get("role") == "tool" and m.get("tool_call_id") in error_ids:
+            m["content"] = MASK
+        if wire == "anthropic" and isinstance(m.get("content"), list):
+            for block in m["content"]:
+                if block.get("type") == "tool_result" and block.get("tool_use_id") in error_ids:
+                    block["content"] = MASK
+        out.append(m)
+    return out
+
+
+def _error_ids(entries: list) -> set:
+    return {e["message"]["toolCallId"] for e in entries
+            if (e.get("message") or {}).get("role") == "toolResult" and e["message"].get("isError")}
+
+
+def _split_system(body: dict, wire: str) -> tuple[str, list]:
+    if wire == "openai":
+        first = body["messages"][0] if body["messages"] else {}
+        if first.get("role") in ("system", "developer"):
+            return first["content"], body["messages"][1:]
+        return "", body["messages"]
+    system = body.get("system") or [{"text": ""}]
+    return system[0]["text"], body["messages"]
+
+
+def _tools_of(body: dict, wire: str) -> list:
+    if wire == "openai":
+        return [(t["function"]["name"], t["function"]["parameters"]) for t in body.get("tools") or []]
+    return [(t["name"], {"properties": t["input_schema"]["properties"], "required": t["input_schema"]["required"]})
+            for t in body.get("tools") or []]
+
+
+def _pi_tools(tools: list, wire: str) -> list:
+    if wire == "openai":
+        return [(t["name"], t["parameters"]) for t in tools]
+    return [(t["name"], {"properties": t["parameters"].get("properties") or {},
+                         "required": t["parameters"].get("required") or []}) for t in tools]
+
+
+def _conversation(body: dict, tag: str) -> str | None:
+    text = body["messages"][-1]["content"]
+    m = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", text, re.DOTALL)
+    return m.group(1) if m else None
+
+
+def _check_requests(step: dict, ours, mapped_requests: list) -> None:
+    kinds = [k for k, _ in ours.order]
+    assert kinds == [r["kind"] for r in step["requests"]], "request sequence (agent/summary)"
+    agent_requests = [r for r in mapped_requests if r["kind"] == "agent"]
+    summary_requests = [r for r in mapped_requests if r["kind"] == "summary"]
+    errors = _error_ids(step["newEntries"]) | _error_ids(ours.entries)
+    model = model_info(step["request"]).target()
+    for i, (pi, sent) in enumerate(zip(agent_requests, ours.sent)):
+        system, messages = _split_system(sent["body"], ours.wire)
+        expected_llm = _pi_llm_messages(pi["messages"], errors)
+        if ours.wire == "openai":
+            expected = openai_messages(expected_llm, system_prompt=None, model=model, texts=TEXTS)
+        else:
+            expected = anthropic_messages(expected_llm, model=model, texts=TEXTS)
+        assert _mask_wire(messages, ours.wire, errors) == _mask_wire(expected, ours.wire, errors), f"agent request {i}"
+        if "text" in pi["systemPrompt"]:
+            assert system == pi["systemPrompt"]["text"], f"agent request {i}: the hook's system prompt"
+        else:
+            assert pi["systemPrompt"]["base"] == step["basePrompt"]["sha256"]
+            assert system == sent["base"], f"agent request {i}: our base prompt"
+        assert _tools_of(sent["body"], ours.wire) == _pi_tools(pi["tools"], ours.wire), f"agent request {i}: tools"
+    assert len(ours.sent) == len(agent_requests)
+    tags = PROFILE.summary.tags
+    for i, (pi, body) in enumerate(zip(summary_requests, ours.summary_bodies)):
+        message = pi["messages"][0]
+        assert _conversation(body, tags.conversation) == message["conversation"], f"summary call {i}"
+        assert _conversation(body, tags.previous_summary) == message.get("previous-summary"), f"summary call {i}"
+
+
+def _check_base_prompt(step: dict, ours) -> None:
+    options, render = step["basePrompt"]["options"], ours.render
+    assert render.cwd == options["cwd"]
+    assert list(render.tools) == options["selectedTools"] == step["basePrompt"]["activeTools"]
+    assert [(s.name, s.description, s.file_path, s.base_dir) for s in render.skills] == [
+        (s["name"], s["description"], s["filePath"], s["baseDir"]) for s in options["skills"]]
+    assert [(f.path, f.content) for f in render.context_files] == [
+        (f["path"], f["content"]) for f in options["contextFiles"]]
+
+
+def _check_entries(pi_entries: list, ours: list, ids: dict) -> None:
+    assert [e["type"] for e in ours] == [e["type"] for e in pi_entries], "entry types"
+    for pi, our in zip(pi_entries, ours):
+        ids[pi["id"]] = our["id"]
+    for i, (pi, our) in enumerate(zip(pi_entries, ours)):
+        assert our.get("parentId") == ids.get(pi.get("parentId"), pi.get("parentId")), f"entry {i}: parent"
+        if pi["type"] == "message":
+            assert our["message"]["role"] == pi["message"]["role"], f"entry {i}: role"
+            assert our["message"].get("stopReason") == pi["message"].get("stopReason"), f"entry {i}: stopReason"
+        if pi["type"] == "compaction":
+            assert our["firstKeptEntryId"] == ids.get(pi["firstKeptEntryId"], pi["firstKeptEntryId"])
+            assert our["tokensBefore"] == pi["tokensBefore"], f"entry {i}: tokensBefore"
+        if pi["type"] == "custom_message":
+            assert [our.get(k) for k in ("customType", "content", "display")] == [
+                pi.get(k) for k in ("customType", "content", "display")]
+        if pi["type"] in ("model_change", "thinking_level_change"):
+            for key in ("provider", "modelId", "thinkingLevel"):
+                assert our.get(key) == pi.get(key), f"entry {i}: {key}"
+
+
+@pytest.mark.parametrize("index", range(len(SCENARIOS)), ids=[s["name"] for s in SCENARIOS])
+def test_our_loop_behaves_as_pis(index, tmp_path):
+    scenario = SCENARIOS[index]
+    wire = wire_for(scenario, index)
+    results = replay_scenario(scenario, tmp_path, wire)
+    ids: dict = {}
+    for number, (step, ours) in enumerate(zip(scenario["steps"], results), 1):
         request = step["request"]
-        assert request["input"] and request["responses"]["agent"]
-        assert (request["session"] == "previous step") == (index > 0)
-        entries = [parse_entry(raw) for raw in step["newEntries"]]
-        for entry in entries:  # one chain, continuing the session / the previous step
-            assert entry.parent_id == leaf and entry.id not in known
-            known.add(entry.id)
-            leaf = entry.id
-        _check_requests(step)
-        _check_events(step, entries)
+        mapped = _paths(step, request["cwd"], ours.cwd, request["agentDir"], str(tmp_path / "agent"))
+        _check_base_prompt(mapped, ours)
+        _check_requests(mapped, ours, mapped["requests"])
+        assert policy_events(ours.events) == pi_events(step["events"]), f"step {number}: events"
+        _check_entries(mapped["newEntries"], ours.entries, ids)
+        if "beforeAgentStartSeen" in step:
+            assert len(ours.hook_seen) == len(step["beforeAgentStartSeen"])
+            for (seen, base), pi in zip(ours.hook_seen, step["beforeAgentStartSeen"]):
+                assert seen == pi["systemPrompt"].get("text", base), "what a hook saw"
 
 
-def _check_requests(step: dict) -> None:
-    assert step["requests"], "every run sends at least one request"
-    for captured in step["requests"]:
-        assert captured["kind"] in ("agent", "summary")
-        if captured["kind"] == "summary":
-            assert captured["messages"] and "conversation" in captured["messages"][0]
-            assert len(captured["systemPromptSha256"]) == 64
-            continue
-        prompt = captured["systemPrompt"]
-        assert set(prompt) in ({"base"}, {"text"})
-        if "base" in prompt:
-            assert prompt["base"] == step["basePrompt"]["sha256"]
-        messages = [parse_message(m) for m in captured["messages"]]
-        assert {m.role for m in messages} <= {"user", "assistant", "toolResult"}
-        assert [t["name"] for t in captured["tools"]] == step["basePrompt"]["activeTools"]
-        _converts(captured)
-
-
-def _converts(captured: dict) -> None:
-    """Our converters take every message list pi sent (the runtime's differential test compares them)."""
-    model = TargetModel(id=captured["model"]["id"], provider=captured["model"]["provider"],
-                        api=captured["model"]["api"])
-    tools = [{"name": t["name"], "description": "", "parameters": t["parameters"]} for t in captured["tools"]]
-    results = sum(m["role"] == "toolResult" for m in captured["messages"])
-    body = to_openai_chat(captured["messages"], system_prompt="s", tools=tools, model=model, texts=TEXTS)
-    assert sum(m["role"] == "tool" for m in body["messages"]) >= results
-    body = to_anthropic_messages(captured["messages"], system_prompt="s", tools=tools, model=model, texts=TEXTS)
-    assert sum(b.get("type") == "tool_result" for m in body["messages"] if isinstance(m["content"], list)
-               for b in m["content"]) >= results
-
-
-def _check_events(step: dict, entries: list) -> None:
-    events = step["events"]
-    assert {e["type"] for e in events} <= EVENT_TYPES
-    compactions = [e for e in entries if e.type == "compaction"]
-    ends = [e for e in events if e["type"] == "compaction_end" and e.get("result")]
-    assert [e["result"]["firstKeptEntryId"] for e in ends] == [c.first_kept_entry_id for c in compactions]
-    assert [e["result"]["tokensBefore"] for e in ends] == [c.tokens_before for c in compactions]
-    starts = [e for e in events if e["type"] == "compaction_start"]
-    assert len(starts) == len([e for e in events if e["type"] == "compaction_end" and "errorMessage" not in e])
-    retries = [e for e in events if e["type"] == "auto_retry_start"]
-    failed = [e for e in entries if isinstance(e, MessageEntry) and e.message.role == "assistant"
-              and e.message.stop_reason == "error"]
-    assert len(retries) <= len(failed)
-
-
-def _events(category: str) -> list:
-    return [e for name, cats in MANIFEST["scenarios"].items() if category in cats
-            for step in VECTORS[name]["steps"] for e in step["events"]]
-
-
-def test_categories_show_what_they_claim():
-    assert any(e["type"] == "compaction_start" and e["reason"] == "overflow" for e in _events("overflow-recovery"))
-    assert any(e["type"] == "compaction_end" and e.get("errorMessage") for e in _events("overflow-twice"))
-    assert any(e["type"] == "compaction_start" and e["reason"] == "threshold" for e in _events("threshold-compaction"))
-    retry = _events("transient-retry")
-    assert {(e["type"], e.get("success")) for e in retry if e["type"] == "auto_retry_end"} == {
-        ("auto_retry_end", True), ("auto_retry_end", False)}
-    overrides = [r["systemPrompt"] for name, cats in MANIFEST["scenarios"].items() if "per-turn-override" in cats
-                 for step in VECTORS[name]["steps"] for r in step["requests"] if r["kind"] == "agent"]
-    assert any("text" in p for p in overrides) and any("base" in p for p in overrides)
-    changed = VECTORS["tools-changed"]["steps"]
-    assert changed[0]["basePrompt"]["activeTools"] != changed[1]["basePrompt"]["activeTools"]
-    assert changed[0]["basePrompt"]["sha256"] != changed[1]["basePrompt"]["sha256"]
+def test_every_category_is_replayed():
+    categories = {c for s in SCENARIOS for c in s["categories"]}
+    assert len(SCENARIOS) >= 40
+    assert {"tool-single", "tool-parallel", "threshold-compaction", "overflow-recovery", "overflow-twice",
+            "length-stop", "transient-retry", "aborted", "per-turn-override", "tools-changed", "template",
+            "skill", "model-switch"} <= categories

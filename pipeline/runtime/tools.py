@@ -1,0 +1,229 @@
+"""Built-in host tools in Python: read-only ``read``, ``ls``, ``find``, ``grep`` over a working
+directory, and the opt-in ``bash``, ``edit``, ``write``.
+
+Their parameters are pi 0.84.0's (the same JSON schemas, without descriptions); what
+they say to the model (descriptions, snippets, guidelines, and the texts of their
+results: not found, empty directory, truncation...) comes from the profile:
+``system_prompt.tools.<name>`` and ``runtime.tool_output``. Paths are resolved against
+the working directory and must stay inside it (symbolic links included).
+
+:func:`builtin_tools` builds the tools a profile and a working directory give;
+:data:`READ_ONLY` and :data:`OPT_IN` name them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from pipeline.errors import Problem, PipelineError
+from pipeline.runtime.host import Tool, ToolOutput
+
+READ_ONLY = ("read", "ls", "find", "grep")
+OPT_IN = ("bash", "edit", "write")
+MAX_LINES = 2000
+MAX_BYTES = 50 * 1024
+MAX_RESULTS = 1000
+BASH_TIMEOUT_S = 120
+
+_STR, _NUM, _BOOL = {"type": "string"}, {"type": "number"}, {"type": "boolean"}
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "read": {"type": "object", "required": ["path"], "properties": {"path": _STR, "offset": _NUM, "limit": _NUM}},
+    "ls": {"type": "object", "properties": {"path": _STR, "limit": _NUM}},
+    "find": {"type": "object", "required": ["pattern"], "properties": {"pattern": _STR, "path": _STR, "limit": _NUM}},
+    "grep": {"type": "object", "required": ["pattern"], "properties": {
+        "pattern": _STR, "path": _STR, "glob": _STR, "ignoreCase": _BOOL, "literal": _BOOL, "context": _NUM,
+        "limit": _NUM}},
+    "bash": {"type": "object", "required": ["command"], "properties": {"command": _STR, "timeout": _NUM}},
+    "edit": {"type": "object", "required": ["path", "edits"], "properties": {"path": _STR, "edits": {
+        "type": "array", "items": {"type": "object", "required": ["oldText", "newText"],
+                                   "properties": {"oldText": _STR, "newText": _STR}}}}},
+    "write": {"type": "object", "required": ["path", "content"], "properties": {"path": _STR, "content": _STR}},
+}
+
+
+class _Failed(Exception):
+    """A tool result that is an error (its text already in the profile's words)."""
+
+
+class Workspace:
+    """The tools' working directory and the profile's ``runtime.tool_output`` texts."""
+
+    def __init__(self, cwd: str | os.PathLike, texts: Any) -> None:
+        self.root = Path(cwd).resolve()
+        self.texts = texts
+
+    def say(self, name: str, **values: Any) -> str:
+        return getattr(self.texts, name).render({k: str(v) for k, v in values.items()})
+
+    def path(self, given: Any, *, default: str = ".") -> Path:
+        text = given if isinstance(given, str) and given else default
+        target = (self.root / os.path.expanduser(text)).resolve()
+        if target != self.root and self.root not in target.parents:
+            raise _Failed(self.say("outside", path=text))
+        if not target.exists():
+            raise _Failed(self.say("not_found", path=text))
+        return target
+
+    def relative(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix() or "."
+
+    def cut(self, lines: list[str], limit: Any = None) -> str:
+        """At most ``limit`` (else :data:`MAX_LINES`) lines and :data:`MAX_BYTES` bytes, with the note."""
+        cap = int(limit) if isinstance(limit, (int, float)) and limit > 0 else MAX_LINES
+        shown, size = [], 0
+        for line in lines[:cap]:
+            size += len(line.encode("utf-8")) + 1
+            if size > MAX_BYTES and shown:
+                break
+            shown.append(line)
+        text = "\n".join(shown)
+        return text + self.say("truncated", shown=len(shown), total=len(lines)) if len(shown) < len(lines) else text
+
+
+# --------------------------------------------------------------------------- read-only tools
+
+
+def _read(ws: Workspace, args: Mapping[str, Any]) -> str:
+    path = ws.path(args.get("path"))
+    if path.is_dir():
+        raise _Failed(ws.say("not_a_file", path=args.get("path")))
+    text = path.read_bytes().decode("utf-8", "replace")
+    offset, limit = args.get("offset"), args.get("limit")
+    if offset is None and limit is None and len(text.encode("utf-8")) <= MAX_BYTES and text.count("\n") <= MAX_LINES:
+        return text
+    lines = text.split("\n")
+    start = max(int(offset) - 1, 0) if isinstance(offset, (int, float)) else 0
+    return ws.cut(lines[start:], limit)
+
+
+def _sort_key(name: str) -> tuple[str, str]:
+    return (name.lower(), name)
+
+
+def _ls(ws: Workspace, args: Mapping[str, Any]) -> str:
+    path = ws.path(args.get("path"))
+    if not path.is_dir():
+        raise _Failed(ws.say("not_a_directory", path=args.get("path") or "."))
+    names = [e.name + ("/" if e.is_dir() else "") for e in sorted(os.scandir(path), key=lambda e: _sort_key(e.name))]
+    return ws.cut(names, args.get("limit")) if names else ws.say("empty_directory")
+
+
+def _walk(ws: Workspace, start: Path) -> list[Path]:
+    found: list[Path] = []
+    for directory, dirs, files in os.walk(start):
+        dirs[:] = sorted((d for d in dirs if d not in (".git", "node_modules")), key=_sort_key)
+        found.extend(Path(directory) / f for f in sorted(files, key=_sort_key))
+        if len(found) > 20 * MAX_RESULTS:
+            break
+    return found
+
+
+def _find(ws: Workspace, args: Mapping[str, Any]) -> str:
+    start = ws.path(args.get("path"))
+    pattern = str(args.get("pattern") or "*")
+    matches = [ws.relative(p) for p in _walk(ws, start)
+               if fnmatch.fnmatch(p.relative_to(start).as_posix(), pattern) or fnmatch.fnmatch(p.name, pattern)]
+    if not matches:
+        return ws.say("no_matches")
+    return ws.cut(matches, args.get("limit") or MAX_RESULTS)
+
+
+def _grep(ws: Workspace, args: Mapping[str, Any]) -> str:
+    start = ws.path(args.get("path"))
+    source = str(args.get("pattern") or "")
+    flags = re.IGNORECASE if args.get("ignoreCase") else 0
+    try:
+        regex = re.compile(re.escape(source) if args.get("literal") else source, flags)
+    except re.error as err:
+        raise _Failed(ws.say("invalid_pattern", error=err)) from None
+    glob = args.get("glob")
+    files = [start] if start.is_file() else _walk(ws, start)
+    hits: list[str] = []
+    for path in files:
+        if isinstance(glob, str) and glob and not fnmatch.fnmatch(path.name, glob):
+            continue
+        hits.extend(_grep_file(ws, path, regex))
+        if len(hits) >= MAX_RESULTS:
+            break
+    return ws.cut(hits, args.get("limit") or MAX_RESULTS) if hits else ws.say("no_matches")
+
+
+def _grep_file(ws: Workspace, path: Path, regex: re.Pattern) -> list[str]:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return []
+    if b"\x00" in data[:8192]:
+        return []
+    lines = data.decode("utf-8", "replace").split("\n")
+    return [f"{ws.relative(path)}:{i}:{line}" for i, line in enumerate(lines, 1) if regex.search(line)]
+
+
+# --------------------------------------------------------------------------- opt-in tools
+
+
+def _bash(ws: Workspace, args: Mapping[str, Any]) -> ToolOutput:
+    timeout = args.get("timeout") if isinstance(args.get("timeout"), (int, float)) else BASH_TIMEOUT_S
+    try:
+        done = subprocess.run(["bash", "-c", str(args.get("command") or "")], cwd=ws.root, capture_output=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as err:
+        output = (err.stdout or b"") + (err.stderr or b"")
+        return ToolOutput(content=output.decode("utf-8", "replace"), is_error=True)
+    output = (done.stdout + done.stderr).decode("utf-8", "replace")
+    return ToolOutput(content=ws.cut(output.split("\n")), is_error=done.returncode != 0,
+                      details={"exitCode": done.returncode})
+
+
+def _edit(ws: Workspace, args: Mapping[str, Any]) -> ToolOutput:
+    path = ws.path(args.get("path"))
+    text = path.read_text(encoding="utf-8")
+    for edit in args.get("edits") or []:
+        old, new = str(edit.get("oldText")), str(edit.get("newText"))
+        if text.count(old) != 1:
+            raise _Failed(ws.say("no_matches"))
+        text = text.replace(old, new, 1)
+    path.write_text(text, encoding="utf-8")
+    return ToolOutput(content=ws.relative(path), details={"edits": len(args.get("edits") or [])})
+
+
+def _write(ws: Workspace, args: Mapping[str, Any]) -> ToolOutput:
+    given = str(args.get("path") or "")
+    target = (ws.root / given).resolve()
+    if ws.root not in target.parents:
+        raise _Failed(ws.say("outside", path=given))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(str(args.get("content") or ""), encoding="utf-8")
+    return ToolOutput(content=ws.relative(target), details={"bytes": len(str(args.get("content") or "").encode())})
+
+
+_FUNCTIONS: dict[str, Callable[[Workspace, Mapping[str, Any]], Any]] = {
+    "read": _read, "ls": _ls, "find": _find, "grep": _grep, "bash": _bash, "edit": _edit, "write": _write,
+}
+
+
+def _guarded(ws: Workspace, function: Callable[[Workspace, Mapping[str, Any]], Any]) -> Callable[[Mapping[str, Any]], Any]:
+    def call(args: Mapping[str, Any]) -> Any:
+        try:
+            return function(ws, args)
+        except _Failed as failed:
+            return ToolOutput(content=str(failed), is_error=True)
+
+    return call
+
+
+def builtin_tools(names: Sequence[str], cwd: str | os.PathLike, profile: Any) -> list[Tool]:
+    """The built-in tools ``names`` over ``cwd``; texts from ``profile`` (its ``runtime`` block)."""
+    unknown = [n for n in names if n not in _FUNCTIONS]
+    if unknown:
+        raise PipelineError(Problem(f"unknown tool {unknown[0]!r}", key="--tools",
+                                    hint=f"built-in tools: {', '.join((*READ_ONLY, *OPT_IN))}"))
+    if profile.runtime is None:
+        raise PipelineError(Problem("the profile has no `runtime` block, which the built-in tools need", key="runtime"))
+    ws = Workspace(cwd, profile.runtime.tool_output)
+    return [Tool(name=n, parameters=SCHEMAS[n], function=_guarded(ws, _FUNCTIONS[n])) for n in names]
