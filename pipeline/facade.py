@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.prompt import RenderContext, RenderedSection
     from pipeline.prompt.inputs import Gathered, RenderRequest
     from pipeline.runtime import RetrySettings
+    from pipeline.runtime.conversation import Conversation
     from pipeline.session import Entry, LlmContext, SessionFile, SessionTree
     from pipeline.templates import LoadedTemplates, PromptTemplate
 
@@ -187,6 +188,16 @@ class Pipeline(CompiledProfile):
             _session(session), self.profile, client or self.summary_client(), target_id,
             custom_instructions=instructions, replace_instructions=replace_instructions, progress=progress,
         )
+
+    # ------------------------------------------------------------------ runtime
+
+    def conversation(self, session: SessionFile | PathLike, **options: Any) -> Conversation:
+        """An agent conversation on ``session`` (a session file or its path) with this
+        profile; ``options`` are :class:`pipeline.runtime.Conversation`'s (``model``,
+        ``tools``, ``cwd``, ``summarizer``, ``templates``, ``skills``, hooks...)."""
+        from pipeline.runtime.conversation import Conversation
+
+        return Conversation(self.profile, _session(session), **options)
 
     # ------------------------------------------------------------------ session
 

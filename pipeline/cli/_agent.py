@@ -1,0 +1,82 @@
+"""What `pipeline run` (and an interactive front end) share: a conversation, a model
+client and an agent built from the command's flags (a helper module, not a command)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import Location, PipelineError, Problem, UsageError
+
+
+@dataclass
+class AgentSetup:
+    agent: Any
+    conversation: Any
+    client: Any
+    session_path: str
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
+    """Profile, session, discovery, tools, clients and the agent for ``args``."""
+    from pipeline import compile_profile
+    from pipeline.agentdir import agent_dir
+    from pipeline.llm import make_client
+    from pipeline.llm.chat import ChatClient
+    from pipeline.prompt.discover import discover
+    from pipeline.runtime import Agent, ModelInfo
+    from pipeline.runtime.host import APIS
+    from pipeline.runtime.tools import builtin_tools
+    from pipeline.session import SessionFile
+
+    pipeline = compile_profile(args.profile)
+    profile = pipeline.profile
+    if profile.runtime is None:
+        raise PipelineError(Problem("the profile has no `runtime` block, which `pipeline run` needs",
+                                    Location(pipeline.origin), key="runtime", hint="extend builtin:default"))
+    cwd = os.path.abspath(args.cwd)
+    if not os.path.isdir(cwd):
+        raise PipelineError(Problem("the working directory does not exist or is not a directory", Location(args.cwd)))
+    model_name = args.model or profile.summarizer.model
+    if not model_name:
+        raise UsageError("no model: pass --model (or set summarizer.model in the profile)")
+    names = [n.strip() for n in args.tools.split(",") if n.strip()]
+    tools = builtin_tools(names, cwd, profile)
+    window = args.context_window or profile.summarizer.context_window or profile.compaction.branch.default_context_window
+    model = ModelInfo(id=model_name, provider=args.llm, api=APIS[args.llm], context_window=window,
+                      max_tokens=args.max_tokens or profile.summarizer.max_tokens or 0)
+    key_env = args.api_key_env
+    client = ChatClient(args.llm, model=model.target(), aborted_text=profile.runtime.aborted.render(),
+                        base_url=args.base_url, api_key_env=key_env)
+    client.check_ready()
+    session = _open_session(args.session, args.new, cwd, SessionFile)
+    summarizer = make_client(args.llm, model=model_name, base_url=args.base_url, api_key_env=key_env,
+                             max_retries=profile.summarizer.max_retries)
+    found = discover(cwd, str(agent_dir()))
+    conversation = pipeline.conversation(
+        session, model=model, tools=tools, cwd=cwd, summarizer=summarizer,
+        templates=pipeline.load_templates(cwd).templates, skills=found.skills, context_files=found.context_files,
+        custom_prompt=found.custom_prompt, append_prompts=found.append_prompts,
+    )
+    from pipeline.cli.run import print_event
+
+    agent = Agent(conversation, client, wire=args.llm, listener=listener or (print_event if args.json else None))
+    return AgentSetup(agent, conversation, client, str(session.path))
+
+
+def _open_session(path: str, new: bool, cwd: str, SessionFile: Any) -> Any:
+    if new:
+        if Path(path).exists():
+            raise PipelineError(Problem("file already exists", Location(path), hint="leave out --new to continue it"))
+        return SessionFile.create(path, cwd=cwd)
+    if not Path(path).exists():
+        raise PipelineError(Problem("no such session file", Location(path), hint="add --new to start one"))
+    session = SessionFile.open(path)
+    session.ensure_appendable()
+    return session

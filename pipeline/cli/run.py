@@ -1,0 +1,115 @@
+"""Run one prompt non-interactively (as `pi -p`): the agent loop on a session file.
+
+  pipeline run [PROFILE] --session FILE "input" [--new] [--json]
+               [--llm openai|anthropic] [--model M] [--base-url U] [--api-key-env NAME]
+               [--tools read,ls,find,grep] [--cwd DIR] [--context-window N] [--max-tokens N]
+
+The input goes through the profile's expansion (`/skill:name args`, then prompt
+templates), then the model is asked, tools run, results go back, until the model
+stops; compaction (threshold after the run, overflow with one retry) and retries of
+transient errors follow the profile. Every entry is appended to FILE as it happens, in
+pi's format (pi 0.84.0 opens the file); `--new` creates FILE (it must not exist).
+The final answer is printed; `--json` prints every event as one JSON line instead.
+
+Tools: `read`, `ls`, `find`, `grep` (read-only, over the working directory) by default;
+`bash`, `edit`, `write` only when named in `--tools`; `--tools ""` offers none. Their
+descriptions and result texts come from the profile. The key is read from the
+environment variable `--api-key-env` names (default OPENAI_API_KEY / ANTHROPIC_API_KEY)
+and never printed. Ctrl-C cancels the request: the reply is recorded as aborted.
+
+Exit status: 0 answered, 1 invalid input, 2 usage, 3 the provider failed (unreachable,
+an error reply, a malformed answer; the session keeps everything up to the failure).
+
+examples:
+  OPENAI_API_KEY=x pipeline run --session chat.jsonl --new --base-url http://127.0.0.1:8080/v1 --model qwen "what is this repo?"
+  pipeline run builtin:default --session chat.jsonl --llm anthropic --model claude-sonnet-4-5 --json "/fix src/app.py"
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+
+HELP = "run one prompt with the agent loop on a session file (as pi -p)"
+EXIT_PROVIDER = 3
+
+
+class _Intermixed(argparse.ArgumentParser):
+    """Positionals on both sides of the flags (``run PROFILE --session F INPUT``), as
+    :meth:`argparse.ArgumentParser.parse_intermixed_args` allows."""
+
+    _inside = False
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        if self._inside:
+            return super().parse_known_args(args, namespace)
+        self._inside = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._inside = False
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.__class__ = _Intermixed
+    parser.add_argument("profile", metavar="PROFILE", nargs="?", default="default",
+                        help="built-in profile name or YAML path (default: default)")
+    parser.add_argument("input", metavar="INPUT", help="the prompt (templates and /skill: are expanded)")
+    parser.add_argument("--session", metavar="FILE", required=True, help="the pi session file (.jsonl)")
+    parser.add_argument("--new", action="store_true", help="create FILE as a new session")
+    parser.add_argument("--json", action="store_true", help="print the events as JSON lines")
+    parser.add_argument("--llm", choices=("openai", "anthropic"), default="openai", help="wire format (default: openai)")
+    parser.add_argument("--model", metavar="M", help="model name (default: the profile's summarizer.model)")
+    parser.add_argument("--base-url", metavar="U", help="provider base URL")
+    parser.add_argument("--api-key-env", metavar="NAME", help="name of the environment variable holding the API key")
+    parser.add_argument("--tools", metavar="LIST", default="read,ls,find,grep",
+                        help="comma-separated tools (default: read,ls,find,grep; bash,edit,write are opt-in)")
+    parser.add_argument("--cwd", metavar="DIR", default=".", help="working directory of the tools (default: .)")
+    parser.add_argument("--context-window", metavar="N", type=_positive, help="the model's context window in tokens")
+    parser.add_argument("--max-tokens", metavar="N", type=_positive, help="the model's maximum output tokens")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {value}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    from pipeline.cli._agent import build_agent
+
+    setup = build_agent(args)
+    cancel = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: cancel.set()) if _main_thread() else None
+    try:
+        result = setup.agent.run(args.input, cancel=cancel)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+        setup.close()
+    if result.error is not None:
+        print(f"pipeline run: {setup.session_path}: the run failed: {result.error}", file=sys.stderr)
+        return EXIT_PROVIDER
+    if not args.json:
+        print(result.answer)
+    return 0
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def print_event(event) -> None:
+    from pipeline.runtime.events import event_json
+
+    print(json.dumps(event_json(event), ensure_ascii=False), flush=True)
+
+
+__all__ = ["HELP", "add_arguments", "run", "print_event"]
