@@ -51,7 +51,8 @@ from pipeline.runtime.policy import (
 # llm converters); they are loaded on first use so the pure policy stays light.
 _LAZY = {
     "Conversation": "pipeline.runtime.conversation", "ModelRequest": "pipeline.runtime.conversation",
-    "Next": "pipeline.runtime.conversation", "Agent": "pipeline.runtime.loop", "RunResult": "pipeline.runtime.loop",
+    "Next": "pipeline.runtime.conversation", "Agent": "pipeline.runtime.loop", "RunResult": "pipeline.runtime.loop", "model_client": "pipeline.runtime.loop",
+    "builtin_tools": "pipeline.runtime.tools",
     "ModelInfo": "pipeline.runtime.host", "Tool": "pipeline.runtime.host", "ToolOutput": "pipeline.runtime.host",
     "HookResult": "pipeline.runtime.host", "AgentStart": "pipeline.runtime.host",
 }
@@ -70,7 +71,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "Agent", "AgentStart", "Conversation", "HookResult", "ModelInfo", "ModelRequest", "Next", "RunResult", "Tool",
-    "ToolOutput",
+    "ToolOutput", "builtin_tools", "model_client",
     "NOTHING", "OVERFLOW_PATTERNS", "CompactionDecision", "CurrentModel", "HookChain", "Phase",
     "RecoveryCycle", "Reply", "RetryDecision", "RetrySettings", "RunPrompt", "TurnRetry", "check_compaction",
     "is_context_overflow", "is_recoverable_length", "is_retryable_error", "is_turn_retryable",

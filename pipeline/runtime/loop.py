@@ -138,3 +138,11 @@ class Agent:
         if isinstance(output, ToolOutput):
             return output.blocks(), output.is_error, output.details
         return [{"type": "text", "text": output if isinstance(output, str) else js_json(output)}], False, None
+
+
+def model_client(profile: Any, model: Any, wire: str = "openai", **options: Any) -> Any:
+    """A :class:`pipeline.llm.chat.ChatClient` for ``model`` (a :class:`~pipeline.runtime.ModelInfo`)
+    with the profile's texts; ``options``: ``base_url``, ``api_key_env``, ``timeout``, ``env``..."""
+    from pipeline.llm.chat import ChatClient
+
+    return ChatClient(wire, model=model.target(), aborted_text=profile.runtime.aborted.render(), **options)
