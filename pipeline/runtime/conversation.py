@@ -65,16 +65,34 @@ class Next:
     error: Optional[str] = None
 
 
-@dataclass(frozen=True)
 class ModelRequest:
-    """One model request: the parts, and the provider body when a wire format was asked for."""
+    """One model request: the system prompt, the tools, the model, and (built on first
+    access, so a request costs the same whatever the session's length) the projected
+    ``messages`` (pi's LLM messages) and, when a wire format was asked for, the provider
+    ``body``. Both are snapshots of the request as made (until the next prompt, which may
+    drop a failed reply)."""
 
-    system_prompt: str
-    messages: list
-    tools: tuple[ToolDefinition, ...]
-    model: ModelInfo
-    wire: Optional[str] = None
-    body: Optional[dict] = None
+    def __init__(self, system_prompt: str, tools: tuple[ToolDefinition, ...], model: ModelInfo,
+                 llm: list, count: int, wire: Optional[str] = None, parts: Optional[tuple] = None) -> None:
+        self.system_prompt, self.tools, self.model, self.wire = system_prompt, tools, model, wire
+        self.message_count = count
+        self._llm, self._parts = llm, parts
+        self._messages: Optional[list] = None
+        self._body: Optional[dict] = None
+
+    @property
+    def messages(self) -> list:
+        if self._messages is None:
+            self._messages = self._llm[:self.message_count]
+        return self._messages
+
+    @property
+    def body(self) -> Optional[dict]:
+        if self._body is None and self._parts is not None:
+            body, head, prefix, upto = self._parts
+            body["messages"] = body["messages"][:head] + prefix[:upto] + body["messages"][head:]
+            self._body, self._parts = body, None
+        return self._body
 
 
 def _ms_clock() -> float:
@@ -318,14 +336,16 @@ class Conversation:
         """The next model request; ``wire`` adds the provider body (``openai`` chat
         completions, ``anthropic`` messages)."""
         system, tools = self.system_prompt, self.tool_definitions()
-        body = None if wire is None else self._body(wire, system, tools)
-        return ModelRequest(system, list(self.memory.llm), tools, self.model, wire, body)
+        parts = None if wire is None else self._body(wire, system, tools)
+        llm = self.memory.llm
+        return ModelRequest(system, tools, self.model, llm, len(llm), wire, parts)
 
     def _reasoning(self) -> Optional[str]:
         level = self.thinking_level
         return level if self.model.reasoning and level not in (None, "off") else None
 
-    def _body(self, wire: str, system: str, tools: tuple[ToolDefinition, ...]) -> dict:
+    def _body(self, wire: str, system: str, tools: tuple[ToolDefinition, ...]) -> tuple:
+        """(the body with the tail's messages, where the prefix goes, the prefix, its length)."""
         target, texts = self.model.target(), self.wire_texts
         if wire == "openai":
             prefix, tail = self.memory.wire_messages("openai", lambda m: openai_messages(
@@ -333,17 +353,16 @@ class Conversation:
             body = to_openai_chat(tail, system_prompt=system, tools=tools, model=target, texts=texts,
                                   reasoning_effort=self._reasoning())
             head = 1 if system else 0
-            body["messages"] = body["messages"][:head] + prefix + body["messages"][head:]
         elif wire == "anthropic":
             prefix, tail = self.memory.wire_messages("anthropic", lambda m: anthropic_messages(
                 m, model=target, texts=texts))
             body = to_anthropic_messages(tail, system_prompt=system, tools=tools, model=target, texts=texts)
-            body["messages"] = prefix + body["messages"]
+            head = 0
         else:
             raise ValueError(f"unknown wire format {wire!r}; expected openai or anthropic")
         if not tools and self.memory.has_tool_history and wire == "openai":
             body["tools"] = []
-        return body
+        return body, head, prefix, len(prefix)
 
     # ----------------------------------------------------------------- replies
 

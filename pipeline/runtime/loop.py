@@ -84,7 +84,7 @@ class Agent:
         conv, index = self.conversation, 0
         while True:
             request = conv.next_request(self.wire)  # type: ignore[arg-type]
-            self._emit(ev.Request(index, len(request.messages), tuple(t.name for t in request.tools)))
+            self._emit(ev.Request(index, request.message_count, tuple(t.name for t in request.tools)))
             index += 1
             reply = self.client.send(request.body, cancel=cancel)
             step = conv.record(reply)
