@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional, Sequence
 
+from pipeline.gcpause import gc_paused
 from pipeline.session.messages import AgentMessage, AssistantMessage
 from pipeline.session.projection import convert_to_llm
 from pipeline.session.texts import ContextTexts
@@ -47,8 +48,9 @@ class Memory:
         self._last_user = 0
         self._tool_history = False
         self._wires: dict[str, _WireCache] = {}
-        for message in messages:
-            self.push(message)
+        with gc_paused(promote=True):  # built once and kept: not worth the collector's scans
+            for message in messages:
+                self.push(message)
 
     # ----------------------------------------------------------------- changes
 
@@ -91,7 +93,8 @@ class Memory:
         from it on); ``convert`` turns a run of LLM messages into provider messages."""
         cache = self._wires.setdefault(wire, _WireCache())
         if cache.upto < self._last_user:
-            cache.messages.extend(convert(self.llm[cache.upto:self._last_user]))
+            with gc_paused(promote=True):
+                cache.messages.extend(convert(self.llm[cache.upto:self._last_user]))
             cache.upto = self._last_user
         return cache.messages, self.llm[cache.upto:]
 
