@@ -4,6 +4,7 @@ client and an agent built from the command's flags (a helper module, not a comma
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,21 +33,26 @@ def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
     from pipeline.prompt.discover import discover
     from pipeline.runtime import Agent, ModelInfo
     from pipeline.runtime.host import APIS
-    from pipeline.runtime.tools import builtin_tools
+    from pipeline.runtime.tools import OPT_IN, READ_ONLY, builtin_tools
     from pipeline.session import SessionFile
 
     pipeline = compile_profile(args.profile)
     profile = pipeline.profile
     if profile.runtime is None:
         raise PipelineError(Problem("the profile has no `runtime` block, which `pipeline run` needs",
-                                    Location(pipeline.origin), key="runtime", hint="extend builtin:default"))
+                                    Location(pipeline.origin), key="runtime", hint="extend builtin:default",
+                                    code="profile.missing-key"))
     cwd = os.path.abspath(args.cwd)
     if not os.path.isdir(cwd):
-        raise PipelineError(Problem("the working directory does not exist or is not a directory", Location(args.cwd)))
+        raise UsageError(f"--cwd {args.cwd}: the working directory does not exist or is not a directory")
     model_name = args.model or profile.summarizer.model
     if not model_name:
-        raise UsageError("no model: pass --model (or set summarizer.model in the profile)")
+        raise PipelineError(Problem("no model given", key="--model", hint="pass --model or set summarizer.model",
+                                    code="provider.config"))
     names = [n.strip() for n in args.tools.split(",") if n.strip()]
+    unknown = [n for n in names if n not in (*READ_ONLY, *OPT_IN)]
+    if unknown:
+        raise UsageError(f"--tools: unknown tool {unknown[0]!r} (built-in tools: {', '.join((*READ_ONLY, *OPT_IN))})")
     tools = builtin_tools(names, cwd, profile)
     window = args.context_window or profile.summarizer.context_window or profile.compaction.branch.default_context_window
     model = ModelInfo(id=model_name, provider=args.llm, api=APIS[args.llm], context_window=window,
@@ -64,19 +70,26 @@ def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
         templates=pipeline.load_templates(cwd).templates, skills=found.skills, context_files=found.context_files,
         custom_prompt=found.custom_prompt, append_prompts=found.append_prompts,
     )
-    from pipeline.cli.run import print_event
-
     agent = Agent(conversation, client, wire=args.llm, listener=listener or (print_event if args.json else None))
     return AgentSetup(agent, conversation, client, str(session.path))
+
+
+def print_event(event: Any) -> None:
+    """One event as a JSON line on stdout (``--json``)."""
+    from pipeline.runtime.events import event_json
+
+    print(json.dumps(event_json(event), ensure_ascii=False), flush=True)
 
 
 def _open_session(path: str, new: bool, cwd: str, SessionFile: Any) -> Any:
     if new:
         if Path(path).exists():
-            raise PipelineError(Problem("file already exists", Location(path), hint="leave out --new to continue it"))
+            raise PipelineError(Problem("file already exists", Location(path), hint="leave out --new to continue it",
+                                        code="session.exists"))
         return SessionFile.create(path, cwd=cwd)
     if not Path(path).exists():
-        raise PipelineError(Problem("no such session file", Location(path), hint="add --new to start one"))
+        raise PipelineError(Problem("no such session file", Location(path), hint="add --new to start one",
+                                    code="session.unreadable"))
     session = SessionFile.open(path)
     session.ensure_appendable()
     return session

@@ -28,7 +28,6 @@ examples:
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 import threading
@@ -106,10 +105,4 @@ def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def print_event(event) -> None:
-    from pipeline.runtime.events import event_json
-
-    print(json.dumps(event_json(event), ensure_ascii=False), flush=True)
-
-
-__all__ = ["HELP", "add_arguments", "run", "print_event"]
+__all__ = ["HELP", "add_arguments", "run"]

@@ -125,7 +125,8 @@ class Conversation:
     ) -> None:
         if profile.runtime is None:
             raise PipelineError(Problem("the profile has no `runtime` block, which a conversation needs",
-                                        key="runtime", hint="extend builtin:default or add the block"))
+                                        key="runtime", hint="extend builtin:default or add the block",
+                                        code="profile.missing-key"))
         self.profile, self.session, self.model, self.cwd = profile, session, model, cwd
         self.runtime = profile.runtime
         self.texts = ContextTexts.from_profile(profile)

@@ -20,7 +20,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from pipeline.errors import Problem, PipelineError
+from pipeline.errors import PipelineError, Problem
 from pipeline.runtime.host import Tool, ToolOutput
 
 READ_ONLY = ("read", "ls", "find", "grep")
@@ -221,9 +221,9 @@ def builtin_tools(names: Sequence[str], cwd: str | os.PathLike, profile: Any) ->
     """The built-in tools ``names`` over ``cwd``; texts from ``profile`` (its ``runtime`` block)."""
     unknown = [n for n in names if n not in _FUNCTIONS]
     if unknown:
-        raise PipelineError(Problem(f"unknown tool {unknown[0]!r}", key="--tools",
-                                    hint=f"built-in tools: {', '.join((*READ_ONLY, *OPT_IN))}"))
+        raise ValueError(f"unknown tool {unknown[0]!r}; built-in tools: {', '.join((*READ_ONLY, *OPT_IN))}")
     if profile.runtime is None:
-        raise PipelineError(Problem("the profile has no `runtime` block, which the built-in tools need", key="runtime"))
+        raise PipelineError(Problem("the profile has no `runtime` block, which the built-in tools need", key="runtime",
+                                    code="profile.missing-key"))
     ws = Workspace(cwd, profile.runtime.tool_output)
     return [Tool(name=n, parameters=SCHEMAS[n], function=_guarded(ws, _FUNCTIONS[n])) for n in names]

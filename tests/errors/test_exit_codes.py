@@ -40,13 +40,15 @@ INVALID = {
     "expand": ["/x", "--profile", "missing.yaml"],
     "explain": ["missing.yaml"],
     "render": ["missing.yaml"],
+    "run": ["hi", "--session", "missing.jsonl", "--model", "m"],
     "schema": ["--check", "."],
     "session": ["check", "missing.jsonl"],
     "templates": ["--profile", "missing.yaml"],
     "validate": ["missing.yaml"],
 }
 POSITIONALS = {"compact": ["s.jsonl"], "context": ["s.jsonl"], "diff": ["a", "b"], "expand": ["/x"],
-               "explain": ["default"], "session": ["check", "s.jsonl"]}
+               "explain": ["default"], "session": ["check", "s.jsonl"],
+               "run": ["hi", "--session", "s.jsonl"]}
 
 
 def test_every_command_is_in_the_table():

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import compile_profile
-from pipeline.compiler import compile_model
 from pipeline.llm import make_client
 from pipeline.llm.chat import ChatClient
 from pipeline.prompt.discover import discover
@@ -93,17 +92,17 @@ class StepResult:
 # --------------------------------------------------------------------------- set-up
 
 
-def _profile(request: dict) -> Any:
-    base = compile_profile("default").profile
+def _pipeline(request: dict) -> Any:
+    """The default profile with pi's compaction and retry settings of the run (one override layer)."""
     settings, retry = request.get("settings") or {}, (request.get("piSettings") or {}).get("retry") or {}
-    compaction = base.compaction.model_copy(update={
-        "enabled": settings.get("enabled", True), "reserve_tokens": settings.get("reserveTokens", 16384),
-        "keep_recent_tokens": settings.get("keepRecentTokens", 20000)})
-    retry_block = base.retry.model_copy(update={
-        "enabled": retry.get("enabled", True), "max_retries": retry.get("maxRetries", 3),
-        "base_delay_ms": retry.get("baseDelayMs", 2000)})
-    summary = base.summary.model_copy(update={"on_schema_violation": "warn"})
-    return base.model_copy(update={"compaction": compaction, "retry": retry_block, "summary": summary})
+    return compile_profile("default", overrides={
+        "compaction.enabled": settings.get("enabled", True),
+        "compaction.reserve_tokens": settings.get("reserveTokens", 16384),
+        "compaction.keep_recent_tokens": settings.get("keepRecentTokens", 20000),
+        "retry.enabled": retry.get("enabled", True), "retry.max_retries": retry.get("maxRetries", 3),
+        "retry.base_delay_ms": retry.get("baseDelayMs", 2000),
+        "summary.on_schema_violation": "warn",  # pi's scripted summaries follow no schema
+    })
 
 
 def model_info(request: dict) -> ModelInfo:
@@ -196,9 +195,10 @@ def replay_scenario(scenario: dict, tmp: Path, wire: str) -> list[StepResult]:
 def _run_step(step: dict, session: SessionFile, cwd: Path, agent_dir: Path, wire: str) -> StepResult:
     request = step["request"]
     _write_fixture(cwd, request.get("writeFiles"))
-    profile = _profile(request)
+    pipeline = _pipeline(request)
+    profile = pipeline.profile
     found = discover(str(cwd), str(agent_dir))
-    templates = compile_model(profile).load_templates(cwd, agent=agent_dir).templates
+    templates = pipeline.load_templates(cwd, agent=agent_dir).templates
     responses = request.get("responses") or {}
     agent_replies = responses.get("agent") or [""]
     agent_replies = agent_replies if isinstance(agent_replies, list) else [agent_replies]

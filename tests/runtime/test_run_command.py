@@ -110,7 +110,7 @@ def test_an_unreachable_endpoint_is_a_clear_error_and_loses_nothing(project, cap
 
 def test_run_refuses_bad_flags(project, capsys):
     with RoutedServer(["x"], ["x"]) as server:
-        assert _run(project, server, "hi", "--tools", "read,rm", new=True) == 1
+        assert _run(project, server, "hi", "--tools", "read,rm", new=True) == 2
         assert "unknown tool 'rm'" in capsys.readouterr().err
         assert _run(project, server, "hi") == 1  # the refused run above created no session file
     assert "no such session file" in capsys.readouterr().err
