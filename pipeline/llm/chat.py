@@ -29,7 +29,8 @@ from pipeline.llm.errors import LLMError, one_line, redact
 from pipeline.llm.factory import CLIENTS
 
 _DONE = object()
-MAX_ERROR_BODY = 64 * 1024
+#: Answers are cut here (a reply is read whole before it is used).
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 
 
 class ChatClient:
@@ -107,10 +108,12 @@ class ChatClient:
                 if response.status_code != 200 or not stream:
                     out.put(("body", _read_bounded(response)))
                     return
-                for frame in _sse_frames(response.iter_lines()):
+                for frame in _sse_frames(_bounded_lines(response.iter_lines())):
                     out.put(("frame", frame))
         except LLMError as err:
             out.put(("error", err.message))
+        except _TooLarge:
+            out.put(("error", f"{self.wire}: malformed response: the answer is larger than {MAX_RESPONSE_BYTES} bytes"))
         except Exception as err:  # httpx transport errors: a reply with the reason, key redacted
             out.put(("error", self._transport_text(err, key)))
         finally:
@@ -149,7 +152,11 @@ class ChatClient:
         return self._guarded(lambda: convert(data, model=self.model, timestamp=self._now()))
 
     def _streamed(self, frames: list) -> dict:
-        events = [f for f in frames if isinstance(f, dict)]
+        bad = next((f for f in frames if not isinstance(f, dict)), None)
+        if bad is not None:
+            return self._failed(f"{self.wire}: malformed response: an event that is not a JSON object: "
+                                f"{one_line(str(bad[-1] if isinstance(bad, tuple) else bad), 80)}")
+        events = frames
         if not events:
             return self._failed(f"{self.wire}: malformed response: the stream carried no events")
         if self.wire == "anthropic":
@@ -184,9 +191,22 @@ def _read_bounded(response: Any) -> bytes:
     data = bytearray()
     for chunk in response.iter_bytes():
         data += chunk
-        if len(data) > MAX_ERROR_BODY * 256:
+        if len(data) > MAX_RESPONSE_BYTES:
             break
     return bytes(data)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _bounded_lines(lines: Iterator[str]) -> Iterator[str]:
+    size = 0
+    for line in lines:
+        size += len(line) + 1
+        if size > MAX_RESPONSE_BYTES:
+            raise _TooLarge()
+        yield line
 
 
 def _sse_frames(lines: Iterator[str]) -> Iterator[Any]:
