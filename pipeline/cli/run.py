@@ -32,6 +32,8 @@ import signal
 import sys
 import threading
 
+from pipeline.cli._agent import add_agent_arguments
+
 HELP = "run one prompt with the agent loop on a session file (as pi -p)"
 EXIT_PROVIDER = 3
 
@@ -57,28 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("profile", metavar="PROFILE", nargs="?", default="default",
                         help="built-in profile name or YAML path (default: default)")
     parser.add_argument("input", metavar="INPUT", help="the prompt (templates and /skill: are expanded)")
-    parser.add_argument("--session", metavar="FILE", required=True, help="the pi session file (.jsonl)")
-    parser.add_argument("--new", action="store_true", help="create FILE as a new session")
-    parser.add_argument("--json", action="store_true", help="print the events as JSON lines")
-    parser.add_argument("--llm", choices=("openai", "anthropic"), default="openai", help="wire format (default: openai)")
-    parser.add_argument("--model", metavar="M", help="model name (default: the profile's summarizer.model)")
-    parser.add_argument("--base-url", metavar="U", help="provider base URL")
-    parser.add_argument("--api-key-env", metavar="NAME", help="name of the environment variable holding the API key")
-    parser.add_argument("--tools", metavar="LIST", default="read,ls,find,grep",
-                        help="comma-separated tools (default: read,ls,find,grep; bash,edit,write are opt-in)")
-    parser.add_argument("--cwd", metavar="DIR", default=".", help="working directory of the tools (default: .)")
-    parser.add_argument("--context-window", metavar="N", type=_positive, help="the model's context window in tokens")
-    parser.add_argument("--max-tokens", metavar="N", type=_positive, help="the model's maximum output tokens")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number above 0, got {value}")
-    return value
+    add_agent_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:

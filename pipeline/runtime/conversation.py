@@ -483,8 +483,14 @@ class Conversation:
                 self.memory.drop_last_reply()
         entry = done.entry
         self._emit(ev.CompactionEnd(reason, entry.id, entry.first_kept_entry_id, entry.tokens_before,
-                                    will_retry=will_retry))
+                                    self.context_tokens(), will_retry=will_retry))
         return done
+
+    def context_tokens(self) -> float:
+        """The estimated size of the context now (pi's ``estimateContextTokens``)."""
+        from pipeline.compaction import estimate_context
+
+        return estimate_context(self.memory.agent, self.profile.compaction).tokens
 
     # ----------------------------------------------------------------- navigation
 

@@ -68,7 +68,7 @@ class CompactionStart:
 
 @dataclass(frozen=True)
 class CompactionEnd:
-    """``entry_id``/``first_kept_entry_id``/``tokens_before`` of the compaction
+    """``entry_id``/``first_kept_entry_id``/``tokens_before``/``tokens_after`` (estimated) of the compaction
     written (``None`` when nothing was compacted); ``will_retry``: the request is sent again;
     ``error``: the compaction (or the recovery) failed."""
 
@@ -76,6 +76,7 @@ class CompactionEnd:
     entry_id: Optional[str] = None
     first_kept_entry_id: Optional[str] = None
     tokens_before: Optional[float] = None
+    tokens_after: Optional[float] = None
     will_retry: bool = False
     error: Optional[str] = None
     kind = "compaction_end"

@@ -34,6 +34,7 @@ def _commands() -> list[str]:
 #: per command: arguments that name a missing file (exit 1), and the positional arguments
 #: that let a bad flag be the only thing wrong (exit 2)
 INVALID = {
+    "chat": ["--session", "missing.jsonl", "--model", "m"],
     "compact": ["missing.jsonl"],
     "context": ["missing.jsonl"],
     "diff": ["missing.yaml", "default"],
@@ -48,7 +49,7 @@ INVALID = {
 }
 POSITIONALS = {"compact": ["s.jsonl"], "context": ["s.jsonl"], "diff": ["a", "b"], "expand": ["/x"],
                "explain": ["default"], "session": ["check", "s.jsonl"],
-               "run": ["hi", "--session", "s.jsonl"]}
+               "run": ["hi", "--session", "s.jsonl"], "chat": ["--session", "s.jsonl"]}
 
 
 def test_every_command_is_in_the_table():

@@ -1,0 +1,170 @@
+"""A terminal conversation with the agent loop on a session file (the loop of `pipeline run`).
+
+  pipeline chat [PROFILE] --session FILE [--new] [--llm openai|anthropic] [--model M]
+                [--base-url U] [--api-key-env NAME] [--tools read,ls,find,grep] [--cwd DIR]
+
+Each line you type is one prompt (templates and `/skill:name args` are expanded); the
+answer is printed, tool calls are shown as they run, and a status line is shown while a
+compaction runs (tokens before → after). Commands:
+
+  /compact [focus]     compact now, with optional extra focus for the summary
+  /tree                show the session's tree (the current leaf is marked)
+  /tree ID [summary]   move to entry ID (id or unique prefix); `summary` writes a branch summary
+  /templates           list the prompt templates
+  /quit                leave (so does end of input)
+
+Ctrl-C while the model works cancels the current run (the reply is recorded as aborted);
+the session stays open. Every entry is appended to FILE as it happens (pi opens it).
+
+Exit status: 0 after /quit or end of input, 1 invalid input, 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from typing import Any, TextIO
+
+from pipeline.cli._agent import add_agent_arguments
+
+HELP = "talk to the agent in the terminal, on a session file (/compact, /tree, /templates)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("profile", metavar="PROFILE", nargs="?", default="default",
+                        help="built-in profile name or YAML path (default: default)")
+    add_agent_arguments(parser)
+
+
+class Chat:
+    """The REPL: reads lines from ``stdin``, writes answers to ``out`` and status to ``status``."""
+
+    def __init__(self, setup: Any, stdin: TextIO, out: TextIO, status: TextIO) -> None:
+        self.setup, self.stdin, self.out, self.status = setup, stdin, out, status
+        self.cancel = threading.Event()
+
+    @property
+    def conversation(self) -> Any:
+        return self.setup.conversation
+
+    def show(self, event: Any) -> None:
+        """The listener: tool calls and compactions as status lines."""
+        if event.kind == "tool_start":
+            self._status(f"· {event.name} {_short(event.arguments)}")
+        elif event.kind == "compaction_start":
+            self._status(f"compacting ({event.reason})…")
+        elif event.kind == "compaction_end":
+            if event.error:
+                self._status(f"compaction failed: {event.error}")
+            else:
+                self._status(f"compacted: {event.tokens_before:.0f} → {event.tokens_after:.0f} tokens")
+        elif event.kind == "retry_start":
+            self._status(f"retrying in {event.delay_ms / 1000:g} s ({event.attempt}/{event.max_attempts}): {event.error}")
+        elif event.kind == "failure":
+            self._status(f"the run failed: {event.error}")
+
+    def _status(self, text: str) -> None:
+        print(text, file=self.status, flush=True)
+
+    def loop(self) -> int:
+        while True:
+            try:
+                line = self._read()
+            except KeyboardInterrupt:
+                print(file=self.status)
+                continue
+            if line is None or line.strip() in ("/quit", "/exit"):
+                return 0
+            if line.strip():
+                self.handle(line.rstrip("\n"))
+
+    def _read(self) -> str | None:
+        if self.stdin.isatty():
+            try:
+                return input("> ")
+            except EOFError:
+                return None
+        line = self.stdin.readline()
+        return line if line else None
+
+    def handle(self, line: str) -> None:
+        word, _, rest = line.strip().partition(" ")
+        commands = {"/compact": self.compact, "/tree": self.tree, "/templates": self.templates}
+        if word in commands:
+            commands[word](rest.strip())
+            return
+        self.cancel = threading.Event()
+        previous = _on_interrupt(self.cancel.set)
+        try:
+            result = self.setup.agent.run(line, cancel=self.cancel)
+        finally:
+            _restore(previous)
+        if result.stop_reason == "aborted":
+            self._status("(cancelled)")
+        elif result.error is None:
+            print(result.answer, file=self.out, flush=True)
+
+    def compact(self, focus: str) -> None:
+        from pipeline.compaction import NothingToCompact
+
+        done = self.conversation.compact(focus or None)
+        if isinstance(done, NothingToCompact):
+            self._status(f"nothing to compact: {done.message}")
+
+    def tree(self, rest: str) -> None:
+        from pipeline.session.render import render_tree
+
+        session = self.conversation.session
+        if not rest:
+            for text in render_tree(session.tree, session.leaf_id):
+                print(text, file=self.out)
+            return
+        target, _, mode = rest.partition(" ")
+        self.conversation.navigate(session.resolve_id(target), summarize=mode.strip() == "summary")
+        self._status(f"now at {session.leaf_id or '(before the first entry)'}")
+
+    def templates(self, rest: str) -> None:
+        templates = self.conversation.templates
+        if not templates:
+            self._status("no prompt templates")
+        for template in templates:
+            hint = f" {template.argument_hint}" if getattr(template, "argument_hint", None) else ""
+            print(f"/{template.name}{hint}  {template.description}".rstrip(), file=self.out)
+
+
+def _short(value: Any, width: int = 60) -> str:
+    import json
+
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _on_interrupt(handler: Any) -> Any:
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, lambda *_: handler())
+
+
+def _restore(previous: Any) -> None:
+    if previous is not None:
+        signal.signal(signal.SIGINT, previous)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pipeline.cli._agent import build_agent
+    from pipeline.cli._report import report
+    from pipeline.errors import PipelineError
+
+    holder: dict[str, Chat] = {}
+    setup = build_agent(args, listener=lambda event: holder["chat"].show(event))
+    chat = holder["chat"] = Chat(setup, sys.stdin, sys.stdout, sys.stderr)
+    try:
+        while True:
+            try:
+                return chat.loop()
+            except PipelineError as err:  # a bad /tree id, a failed manual compaction: the chat goes on
+                report(err.problems, sys.stderr, count=False)
+    finally:
+        setup.close()
