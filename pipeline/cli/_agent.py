@@ -56,6 +56,7 @@ def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
     from pipeline.agentdir import agent_dir
     from pipeline.llm import make_client
     from pipeline.llm.chat import ChatClient
+    from pipeline.llm.limits import Limits
     from pipeline.prompt.discover import discover
     from pipeline.runtime import Agent, ModelInfo
     from pipeline.runtime.host import APIS
@@ -84,8 +85,10 @@ def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
     model = ModelInfo(id=model_name, provider=args.llm, api=APIS[args.llm], context_window=window,
                       max_tokens=args.max_tokens or profile.summarizer.max_tokens or 0)
     key_env = args.api_key_env
+    bounds = profile.summarizer
     client = ChatClient(args.llm, model=model.target(), aborted_text=profile.runtime.aborted.render(),
-                        base_url=args.base_url, api_key_env=key_env)
+                        base_url=args.base_url, api_key_env=key_env,
+                        limits=Limits(bounds.call_deadline_s, bounds.max_response_bytes, bounds.max_chars_per_token))
     client.check_ready()
     session = _open_session(args.session, args.new, cwd, SessionFile)
     summarizer = make_client(args.llm, model=model_name, base_url=args.base_url, api_key_env=key_env,

@@ -6,7 +6,8 @@ clients (:mod:`pipeline.llm.http`), streams the answer (server-sent events) and 
 pi's assistant message from it with the converters. It never raises for what a
 provider can do: an HTTP error, a connection failure, a timeout or an unreadable
 answer becomes a reply with ``stopReason: "error"`` and a one-line ``errorMessage``
-(the runtime classifies it: overflow, transient, permanent); a cancelled request
+(the runtime classifies it: overflow, transient, permanent); an answer over the
+client's ``limits.max_response_bytes`` is an error too, never read further; a cancelled request
 becomes ``stopReason: "aborted"`` carrying what had arrived. Keys never reach a message.
 
 The stream is read in a worker thread, so cancelling never waits on a blocked socket.
@@ -29,8 +30,7 @@ from pipeline.llm.errors import LLMError, one_line, redact
 from pipeline.llm.factory import CLIENTS
 
 _DONE = object()
-#: Answers are cut here (a reply is read whole before it is used).
-MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+
 
 
 class ChatClient:
@@ -50,7 +50,7 @@ class ChatClient:
                                    env=env, **options)
 
     def __repr__(self) -> str:
-        return f"ChatClient({self.wire!r}, url={self.url!r}, api_key_env={self._http.api_key_env!r})"
+        return f"ChatClient({self.wire!r}, url={self._http.shown_url!r}, api_key_env={self._http.api_key_env!r})"
 
     @property
     def url(self) -> str:
@@ -102,18 +102,19 @@ class ChatClient:
             import httpx
 
             timeout = httpx.Timeout(self._http.timeout, connect=min(self._http.timeout, 10.0))
+            cap = self._http.limits.max_response_bytes
             with client.stream("POST", self.url, content=payload, headers=self._http._headers(key),
                                timeout=timeout) as response:
                 out.put(("status", response.status_code))
                 if response.status_code != 200 or not stream:
-                    out.put(("body", _read_bounded(response)))
+                    out.put(("body", _read_bounded(response, cap)))
                     return
-                for frame in _sse_frames(_bounded_lines(response.iter_lines())):
+                for frame in _sse_frames(_bounded_lines(response.iter_lines(), cap)):
                     out.put(("frame", frame))
         except LLMError as err:
             out.put(("error", err.message))
         except _TooLarge:
-            out.put(("error", f"{self.wire}: malformed response: the answer is larger than {MAX_RESPONSE_BYTES} bytes"))
+            out.put(("error", f"{self.wire}: malformed response: the answer is larger than {self._http.limits.max_response_bytes} bytes"))
         except Exception as err:  # httpx transport errors: a reply with the reason, key redacted
             out.put(("error", self._transport_text(err, key)))
         finally:
@@ -124,9 +125,9 @@ class ChatClient:
 
         name = type(err).__name__
         if isinstance(err, httpx.TimeoutException):
-            return f"{self.wire}: timed out after {self._http.timeout:g}s waiting for {self.url} ({name})"
+            return f"{self.wire}: timed out after {self._http.timeout:g}s waiting for {self._http.shown_url} ({name})"
         detail = one_line(redact(str(err), key)) or name
-        return f"{self.wire}: connection error to {self.url}: {detail}"
+        return f"{self.wire}: connection error to {self._http.shown_url}: {detail}"
 
     # ----------------------------------------------------------------- building replies
 
@@ -187,12 +188,12 @@ class ChatClient:
         return error_reply(self.aborted_text, model=self.model, timestamp=self._now(), aborted=True, partial=partial)
 
 
-def _read_bounded(response: Any) -> bytes:
+def _read_bounded(response: Any, cap: int) -> bytes:
     data = bytearray()
     for chunk in response.iter_bytes():
         data += chunk
-        if len(data) > MAX_RESPONSE_BYTES:
-            break
+        if len(data) > cap:
+            raise _TooLarge()
     return bytes(data)
 
 
@@ -200,11 +201,11 @@ class _TooLarge(Exception):
     pass
 
 
-def _bounded_lines(lines: Iterator[str]) -> Iterator[str]:
+def _bounded_lines(lines: Iterator[str], cap: int) -> Iterator[str]:
     size = 0
     for line in lines:
         size += len(line) + 1
-        if size > MAX_RESPONSE_BYTES:
+        if size > cap:
             raise _TooLarge()
         yield line
 

@@ -213,3 +213,15 @@ def test_a_profile_without_a_runtime_block_is_refused(tmp_path):
     bare = PROFILE.model_copy(update={"runtime": None})
     with pytest.raises(PipelineError, match="runtime"):
         Conversation(bare, SessionFile.create(tmp_path / "s.jsonl", cwd="."), model=MODEL, cwd=".")
+
+
+def test_an_answer_over_the_size_limit_is_refused(tmp_path):
+    from pipeline.llm.limits import Limits
+
+    conv = _conv(tmp_path)
+    with LoopbackServer(["x" * 5000]) as server:
+        client = model_client(PROFILE, MODEL, base_url=server.openai_base_url, env={"OPENAI_API_KEY": "k"},
+                              limits=Limits(max_response_bytes=1000))
+        result = Agent(conv, client).run("hi")
+    assert "larger than 1000 bytes" in result.error
+    assert _roles(tmp_path / "s.jsonl") == ["user", "assistant"]
