@@ -17,7 +17,6 @@ incrementally (:class:`~pipeline.runtime.memory.Memory`). Events go to ``listene
 
 from __future__ import annotations
 
-import math
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Literal, Mapping, Optional, Sequence
 
 from pipeline.errors import PipelineError, Problem
-from pipeline.js import date_ms, iso_timestamp, js_get
+from pipeline.js import iso_timestamp
 from pipeline.llm.convert import ConvertTexts, ToolDefinition, to_anthropic_messages, to_openai_chat
 from pipeline.llm.convert import anthropic_messages, openai_messages
 from pipeline.model.profile import Profile
@@ -35,7 +34,6 @@ from pipeline.runtime.host import AgentStart, BeforeAgentStart, HookResult, Inpu
 from pipeline.runtime.memory import Memory
 from pipeline.runtime.override import RunPrompt, run_hooks
 from pipeline.runtime.policy import RecoveryCycle, RetrySettings, TurnRetry, check_compaction, latest_compaction_time
-from pipeline.session.entries import CompactionEntry
 from pipeline.session.messages import AssistantMessage, ToolCall, parse_message
 from pipeline.session.projection import build_session_context
 from pipeline.session.store import SessionFile
@@ -512,8 +510,3 @@ class Conversation:
         self._sync()
         return done
 
-
-def compaction_time(entry: CompactionEntry) -> float:
-    """Epoch ms of a compaction entry (``nan`` when unreadable, as pi's ``Invalid Date``)."""
-    ms = date_ms(js_get(entry.raw, "timestamp"))
-    return math.nan if ms is None else float(ms)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import shutil
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -62,8 +63,10 @@ class _Server(LoopbackServer):
 class _Client:
     """The agent's model client: a :class:`ChatClient`, plus a cancel when pi's reply was an abort."""
 
-    def __init__(self, inner: ChatClient, replies: list, conversation: Conversation, sent: list) -> None:
+    def __init__(self, inner: ChatClient, replies: list, conversation: Conversation, sent: list,
+                 server: LoopbackServer) -> None:
         self.inner, self.replies, self.conversation, self.sent = inner, replies, conversation, sent
+        self.server = server
 
     def send(self, body: Any, *, cancel: threading.Event | None = None) -> dict:
         index = len(self.sent)
@@ -71,8 +74,21 @@ class _Client:
         self.sent.append({"body": json.loads(json.dumps(body)), "base": self.conversation.base_prompt,
                           "system": self.conversation.system_prompt})
         if isinstance(reply, dict) and reply.get("stopReason") == "aborted" and cancel is not None:
-            threading.Timer(0.3, cancel.set).start()
+            cancel_after_request(self.server, index + 1, cancel)
         return self.inner.send(body, cancel=cancel)
+
+
+def cancel_after_request(server: LoopbackServer, count: int, cancel: threading.Event, settle: float = 0.5) -> None:
+    """Set ``cancel`` once the server has taken its ``count``-th request and had time to send
+    the first part of the answer (the user's Ctrl-C while the reply streams)."""
+    def wait() -> None:
+        deadline = time.monotonic() + 20
+        while len(server.received) < count and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(settle)
+        cancel.set()
+
+    threading.Thread(target=wait, daemon=True).start()
 
 
 @dataclass
@@ -220,7 +236,7 @@ def _run_step(step: dict, session: SessionFile, cwd: Path, agent_dir: Path, wire
         inner = ChatClient(wire, model=model.target(), aborted_text=profile.runtime.aborted.render(),
                            base_url=agent_server.openai_base_url if wire == "openai" else agent_server.anthropic_base_url,
                            env={"OPENAI_API_KEY": "loopback", "ANTHROPIC_API_KEY": "loopback"}, clock=clock)
-        agent = Agent(conv, _Client(inner, agent_replies, conv, result.sent), wire=wire,
+        agent = Agent(conv, _Client(inner, agent_replies, conv, result.sent, agent_server), wire=wire,
                       listener=result.events.append)
         inputs = request["input"] if isinstance(request["input"], list) else [request["input"]]
         for text in inputs:

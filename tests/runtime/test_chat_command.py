@@ -87,7 +87,7 @@ def test_ctrl_c_cancels_the_run_not_the_session(tmp_path, monkeypatch):
         deadline = time.monotonic() + 20
         while len(server.received) < 1 and time.monotonic() < deadline:
             time.sleep(0.05)
-        time.sleep(0.3)
+        time.sleep(0.6)  # the first part of the answer has arrived
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate("and now?\n/quit\n", timeout=30)
     assert proc.returncode == 0, err

@@ -14,6 +14,8 @@ from pipeline.runtime import events as ev
 from pipeline.session import MessageEntry, SessionFile
 from pipeline.testing.loopback import LoopbackServer
 
+from .agent_vectors import cancel_after_request
+
 PROFILE = compile_profile("default").profile
 MODEL = ModelInfo(id="m", provider="local", context_window=100000, max_tokens=4000)
 SCHEMA = {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}}
@@ -144,7 +146,7 @@ def test_cancelling_records_an_aborted_reply_with_what_arrived(tmp_path):
     conv = _conv(tmp_path)
     cancel = threading.Event()
     with LoopbackServer([{"text": "partial words", "stopReason": "aborted"}]) as server:
-        threading.Timer(0.3, cancel.set).start()
+        cancel_after_request(server, 1, cancel)
         started = time.monotonic()
         result = _agent(conv, server).run("hi", cancel=cancel)
         assert time.monotonic() - started < 5
@@ -225,3 +227,35 @@ def test_an_answer_over_the_size_limit_is_refused(tmp_path):
         result = Agent(conv, client).run("hi")
     assert "larger than 1000 bytes" in result.error
     assert _roles(tmp_path / "s.jsonl") == ["user", "assistant"]
+
+
+def test_threshold_compaction_goes_on_only_with_queued_messages(tmp_path):
+    from .routed import RoutedServer
+
+    profile = compile_profile("default", overrides={"compaction.keep_recent_tokens": 50,
+                                                    "compaction.reserve_tokens": 1000,
+                                                    "summary.on_schema_violation": "warn"}).profile
+    long = "tell me everything about this project, every part of it " * 10
+    big = {"text": "a long answer " * 40, "usage": {"input": 3500}}
+    model = ModelInfo(id="m", provider="local", context_window=4000, max_tokens=1000)
+    for queued, expected_agent_calls in ((False, 2), (True, 3)):
+        session = SessionFile.create(tmp_path / f"s{queued}.jsonl", cwd=str(tmp_path))
+        with RoutedServer(["first " * 50, big, "after the queue"], ["## Goal\nx"]) as server:
+            summarizer = make_summary(server)
+            conv = Conversation(profile, session, model=model, cwd=str(tmp_path), summarizer=summarizer)
+            client = model_client(profile, model, base_url=server.openai_base_url, env={"OPENAI_API_KEY": "k"})
+            agent = Agent(conv, client)
+            agent.run(long)
+            if queued:
+                conv.queue("one more thing")
+            result = agent.run("second " + long)
+        assert server.kinds.count("agent") == expected_agent_calls
+        assert "summary" in server.kinds
+        assert result.answer == ("after the queue" if queued else big["text"])
+
+
+def make_summary(server):
+    from pipeline.llm import make_client
+
+    return make_client("openai", model="m", base_url=server.openai_base_url, env={"OPENAI_API_KEY": "k"},
+                       max_retries=0)
