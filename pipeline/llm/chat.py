@@ -7,7 +7,8 @@ pi's assistant message from it with the converters. It never raises for what a
 provider can do: an HTTP error, a connection failure, a timeout or an unreadable
 answer becomes a reply with ``stopReason: "error"`` and a one-line ``errorMessage``
 (the runtime classifies it: overflow, transient, permanent); an answer over the
-client's ``limits.max_response_bytes`` is an error too, never read further; a cancelled request
+client's ``limits.max_response_bytes`` is an error too, never read further, and so is an
+answer not complete within ``limits.call_deadline`` seconds (a transient error); a cancelled request
 becomes ``stopReason: "aborted"`` carrying what had arrived. Keys never reach a message.
 
 The stream is read in a worker thread, so cancelling never waits on a blocked socket.
@@ -74,12 +75,16 @@ class ChatClient:
         worker = threading.Thread(target=self._worker, args=(payload, key, stream, lines), daemon=True)
         worker.start()
         status, frames = None, []
+        deadline = time.monotonic() + self._http.limits.call_deadline
         while True:
             try:
                 item = lines.get(timeout=0.05)
             except queue.Empty:
                 if cancel is not None and cancel.is_set():
                     return self._aborted(frames, stream)
+                if time.monotonic() > deadline:
+                    return self._failed(f"{self.wire}: timed out: no complete answer within "
+                                        f"{self._http.limits.call_deadline:g}s from {self._http.shown_url}")
                 continue
             if item is _DONE:
                 break

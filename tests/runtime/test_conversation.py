@@ -259,3 +259,19 @@ def make_summary(server):
 
     return make_client("openai", model="m", base_url=server.openai_base_url, env={"OPENAI_API_KEY": "k"},
                        max_retries=0)
+
+
+def test_an_answer_that_never_completes_times_out(tmp_path):
+    from pipeline.llm.limits import Limits
+
+    profile = compile_profile("default", overrides={"retry.enabled": False}).profile
+    session = SessionFile.create(tmp_path / "s.jsonl", cwd=str(tmp_path))
+    conv = Conversation(profile, session, model=MODEL, cwd=str(tmp_path))
+    with LoopbackServer([{"text": "late", "delay": 5}]) as server:
+        client = model_client(profile, MODEL, base_url=server.openai_base_url, env={"OPENAI_API_KEY": "k"},
+                              limits=Limits(call_deadline=0.5))
+        started = time.monotonic()
+        result = Agent(conv, client).run("hi")
+        assert time.monotonic() - started < 4
+    assert "timed out" in result.error
+    assert _roles(tmp_path / "s.jsonl") == ["user", "assistant"]
