@@ -24,7 +24,7 @@ from pipeline.model.text import Text
 from pipeline.model.envname import ENV_NAME_HINT, SECRET_KEYS, env_name_problem, url_secret_problem  # noqa: F401
 from pipeline.model.variables import variables_for
 from pipeline.source import SourceMap
-from pipeline.source.locate import SECTIONS, render_key, var_location
+from pipeline.source.locate import SECTIONS, KeyNames, var_location
 
 LIST_KINDS = ("tool_list", "rules", "context_files", "skills")
 TEMPLATE_KEYWORDS = ("project", "global")
@@ -75,6 +75,16 @@ def check_profile(profile: Profile, source_map: SourceMap) -> list[Problem]:
     return checker.problems
 
 
+def window_problems(profile: Profile, source_map: SourceMap, window: int, name: str) -> list[Problem]:
+    """The compaction rules checked against the window of a model the profile does not
+    name (``validate --model-window N``, or a runtime that knows its model): ``name`` says
+    where the window came from and appears in each message; problems stand at the keys."""
+    checker = Checker(profile, source_map)
+    checker.group = "profile.compaction-rule"
+    checker.window(window, name)
+    return checker.problems
+
+
 # --------------------------------------------------------------------------- variables
 
 
@@ -91,6 +101,7 @@ def variable_problems(data: Any, source_map: SourceMap) -> list[Problem]:
     from pipeline.model.introspect import texts
 
     kinds = _section_kinds(data)
+    name_key = KeyNames(data)
     problems = []
     for path, raw in texts(Profile, data):
         kind = kinds.get(path[2]) if tuple(path[:2]) == SECTIONS and len(path) > 3 else None
@@ -99,11 +110,11 @@ def variable_problems(data: Any, source_map: SourceMap) -> list[Problem]:
         allowed = variables_for(path, kind)
         for index, var in enumerate(Text(raw).variables):
             if var.name not in allowed:
-                problems.append(_unknown_variable(path, raw, index, var.name, allowed, data, source_map))
+                problems.append(_unknown_variable(path, raw, index, var.name, allowed, name_key, source_map))
     return problems
 
 
-def _unknown_variable(path, raw, index, name, allowed, data, source_map: SourceMap) -> Problem:
+def _unknown_variable(path, raw, index, name, allowed, name_key: KeyNames, source_map: SourceMap) -> Problem:
     entry = source_map.get(path)
     location = var_location(entry.value, raw, index) if entry else None
     close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
@@ -114,7 +125,7 @@ def _unknown_variable(path, raw, index, name, allowed, data, source_map: SourceM
     else:
         hint = "this field offers no variables; write `$${` for a literal `${`"
     return Problem(
-        f"unknown variable `${{{name}}}`", location, key=render_key(path, data), hint=hint, code="profile.unknown-variable"
+        f"unknown variable `${{{name}}}`", location, key=name_key(path), hint=hint, code="profile.unknown-variable"
     )
 
 
@@ -129,6 +140,7 @@ class Checker:
         self.source_map = source_map
         self.problems: list[Problem] = []
         self.group: str | None = None
+        self.key_name = KeyNames(profile)
 
     def add(
         self,
@@ -145,7 +157,7 @@ class Checker:
             Problem(
                 message,
                 locate(path) if self.source_map.entries else None,
-                key=render_key(path, self.profile),
+                key=self.key_name(path),
                 hint=hint,
                 severity="warning" if warning else "error",
                 code=code or self.group,
@@ -220,13 +232,17 @@ class Checker:
             self.window(window)
         self.branch(window)
 
-    def window(self, window: int) -> None:
+    def window(self, window: int, name: str = "summarizer.context_window") -> None:
+        """The rules that need the model's window: ``name`` says where ``window`` came from."""
         c = self.profile.compaction
+        own = name == "summarizer.context_window"
         threshold = window - c.reserve_tokens
+        model = f"a {window}-token model window ({name})"
         if threshold <= 0:
             self.add(
                 ("compaction", "reserve_tokens"),
-                f"reserve_tokens ({c.reserve_tokens}) must be below summarizer.context_window ({window})",
+                f"reserve_tokens ({c.reserve_tokens}) must be below "
+                + (f"summarizer.context_window ({window})" if own else model),
                 "otherwise the compaction threshold is not positive and every turn compacts",
             )
             return
@@ -234,19 +250,21 @@ class Checker:
             self.add(
                 ("compaction", "keep_recent_tokens"),
                 f"keep_recent_tokens ({c.keep_recent_tokens}) must be below the compaction threshold "
-                f"context_window - reserve_tokens = {threshold}",
-                "what compaction keeps would already be over the threshold, so every turn would compact again",
+                + (f"context_window - reserve_tokens = {threshold}" if own
+                   else f"of {model}: {window} - reserve_tokens {c.reserve_tokens} = {threshold}"),
+                "what compaction keeps would already be over the threshold: every turn would decide to "
+                "compact, and every compaction would find nothing to summarize",
             )
         elif c.keep_recent_tokens + budgets(self.profile).history_tokens >= threshold:
             self.add(
                 ("compaction", "keep_recent_tokens"),
                 f"keep_recent_tokens plus the summary budget ({budgets(self.profile).history_tokens}) reach the "
-                f"compaction threshold ({threshold})",
+                f"compaction threshold ({threshold})" + ("" if own else f" of {model}"),
                 "after compacting, the context may still be over the threshold",
                 warning=True,
             )
         max_tokens = self.profile.summarizer.max_tokens
-        if max_tokens is not None and max_tokens >= window:
+        if max_tokens is not None and max_tokens >= window and name == "summarizer.context_window":
             self.add(
                 ("summarizer", "max_tokens"),
                 f"max_tokens ({max_tokens}) must be below context_window ({window})",
@@ -303,13 +321,43 @@ class Checker:
         headings = _fill_targets(s.schema_) | _fill_targets(s.branch_schema)
         for i, fill in enumerate(s.offline.fill):
             if fill.heading not in headings:
-                hint = did_you_mean(fill.heading, sorted(headings)) or "write a schema heading, or `Section/Item`"
-                self.add(
-                    ("summary", "offline", "fill", i, "heading"),
-                    f"`{fill.heading}` is not a heading of summary.schema or summary.branch_schema",
-                    hint,
-                    at_key=False,
-                )
+                self.fill_heading(i, fill.heading, headings)
+
+    def fill_heading(self, i: int, heading: str, headings: set[str]) -> None:
+        """An offline fill heading no schema has; located where the mismatch was made.
+
+        When a later file of the chain (the user's overlay) replaced the schema while
+        the fill entry comes from a base (often the installed default), the problem is
+        reported at the overlay's schema key: that is the file the user can change."""
+        path = ("summary", "offline", "fill", i, "heading")
+        schema = self.newest(("summary", "schema"), ("summary", "branch_schema"))
+        if schema is not None and self.rank(schema) < self.rank(path):
+            where = self.source_map.value_location(path)
+            self.add(
+                schema,
+                f"has no heading `{heading}`, which summary.offline.fill.{i} (set at {where}) fills",
+                f"add a `{heading}` section here, or write summary.offline.fill in this file too: "
+                "a list is replaced as a whole",
+            )
+            return
+        hint = did_you_mean(heading, sorted(headings)) or "write a schema heading, or `Section/Item`"
+        self.add(
+            path,
+            f"`{heading}` is not a heading of summary.schema or summary.branch_schema",
+            hint,
+            at_key=False,
+        )
+
+    def rank(self, path: tuple) -> int:
+        """How far down the ``extends:`` chain ``path`` was set (0: the file asked for)."""
+        where = self.source_map.value_location(path)
+        files = self.source_map.files
+        return files.index(where.file) if where is not None and where.file in files else len(files)
+
+    def newest(self, *paths: tuple) -> tuple | None:
+        """Of ``paths`` that a file sets, the one set nearest the file asked for."""
+        written = [p for p in paths if self.source_map.get(p) is not None]
+        return min(written, key=self.rank) if written else None
 
     def summarizer(self) -> None:
         z = self.profile.summarizer
@@ -334,8 +382,15 @@ class Checker:
                 continue
             resolved = template_source_path(self.profile, self.source_map, i)
             if not resolved.exists():
+                # A relative path is resolved against the profile file, so it exists or not
+                # wherever the agent runs: missing, it is a mistake (an error). An absolute or
+                # `~` path depends on the machine: a warning (an error under `validate --strict`).
+                relative = not Path(source).expanduser().is_absolute()
                 hint = did_you_mean(source, TEMPLATE_KEYWORDS)
-                self.add(path, f"template source {resolved} does not exist", hint, warning=True, at_key=False)
+                if relative and hint is None:
+                    hint = "a relative path is read from the directory of the profile file that lists it"
+                self.add(path, f"template source {resolved} does not exist", hint, warning=not relative,
+                         at_key=False, code="profile.template-source-missing")
 
 
 #: the registered code of each group of cross-field rules

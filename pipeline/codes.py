@@ -40,6 +40,7 @@ CODES: dict[str, str] = {
     "profile.unknown-section": "an overlay names a section that does not exist",
     "profile.bad-placement": "an overlay section's `before:`/`after:` cannot be applied",
     "profile.duplicate-section": "two sections share an id",
+    "profile.near-miss-section": "a new section id one edit away from an existing one (likely a typo)",
     # ---- profile: keys and values
     "profile.unknown-key": "a key the profile language does not have",
     "profile.missing-key": "a required key is missing",
@@ -58,6 +59,7 @@ CODES: dict[str, str] = {
     "profile.summary-rule": "a rule about the summary settings is broken",
     "profile.summarizer-rule": "a rule about the summarizer settings is broken",
     "profile.templates-rule": "a rule about template sources is broken",
+    "profile.template-source-missing": "a template path listed in templates.sources does not exist",
     "profile.override": "a command-line override of a profile value is invalid",
     "profile.internal-error": "a check could not run because of a bug",
     # ---- profile: what renders with it
@@ -112,6 +114,7 @@ CODES: dict[str, str] = {
     "session.shrank": "the file became shorter while it was open",
     "session.same-file": "source and destination are the same file",
     "session.exists": "the destination already exists",
+    "session.busy": "the session kept changing while it was being compacted",
     # ---- provider
     "provider.error": "a summary call failed",
     "provider.config": "the provider client is set up wrongly",

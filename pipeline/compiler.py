@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Union
 
@@ -31,10 +31,10 @@ from pipeline.checks import (
 )
 from pipeline.errors import Location, PipelineError, Problem, ProfileError
 from pipeline.model import Profile
-from pipeline.source import BUILTIN, SourceEntry, SourceMap, Span, builtin_names, load_merged
+from pipeline.source import BUILTIN, SourceEntry, SourceMap, Span, builtin_names, load_merged_with_warnings
 from pipeline.source.chain import builtin_path, suggest_builtin
 from pipeline.source.merge import DIRECTIVES
-from pipeline.source.locate import render_key
+from pipeline.source.locate import KeyNames
 
 PathLike = Union[str, os.PathLike]
 #: Dotted key -> value, laid over a profile as its last layer (``{"compaction.reserve_tokens": 8000}``).
@@ -191,7 +191,7 @@ class _Layer:
             for depth in range(1, len(path)):
                 entries.setdefault(path[:depth], SourceEntry(span, span))
             entries[path] = SourceEntry(span, span)
-        return data, SourceMap(entries, source_map.files)
+        return data, replace(source_map, entries=entries)
 
 
 def _key_path(key: str) -> tuple[Union[str, int], ...]:
@@ -234,10 +234,11 @@ def _compile_built(source: Profile | CompiledProfile, layer: _Layer) -> Compiled
 def _load(path_or_name: PathLike, layer: _Layer = _Layer()) -> tuple[LoadedProfile | None, list[Problem]]:
     path, label = resolve(path_or_name)
     try:
-        data, source_map = load_merged(path, label)
+        data, source_map, warnings = load_merged_with_warnings(path, label)
     except PipelineError as err:
         raise ProfileError(_sorted(_dedupe([*err.problems, *_standalone_problems(path, label)]))) from None
-    return _validated(data, source_map, label, layer)
+    loaded, problems = _validated(data, source_map, label, layer)
+    return loaded, warnings + problems
 
 
 def _validated(data: Any, source_map: SourceMap, label: str, layer: _Layer) -> tuple[LoadedProfile | None, list[Problem]]:
@@ -250,7 +251,7 @@ def _validated(data: Any, source_map: SourceMap, label: str, layer: _Layer) -> t
     try:
         profile = Profile.model_validate(_frozen(data), strict=True, by_name=False)
     except ValidationError as err:
-        found = problems_from(err, Profile, _locator(source_map), lambda p: render_key(p, data))
+        found = problems_from(err, Profile, _locator(source_map), KeyNames(data))
         return None, problems + [_without_secret(p, layer) for p in found]
     return LoadedProfile(profile, source_map, label), problems
 
@@ -288,7 +289,7 @@ def _standalone_problems(path: Path, label: str) -> list[Problem]:
     try:
         Profile.model_validate(_frozen(data), strict=True, by_name=False)
     except ValidationError as err:
-        found = problems_from(err, Profile, _locator(source_map), lambda p: render_key(p, data))
+        found = problems_from(err, Profile, _locator(source_map), KeyNames(data))
         problems += [p for p in found if p.code != "profile.missing-key"]
     return problems
 
@@ -316,11 +317,7 @@ def _with_known_kinds(data: dict) -> dict:
 
 
 def _dedupe(problems: Iterable[Problem]) -> list[Problem]:
-    unique: list[Problem] = []
-    for problem in problems:
-        if problem not in unique:
-            unique.append(problem)
-    return unique
+    return list(dict.fromkeys(problems))
 
 
 def _frozen(value: Any) -> Any:

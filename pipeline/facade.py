@@ -120,6 +120,17 @@ class Pipeline(CompiledProfile):
 
         return expand_input(text, templates)
 
+    def window_problems(self, context_window: int, name: str | None = None) -> list[Problem]:
+        """The compaction rules checked against the context window of the model a runtime
+        actually uses (the profile's ``summarizer.context_window`` is checked on compiling):
+        ``keep_recent_tokens`` at or over ``context_window - reserve_tokens`` means every
+        turn compacts and finds nothing to summarize. ``name`` says where the window came
+        from in the messages (default: ``the model window``). Errors and warnings, located
+        at the profile's keys; nothing is raised."""
+        from pipeline.checks import window_problems
+
+        return window_problems(self.profile, self.source_map, context_window, name or "the model window")
+
     def template_problems(self) -> list[Problem]:
         """Findings of the template stage for the files ``templates.sources`` lists (:func:`template_problems`)."""
         return template_problems(self)

@@ -10,6 +10,11 @@ Text format, one value per line:  FILE:LINE:COL: KEY = VALUE  (VALUE as JSON).
 --format json prints {"profile", "files", "values": [{"key", "value", "file", "line",
 "col", "default"}]}.
 
+A KEY under a section an overlay removed says so instead of "no key":
+  system_prompt.sections.other_tools: removed by team.yaml:30:7 (`remove: true`)
+(exit 0; in JSON, "values" is empty and "dropped" says which section, how and where).
+A key a `replace: true` section no longer has is reported the same way.
+
 examples:
   pipeline explain configs/examples/team.yaml
   pipeline explain team.yaml compaction.reserve_tokens
@@ -36,13 +41,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     tolerant_output()
     from pipeline import load_profile
-    from pipeline.source.explain import effective_values, known_prefixes, select
+    from pipeline.source.explain import dropped_by, effective_values, known_prefixes, select
 
     loaded = load_profile(args.profile)
     data = loaded.profile.model_dump(mode="json", by_alias=True)
     values = effective_values(data, loaded.source_map)
     chosen = select(values, args.key)
     if not chosen:
+        dropped = dropped_by(loaded.source_map, args.key)
+        if dropped is not None:
+            return _print_dropped(args, loaded, *dropped)
         hint = did_you_mean(args.key.strip("."), known_prefixes(values))
         raise UsageError(f"no key `{args.key}` in this profile" + (f" ({hint})" if hint else ""))
     if args.format == "json":
@@ -52,4 +60,22 @@ def run(args: argparse.Namespace) -> int:
         for value in chosen:
             where = str(value.location) if value.location else "(default)"
             print(f"{where}: {value.key} = {json.dumps(value.value, ensure_ascii=False)}")
+    return 0
+
+
+def _print_dropped(args: argparse.Namespace, loaded, section: str, how: str, where) -> int:
+    """A key an overlay removed (or a section it replaced without that key): who did it."""
+    key = args.key.strip(".")
+    directive = "remove: true" if how == "removed" else "replace: true"
+    if key == section:
+        text = f"{key}: {how} by {where} (`{directive}`)"
+    else:
+        text = f"{key}: not set: section `{section}` was {how} by {where} (`{directive}`)"
+    if args.format == "json":
+        by = {"file": where.file, "line": where.line, "col": where.col}
+        out = {"profile": loaded.origin, "files": list(loaded.files), "values": [],
+               "dropped": {"key": key, "section": section, "how": how, "by": by}}
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+    else:
+        print(text)
     return 0

@@ -20,13 +20,16 @@ Everything noticed goes to stderr, one per line, as
 broken links, invalid frontmatter, shadowed names), then the suspicious spots found in
 template bodies (`${1}`, `$ARGS`, `$0`, an unclosed `${@:2` ...); remarks that are
 probably fine (`$99`, `${@:0}`, `${@:-2}`) are labelled `info:` instead of `warning:`.
-The exit code stays 0 (1 only for a profile that does not compile).
+The exit code is 0 (1 for a profile that does not compile); with --strict it is 1 when
+anything is noticed but an info (a broken template file, a missing path, a `${1}`), so
+CI fails on broken templates.
 
 examples:
   pipeline templates
   pipeline templates --profile team.yaml --untrusted
   pipeline templates --templates-dir prompts/ --templates-dir ~/shared/review.md
   pipeline templates --format json
+  pipeline templates --profile team.yaml --strict      # in CI
 
 --format json prints a list of {"name", "description", "argumentHint", "arity": {"hint",
 "required", "optional", "variadicFrom"}, "file", "source", "findings"}.
@@ -46,6 +49,8 @@ HELP = "list the prompt templates with their descriptions, argument hints and ar
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_template_options(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 when a template file is broken or anything else is noticed but an info")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,13 +58,14 @@ def run(args: argparse.Namespace) -> int:
 
     tolerant_output()
     loaded = load(args)
-    report([*loaded.problems, *(problem for template in loaded for problem in template.problems())])
+    noticed = [*loaded.problems, *(problem for template in loaded for problem in template.problems())]
+    report(noticed)
     if args.format == "json":
         print(js_json([_json_item(t) for t in loaded]))
     else:
         for line in _table(list(loaded)):
             print(line)
-    return 0
+    return 1 if args.strict and any(p.severity != "info" for p in noticed) else 0
 
 
 def _json_item(t) -> dict:

@@ -11,6 +11,12 @@ with --strict) and infos (remarks such as a template's `$99` or `${@:0}`; shown 
 with --verbose, as `info:` lines, and never failing). In --format json and github an
 info's severity is `notice` (GitHub's `::notice`).
 
+--model-window N checks the compaction numbers against the context window of a model
+the agent runs (the profile's own `summarizer.context_window` is checked anyway): for
+instance a 50000-token window with `keep_recent_tokens: 40000` means every turn decides
+to compact and every compaction finds nothing to summarize, an error located at the
+key. Repeat it for every model the profile is used with.
+
 Exit status: 0 all valid (warnings allowed unless --strict), 1 a problem was
 found (a PATH that does not exist or holds no profile included), 2 usage error
 (no PATH, an unknown flag).
@@ -21,6 +27,7 @@ examples:
   pipeline validate team.yaml --verbose              # infos too, and every valid file
   pipeline validate profiles/ --format github      # annotations in GitHub Actions
   pipeline validate team.yaml --format json
+  pipeline validate team.yaml --model-window 50000 --model-window 200000
 """
 
 from __future__ import annotations
@@ -45,12 +52,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="also show infos, and name every valid file (text format)"
     )
+    parser.add_argument(
+        "--model-window", type=_window, action="append", default=[], metavar="N",
+        help="also check the compaction numbers against a model with a context window of N tokens (repeatable)",
+    )
+
+
+def _window(text: str) -> int:
+    from pipeline.model.profile import MAX_TOKENS
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of tokens, got {text!r}") from None
+    if not 0 < value <= MAX_TOKENS:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_TOKENS}, got {value}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
     tolerant_output()
     files = collect(args.paths)
-    results = [check_file(path) for path in files]
+    results = [check_file(path, args.model_window) for path in files]
     print_results(results if args.verbose else _without_infos(results), args.format, args.verbose, args.strict)
     failed = any(_fails(problems, args.strict) for _, _, problems in results)
     return 1 if failed else 0
@@ -83,8 +106,9 @@ def _walk(root: Path) -> list[str]:
     return found
 
 
-def check_file(path: str) -> tuple[str, str | None, list[Problem]]:
-    """(path, fingerprint or None, problems) for one profile; never raises for bad input."""
+def check_file(path: str, windows: list[int] | tuple[int, ...] = ()) -> tuple[str, str | None, list[Problem]]:
+    """(path, fingerprint or None, problems) for one profile; never raises for bad input.
+    ``windows``: model context windows to check the compaction numbers against."""
     from pipeline import compile_profile
     from pipeline.errors import PipelineError
 
@@ -94,7 +118,8 @@ def check_file(path: str) -> tuple[str, str | None, list[Problem]]:
         return path, None, list(err.problems)
     except RecursionError:
         return path, None, [Problem("nested too deeply to check", _where(path), code="profile.too-deep")]
-    return path, compiled.fingerprint, list(compiled.warnings) + compiled.template_problems()
+    found = [p for n in dict.fromkeys(windows) for p in compiled.window_problems(n, "--model-window")]
+    return path, compiled.fingerprint, list(compiled.warnings) + found + compiled.template_problems()
 
 
 def _where(path: str):

@@ -5,7 +5,10 @@ summary calls, and only after they all succeeded appends one ``compaction`` entr
 shape: ``summary``, ``firstKeptEntryId``, ``tokensBefore``, ``details``, ``usage``,
 ``fromHook``) through the session store, which writes it as one line with one ``write``
 and ``fsync``. A failure or an interrupt before that leaves the file byte for byte as it
-was. :func:`branch_session` does the same for moving to another point of the tree with a
+was. The summary calls run without the file's lock; under it the engine looks at what
+other writers appended meanwhile and plans again: a branch another run compacted meanwhile
+is left alone (nothing to compact), a branch that changed otherwise is summarized again
+(at most :data:`MAX_REPLANS` times), so two runs never compact the same leaf twice. :func:`branch_session` does the same for moving to another point of the tree with a
 branch summary. :func:`make_summary_client` turns the profile's ``summarizer`` into a
 client: the offline summarizer or an HTTP client of :mod:`pipeline.llm`.
 """
@@ -111,14 +114,35 @@ def compact_session(
         return plan
     session.ensure_appendable("add entries to", "compact that")
     texts = ContextTexts.from_profile(profile)
-    ctx = request_context(profile, settings, summarizer, thinking_level or plan.thinking_level)
     with compaction_deadline(summarizer.compaction_deadline_s):
-        result = summarize_plan(plan, client, ctx, texts, custom_instructions=custom_instructions, progress=progress)
-    entry = session.append_compaction(
-        result.summary, result.first_kept_entry_id, result.tokens_before,
-        details=result.details, usage=result.usage.to_json(), from_hook=False,
-    )
-    return Compacted(entry, result, build_context(session, texts))  # type: ignore[arg-type]
+        for _ in range(MAX_REPLANS + 1):
+            ctx = request_context(profile, settings, summarizer, thinking_level or plan.thinking_level)
+            result = summarize_plan(plan, client, ctx, texts, custom_instructions=custom_instructions,
+                                    progress=progress)
+            with session.exclusive() as appended:
+                fresh = plan_session(session, settings) if appended else plan
+                if isinstance(fresh, NothingToCompact):
+                    return fresh  # another writer compacted this branch meanwhile
+                if _same_plan(fresh, plan):
+                    entry = session.append_compaction(
+                        result.summary, result.first_kept_entry_id, result.tokens_before,
+                        details=result.details, usage=result.usage.to_json(), from_hook=False,
+                    )
+                    return Compacted(entry, result, build_context(session, texts))  # type: ignore[arg-type]
+            plan = fresh  # the branch changed under us: summarize what it is now (outside the lock)
+    raise SessionError(Problem(
+        f"the session changed {MAX_REPLANS + 1} times while it was being compacted; nothing was written",
+        Location(str(session.path)), code="session.busy", hint="run the compaction again when it is quiet",
+    ))
+
+
+#: How often a compaction plans again when other writers changed the branch during its summary calls.
+MAX_REPLANS = 3
+
+
+def _same_plan(a: CompactionPlan, b: CompactionPlan) -> bool:
+    """Whether two plans summarize and keep the same (a summary made for one fits the other)."""
+    return a.to_json() == b.to_json() and a.thinking_level == b.thinking_level
 
 
 @dataclass(frozen=True)

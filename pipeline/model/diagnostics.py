@@ -51,7 +51,7 @@ def describe(value: Any) -> str:
     if isinstance(value, bool):
         return f"`{'true' if value else 'false'}`"
     if isinstance(value, (int, float)):
-        return f"the number {value}"
+        return f"the number {_inline(value) if isinstance(value, int) else value}"
     if isinstance(value, str):
         shown = value if len(value) <= 40 else value[:37] + "..."
         return "the text " + json.dumps(shown, ensure_ascii=False)
@@ -67,6 +67,8 @@ def _inline(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
+    if isinstance(value, int) and abs(value) >= 10**40:  # a 4000-digit number is not shown whole
+        return f"a number of {len(str(abs(value)))} digits"
     return str(value)
 
 

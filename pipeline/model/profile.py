@@ -16,6 +16,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pipeline.agentdir import DEFAULT_AGENT_DIR
 from pipeline.model.text import Text
 
+#: Upper bounds of numbers (docs/profile.md, "Numbers"): far above any real model, low
+#: enough that a stray digit is caught and every value stays exact in JSON (pi reads
+#: numbers as JavaScript doubles).
+MAX_TOKENS = 100_000_000  # token counts and windows
+MAX_CHARS = 1_000_000_000  # character counts
+MAX_COUNT = 10_000  # retries, items
+MAX_CHARS_PER_TOKEN = 1_000
+MAX_DELAY_MS = 3_600_000  # one hour
+MAX_TIMEOUT_S = 86_400.0  # one day
+
 #: Render inputs a section condition can test for presence.
 InputName = Literal[
     "custom_prompt",
@@ -179,9 +189,11 @@ class SummaryBudget(Strict):
 
 
 class BranchSummarySettings(Strict):
-    reserve_tokens: int = Field(16384, ge=0)
-    max_tokens: int = Field(2048, gt=0, description="output budget of a branch summary")
-    default_context_window: int = Field(128000, gt=0, description="window assumed when the model's is unknown")
+    reserve_tokens: int = Field(16384, ge=0, le=MAX_TOKENS)
+    max_tokens: int = Field(2048, gt=0, le=MAX_TOKENS, description="output budget of a branch summary")
+    default_context_window: int = Field(
+        128000, gt=0, le=MAX_TOKENS, description="window assumed when the model's is unknown"
+    )
     summary_share_limit: float = Field(
         0.9, gt=0, le=1, description="summaries are still taken while the running total is below this share"
     )
@@ -189,13 +201,15 @@ class BranchSummarySettings(Strict):
 
 class Compaction(Strict):
     enabled: bool = True
-    reserve_tokens: int = Field(16384, ge=0)
-    keep_recent_tokens: int = Field(20000, ge=0)
-    chars_per_token: int = Field(4, gt=0)
-    image_chars: int = Field(4800, ge=0, description="characters charged per image")
-    tool_result_max_chars: int = Field(2000, gt=0, description="tool results longer than this are cut in summaries")
+    reserve_tokens: int = Field(16384, ge=0, le=MAX_TOKENS)
+    keep_recent_tokens: int = Field(20000, ge=0, le=MAX_TOKENS)
+    chars_per_token: int = Field(4, gt=0, le=MAX_CHARS_PER_TOKEN)
+    image_chars: int = Field(4800, ge=0, le=MAX_CHARS, description="characters charged per image")
+    tool_result_max_chars: int = Field(
+        2000, gt=0, le=MAX_CHARS, description="tool results longer than this are cut in summaries"
+    )
     summary_budget: SummaryBudget = SummaryBudget()
-    overflow_retries: int = Field(1, ge=0, description="compact-and-retry attempts per overflow")
+    overflow_retries: int = Field(1, ge=0, le=MAX_COUNT, description="compact-and-retry attempts per overflow")
     branch: BranchSummarySettings = BranchSummarySettings()
 
 
@@ -206,8 +220,10 @@ class Retry(Strict):
     """Retries of agent turns that end in a transient error (pi's ``retry`` settings)."""
 
     enabled: bool = Field(True, description="retry a turn that ended in a transient provider error")
-    max_retries: int = Field(3, ge=0, description="retries per turn before the error is reported")
-    base_delay_ms: int = Field(2000, ge=0, description="wait before retry n: base_delay_ms * 2^(n-1)")
+    max_retries: int = Field(3, ge=0, le=MAX_COUNT, description="retries per turn before the error is reported")
+    base_delay_ms: int = Field(
+        2000, ge=0, le=MAX_DELAY_MS, description="wait before retry n: base_delay_ms * 2^(n-1)"
+    )
 
 
 # --------------------------------------------------------------------------- summary
@@ -280,14 +296,16 @@ class OfflineFill(Strict):
     heading: str = Field(min_length=1)
     sources: tuple[OfflineSource, ...] = Field(min_length=1)
     item: Text = Field(Text("- ${text}"), description="one line; `${text}` = the value")
-    max_items: int = Field(20, gt=0, description="keep at most this many lines (the most recent)")
+    max_items: int = Field(20, gt=0, le=MAX_COUNT, description="keep at most this many lines (the most recent)")
 
 
 class Offline(Strict):
     """Fixed words and layout of the offline summarizer (the embedded default, no network)."""
 
     empty: Text = Field(description="written under a heading that has nothing to show")
-    max_item_chars: int = Field(240, gt=0, description="longer values are cut (UTF-16 units) and get `ellipsis`")
+    max_item_chars: int = Field(
+        240, gt=0, le=MAX_CHARS, description="longer values are cut (UTF-16 units) and get `ellipsis`"
+    )
     ellipsis: str = "…"
     fill: tuple[OfflineFill, ...] = ()
     turn_prefix: tuple[OfflineFill, ...] = Field(
@@ -402,13 +420,13 @@ class Summarizer(Strict):
     model: Optional[str] = None
     base_url: Optional[str] = None
     api_key_env: Optional[str] = Field(None, description="the NAME of the environment variable holding the key")
-    max_tokens: Optional[int] = Field(None, gt=0, description="the model's maximum output tokens")
+    max_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS, description="the model's maximum output tokens")
     reasoning: bool = Field(
         False, description="the model supports reasoning: summaries ask for the session's thinking level"
     )
-    context_window: Optional[int] = Field(None, gt=0)
-    timeout_s: float = Field(120.0, gt=0)
-    max_retries: int = Field(3, ge=0)
+    context_window: Optional[int] = Field(None, gt=0, le=MAX_TOKENS)
+    timeout_s: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
+    max_retries: int = Field(3, ge=0, le=MAX_COUNT)
     call_deadline_s: float = Field(
         300.0, gt=0, le=86400, description="wall-clock limit of one summary call, every attempt and retry wait included"
     )

@@ -156,28 +156,84 @@ def _flatten(value: Any, key: str, out: dict[str, Any]) -> None:
 
 
 def settings_changes(old: Profile, new: Profile) -> tuple[SettingChange, ...]:
-    """Keys whose values differ, were added or were removed (new order first).
+    """Keys whose values differ, were added or were removed, in document order.
 
-    A section that exists on one side only is one change holding the whole section.
+    Sections are compared by id; a section that exists on one side only is one change
+    holding the whole section. Lists of mappings or lists (a schema, a section's rules)
+    are aligned with difflib's :class:`~difflib.SequenceMatcher`: an entry inserted or
+    deleted is one change (``added`` at its new index, ``removed`` at its old one), not a
+    change of every entry after it; entries it pairs are compared key by key at their
+    new index. Lists of plain values (``default_tools``) are one value.
     """
-    a, b = _collapsed(old, new), _collapsed(new, old)
-    keys = list(b) + [k for k in a if k not in b]
-    return tuple(
-        SettingChange(k, a.get(k, ABSENT), b.get(k, ABSENT)) for k in keys if a.get(k, ABSENT) != b.get(k, ABSENT)
-    )
+    differ = _Differ(old, new)
+    differ.compare(_dumped(old), _dumped(new), "")
+    return tuple(differ.out)
 
 
-def _collapsed(profile: Profile, other: Profile) -> dict[str, Any]:
-    flat = flatten_profile(profile)
-    theirs = {s.id for s in other.system_prompt.sections}
-    for section in profile.system_prompt.sections:
-        if section.id in theirs:
-            continue
-        prefix = f"system_prompt.sections.{section.id}"
-        for key in [k for k in flat if k.startswith(prefix + ".")]:
-            del flat[key]
-        flat[prefix] = section.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-    return flat
+def _dumped(profile: Profile) -> dict[str, Any]:
+    return profile.model_dump(mode="json", by_alias=True, exclude={"schema_ref"})
+
+
+class _Differ:
+    """Walks two dumped profiles side by side and collects the :class:`SettingChange` s."""
+
+    def __init__(self, old: Profile, new: Profile) -> None:
+        self.sections = ({s.id: s for s in old.system_prompt.sections}, {s.id: s for s in new.system_prompt.sections})
+        self.out: list[SettingChange] = []
+
+    def compare(self, a: Any, b: Any, key: str) -> None:
+        if a == b:
+            return
+        if key == "system_prompt.sections" and isinstance(a, list) and isinstance(b, list):
+            self.compare_sections(a, b, key)
+        elif isinstance(a, dict) and isinstance(b, dict) and a and b:
+            for name in list(b) + [k for k in a if k not in b]:
+                self.compare(a.get(name, ABSENT), b.get(name, ABSENT), f"{key}.{name}" if key else str(name))
+        elif _structured(a) and _structured(b):
+            self.compare_lists(a, b, key)
+        elif a is ABSENT or b is ABSENT:
+            leaves: dict[str, Any] = {}
+            _flatten(b if a is ABSENT else a, key, leaves)
+            for leaf, value in leaves.items():
+                self.out.append(SettingChange(leaf, ABSENT, value) if a is ABSENT else SettingChange(leaf, value, ABSENT))
+        else:
+            self.out.append(SettingChange(key, a, b))
+
+    def compare_lists(self, a: list, b: list, key: str) -> None:
+        import difflib
+
+        shape = lambda v: json.dumps(v, sort_keys=True, ensure_ascii=False)  # noqa: E731
+        matcher = difflib.SequenceMatcher(None, [shape(v) for v in a], [shape(v) for v in b], autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                continue
+            paired = min(i2 - i1, j2 - j1) if tag == "replace" else 0
+            for k in range(paired):
+                self.compare(a[i1 + k], b[j1 + k], f"{key}.{j1 + k}")
+            self.out.extend(SettingChange(f"{key}.{i}", a[i], ABSENT) for i in range(i1 + paired, i2))
+            self.out.extend(SettingChange(f"{key}.{j}", ABSENT, b[j]) for j in range(j1 + paired, j2))
+
+    def compare_sections(self, a: list, b: list, key: str) -> None:
+        ids_a, ids_b = [s.get("id") for s in a], [s.get("id") for s in b]
+        if ids_a != ids_b:
+            self.out.append(SettingChange(key, ids_a, ids_b))
+        old, new = {s.get("id"): s for s in a}, {s.get("id"): s for s in b}
+        for sid in ids_b + [i for i in ids_a if i not in new]:
+            prefix = f"{key}.{sid}"
+            if sid in old and sid in new:
+                self.compare(old[sid], new[sid], prefix)
+            elif sid in new:
+                self.out.append(SettingChange(prefix, ABSENT, self.whole(1, sid)))
+            else:
+                self.out.append(SettingChange(prefix, self.whole(0, sid), ABSENT))
+
+    def whole(self, side: int, sid: str) -> dict[str, Any]:
+        """A section of one side as written: the keys that differ from the models' defaults."""
+        return self.sections[side][sid].model_dump(mode="json", by_alias=True, exclude_defaults=True)
+
+
+def _structured(value: Any) -> bool:
+    return isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value)
 
 
 # --------------------------------------------------------------------------- formats
@@ -187,6 +243,32 @@ def show_value(value: Any, limit: int = 0) -> str:
     """A setting value for people: JSON, or ``(unset)``; cut to ``limit`` characters if given."""
     text = "(unset)" if value is ABSENT else json.dumps(value, ensure_ascii=False)
     return text if not limit or len(text) <= limit else text[: limit - 1] + "…"
+
+
+def show_change(old: Any, new: Any, limit: int) -> tuple[str, str]:
+    """Both sides of a change for people, each at most about ``limit`` characters.
+
+    When a side is too long, both show the same window around where they first differ
+    (``…`` marks what is left out), so an edit near the end of a long text is visible
+    instead of both sides being cut at the same point.
+    """
+    a, b = show_value(old), show_value(new)
+    if len(a) <= limit and len(b) <= limit:
+        return a, b
+    prefix = 0
+    while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(a), len(b)) - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    start = max(0, prefix - limit // 4)
+    return _window(a, start, len(a) - suffix, limit), _window(b, start, len(b) - suffix, limit)
+
+
+def _window(text: str, start: int, change_end: int, limit: int) -> str:
+    """``text`` from ``start``, through its changed part when it fits, within ``limit``."""
+    end = min(len(text), max(change_end + limit // 4, start + limit // 2), start + limit)
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
 
 def diff_json(diff: ProfileDiff) -> str:
@@ -225,14 +307,16 @@ def diff_text(diff: ProfileDiff) -> str:
     """Plain text for a terminal."""
     from pipeline.report.templating import render_template
 
-    return render_template("diff.txt.j2", diff=diff, show=show_value, signed=signed)
+    return render_template("diff.txt.j2", diff=diff, show=show_value, change=show_change, signed=signed)
 
 
 def diff_markdown(diff: ProfileDiff) -> str:
     """Markdown that fits a pull-request comment (diffs folded in ``<details>``)."""
     from pipeline.report.templating import render_template
 
-    return render_template("diff.md.j2", diff=diff, show=show_value, signed=signed, cell=md_cell, fence=md_fence)
+    return render_template(
+        "diff.md.j2", diff=diff, show=show_value, change=show_change, signed=signed, cell=md_cell, fence=md_fence
+    )
 
 
 def signed(number: int) -> str:

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from pipeline.errors import Location, Problem, SessionError
 from pipeline.js import iso_timestamp, js_json, js_trim
@@ -48,6 +49,7 @@ class SessionFile:
         self._log = AppendLog(self.path)
         #: The clock of appended entries' ``timestamp`` (pi's ``new Date().toISOString()``).
         self.now: Callable[[], str] = iso_timestamp
+        self._held: Any = None  # the LockedLog while `exclusive()` holds the lock
 
     # ----------------------------------------------------------------- opening
 
@@ -155,14 +157,44 @@ class SessionFile:
         the id is taken, the parent does not exist or the file cannot take appends.
         """
         self.ensure_appendable()
+        if self._held is not None:
+            return self._append_locked(self._held, entry)
         with self._log.locked() as log:
-            for appended in log.catch_up():
-                self.tree.add(appended)
-            self._check_links(entry)
-            stored = replace(entry, line=log.write_line(js_json(entry.raw)))
+            return self._append_locked(log, entry)
+
+    def _append_locked(self, log: Any, entry: E.Entry) -> E.Entry:
+        for appended in log.catch_up():
+            self.tree.add(appended)
+        self._check_links(entry)
+        stored = replace(entry, line=log.write_line(js_json(entry.raw)))
         self.tree.add(stored)
         self.leaf_id = stored.id
         return stored
+
+    @contextmanager
+    def exclusive(self) -> Iterator[list[E.Entry]]:
+        """Hold the file's lock across a decision and the append that follows from it.
+
+        Yields the entries other writers appended since this session last looked (they
+        are added to the tree; when there are any, the leaf moves to the newest, as
+        opening the file again would put it). Appends inside the block use the held lock,
+        so no other writer of this library can slip an entry in between: a compaction
+        re-plans here and appends only what it planned on the current file.
+        """
+        if self._held is not None:
+            raise RuntimeError("the session's lock is already held")
+        self.ensure_appendable()
+        with self._log.locked() as log:
+            appended = log.catch_up()
+            for entry in appended:
+                self.tree.add(entry)
+            if appended:
+                self.leaf_id = appended[-1].id
+            self._held = log
+            try:
+                yield appended
+            finally:
+                self._held = None
 
     def ensure_appendable(self, doing: str = "append to", then: str = "append to that") -> None:
         """Refuse to write to a file migrated in memory from an old format version; ``doing``

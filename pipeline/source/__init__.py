@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipeline.errors import Problem
+
 from pipeline.source.chain import BUILTIN, Layer, builtin_names, display_path, read_chain
 from pipeline.source.merge import merge_layers
 from pipeline.source.reader import MAX_BYTES, MAX_DEPTH, MAX_NODES, parse
@@ -23,9 +25,17 @@ def load_merged(path: Path, label: str) -> tuple[object, SourceMap]:
     Raises :class:`~pipeline.errors.PipelineError` with every problem found in the
     chain's files (syntax, duplicate keys, bad ``extends:``, bad section placement).
     """
+    data, source_map, _ = load_merged_with_warnings(path, label)
+    return data, source_map
+
+
+def load_merged_with_warnings(path: Path, label: str) -> tuple[object, SourceMap, list[Problem]]:
+    """:func:`load_merged` and the merge's warnings (a new section id that looks like a typo)."""
     layers = read_chain(path, label)
-    data, source_map = flatten(merge_layers(layers))
-    return data, SourceMap(source_map.entries, tuple(layer.label for layer in layers))
+    merged = merge_layers(layers)
+    data, source_map = flatten(merged.tree)
+    files = tuple(layer.label for layer in layers)
+    return data, SourceMap(source_map.entries, files, merged.dropped), merged.warnings
 
 
 __all__ = [
@@ -41,6 +51,7 @@ __all__ = [
     "display_path",
     "flatten",
     "load_merged",
+    "load_merged_with_warnings",
     "parse",
     "read_chain",
 ]

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from pipeline.errors import Location
-from pipeline.source.locate import render_key
+from pipeline.gcpause import gc_paused
+from pipeline.source.locate import KeyNames
 from pipeline.source.tree import SourceMap
 
 
@@ -38,11 +39,13 @@ class Value:
 
 def effective_values(data: dict, source_map: SourceMap) -> list[Value]:
     """The leaves of ``data`` (a dumped, merged profile) in document order."""
-    return [
-        Value(render_key(path, data), value, _where(source_map, path))
-        for path, value in _leaves(data, ())
-        if not (path == ("$schema",) and value is None)
-    ]
+    name = KeyNames(data)
+    with gc_paused():  # many small objects: the cyclic collector would make it superlinear
+        return [
+            Value(name(path), value, _where(source_map, path))
+            for path, value in _leaves(data, ())
+            if not (path == ("$schema",) and value is None)
+        ]
 
 
 def select(values: list[Value], key: str | None) -> list[Value]:
@@ -51,6 +54,18 @@ def select(values: list[Value], key: str | None) -> list[Value]:
         return values
     key = key.strip(".")
     return [v for v in values if v.key == key or v.key.startswith(key + ".")]
+
+
+def dropped_by(source_map: SourceMap, key: str | None) -> tuple[str, str, Location] | None:
+    """For a ``key`` that is not in the profile: the section an overlay removed or replaced
+    that held it, as (the section's dotted key, ``removed``/``replaced``, where), or None."""
+    if not key:
+        return None
+    parts = key.strip(".").split(".")
+    for path, dropped in source_map.dropped.items():
+        if tuple(parts[: len(path)]) == tuple(path):
+            return ".".join(path), dropped.how, dropped.span.location
+    return None
 
 
 def known_prefixes(values: list[Value]) -> list[str]:

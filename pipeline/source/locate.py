@@ -30,13 +30,29 @@ def section_ids(data: Any) -> list[Any]:
 
 
 def render_key(path: Sequence[Any], data: Any = None) -> str:
-    """``("system_prompt", "sections", 3, "item")`` -> ``system_prompt.sections.tools.item``."""
-    parts = [str(p) for p in path]
-    if len(path) > 2 and tuple(path[:2]) == SECTIONS and isinstance(path[2], int):
-        ids = section_ids(data) if data is not None else []
-        if path[2] < len(ids) and isinstance(ids[path[2]], str) and ids[path[2]]:
-            parts[2] = ids[path[2]]
-    return ".".join(parts)
+    """``("system_prompt", "sections", 3, "item")`` -> ``system_prompt.sections.tools.item``.
+
+    For many keys of one profile, use :class:`KeyNames` (the section ids are read once).
+    """
+    return KeyNames(data)(path)
+
+
+class KeyNames:
+    """:func:`render_key` for one profile (plain data or a Profile), the section ids read once."""
+
+    def __init__(self, data: Any = None) -> None:
+        self._data = data
+        self._ids: list[Any] | None = None
+
+    def __call__(self, path: Sequence[Any]) -> str:
+        parts = [str(p) for p in path]
+        if len(path) > 2 and tuple(path[:2]) == SECTIONS and isinstance(path[2], int):
+            if self._ids is None:
+                self._ids = section_ids(self._data) if self._data is not None else []
+            ids = self._ids
+            if path[2] < len(ids) and isinstance(ids[path[2]], str) and ids[path[2]]:
+                parts[2] = ids[path[2]]
+        return ".".join(parts)
 
 
 def var_location(span: Span, value: str, index: int) -> Location:

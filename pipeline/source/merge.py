@@ -17,30 +17,56 @@ its placement keys must name ids that exist.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from pipeline.errors import Problem, ProfileError, did_you_mean
+from pipeline.errors import Problem, ProfileError
 from pipeline.source.chain import Layer
-from pipeline.source.tree import Entry, Map, Node, Scalar, Seq
+from pipeline.source.nearmiss import NearMiss
+from pipeline.source.tree import Dropped, Entry, Map, Node, Scalar, Seq, Span
 
 SECTIONS_PATH = ("system_prompt", "sections")
 DIRECTIVES = ("remove", "replace", "before", "after")
+#: "known ids" hints list at most this many ids.
+LISTED = 20
+#: Unknown-id problems after this many get no "did you mean" (each costs a pass over the ids).
+HINTED = 50
 
 
-def merge_layers(layers: list[Layer]) -> Map:
+@dataclass
+class Merged:
+    """The merged tree, the sections an overlay removed or replaced, and merge warnings."""
+
+    tree: Map
+    dropped: dict[tuple, Dropped] = field(default_factory=dict)
+    warnings: list[Problem] = field(default_factory=list)
+
+
+def merge_layers(layers: list[Layer]) -> Merged:
     """The merged tree of a chain given top first (the base is merged first)."""
     problems: list[Problem] = []
-    merged = Map({}, layers[-1].tree.span)
+    merged = Merged(Map({}, layers[-1].tree.span))
     for layer in reversed(layers):
         tree = Map({k: e for k, e in layer.tree.entries.items() if k != "extends"}, layer.tree.span)
         problems.extend(_duplicate_ids(tree))
-        merged = _merge_map(merged, tree, (), problems)
+        merged.tree = _merge_map(merged.tree, tree, (), _Run(problems, merged))
     if problems:
         raise ProfileError(problems)
     return merged
 
 
-def _merge_map(base: Map, over: Map, path: tuple, problems: list[Problem]) -> Map:
+@dataclass
+class _Run:
+    """What one merge collects: errors, and the record of what it dropped or suspects."""
+
+    problems: list[Problem]
+    merged: Merged
+    hinted: int = 0
+
+    def append(self, problem: Problem) -> None:
+        self.problems.append(problem)
+
+
+def _merge_map(base: Map, over: Map, path: tuple, problems: _Run) -> Map:
     entries = dict(base.entries)
     for key, entry in over.entries.items():
         old = entries.get(key)
@@ -64,6 +90,8 @@ class _Directives:
     replace: bool = False
     before: Scalar | None = None
     after: Scalar | None = None
+    remove_span: Span | None = None  # where `remove:` / `replace:` is written
+    replace_span: Span | None = None
 
     @property
     def target(self) -> Scalar | None:
@@ -79,68 +107,156 @@ def section_id(node: Node) -> str | None:
     return None
 
 
-def _merge_sections(base: Seq, over: Seq, problems: list[Problem]) -> Seq:
-    items: list[Node] = list(base.items)
+def _merge_sections(base: Seq, over: Seq, problems: _Run) -> Seq:
+    order = _Order(base.items)
+    existing = NearMiss(order.ids())
     for node in over.items:
         sid = section_id(node)
         if not isinstance(node, Map) or sid is None:
-            items.append(_strip(node, problems, sid))
+            order.append(_strip(node, problems, sid))
             continue
         directives = _directives(node, sid, problems)
         body = _strip(node, problems, sid)
-        _apply(items, sid, directives, body, problems)
-    return Seq(tuple(items), over.span)
+        if order.find(sid) is None and not (directives.remove or directives.replace):
+            _near_miss(sid, body, existing, problems)
+        _apply(order, sid, directives, body, problems)
+    return Seq(tuple(order), over.span)
 
 
-def _apply(items: list[Node], sid: str, d: _Directives, body: Map, problems: list[Problem]) -> None:
-    index = _index(items, sid)
-    if d.remove:
-        if index is None:
-            problems.append(_unknown(sid, body.entries["id"].node, items, "no section `{}` to remove"))
-        else:
-            del items[index]
+def _near_miss(sid: str, body: Map, existing: NearMiss, run: _Run) -> None:
+    """A new section whose id is one edit away from an existing one is likely a typo."""
+    typo_of = existing.typo_of(sid)
+    if typo_of is None:
         return
-    if index is None:
+    run.merged.warnings.append(
+        Problem(
+            f"new section `{sid}` is one edit away from the existing section `{typo_of}`: it is added "
+            f"as a separate section instead of changing `{typo_of}`",
+            body.entries["id"].node.span.location,
+            key=".".join(SECTIONS_PATH + (sid, "id")),
+            hint=f"did you mean `{typo_of}`? For a separate section on purpose, pick a clearly different id",
+            severity="warning",
+            code="profile.near-miss-section",
+        )
+    )
+
+
+class _Order:
+    """The sections being merged: a linked order with an index by id.
+
+    Finding, replacing, removing and moving a section are O(1), so merging an overlay
+    of n sections onto a base of m is O(n + m), however many sections there are.
+    """
+
+    _END = 0
+
+    def __init__(self, nodes) -> None:
+        self._node: dict[int, Node] = {}
+        self._next: dict[int, int] = {self._END: self._END}
+        self._prev: dict[int, int] = {self._END: self._END}
+        self._ids: dict[str, int] = {}
+        self._count = 0
+        for node in nodes:
+            self.append(node)
+
+    def __iter__(self):
+        key = self._next[self._END]
+        while key != self._END:
+            yield self._node[key]
+            key = self._next[key]
+
+    def find(self, sid: str) -> int | None:
+        return self._ids.get(sid)
+
+    def node(self, key: int) -> Node:
+        return self._node[key]
+
+    def append(self, node: Node) -> int:
+        return self._link(node, self._END)
+
+    def replace(self, key: int, node: Node) -> None:
+        self._node[key] = node
+
+    def remove(self, key: int) -> None:
+        self._unlink(key)
+        sid = section_id(self._node.pop(key))
+        if sid is not None and self._ids.get(sid) == key:
+            del self._ids[sid]
+
+    def move(self, key: int, target: int, before: bool) -> None:
+        node = self._node[key]
+        self.remove(key)
+        self._link(node, target if before else self._next[target], key)
+
+    def ids(self) -> list[str]:
+        return list(self._ids)
+
+    def _link(self, node: Node, before: int, key: int | None = None) -> int:
+        if key is None:
+            self._count += 1
+            key = self._count
+        prev = self._prev[before]
+        self._next[prev], self._prev[key], self._next[key], self._prev[before] = key, prev, before, key
+        self._node[key] = node
+        sid = section_id(node)
+        if sid is not None:
+            self._ids.setdefault(sid, key)
+        return key
+
+    def _unlink(self, key: int) -> None:
+        prev, nxt = self._prev.pop(key), self._next.pop(key)
+        self._next[prev], self._prev[nxt] = nxt, prev
+
+
+def _apply(order: _Order, sid: str, d: _Directives, body: Map, problems: _Run) -> None:
+    key = order.find(sid)
+    if d.remove:
+        if key is None:
+            problems.append(_unknown(sid, body.entries["id"].node, order, "no section `{}` to remove", problems))
+        else:
+            order.remove(key)
+            _dropped(problems, sid, "removed", d.remove_span or body.span)
+        return
+    if key is None:
         if d.replace:
-            problems.append(_unknown(sid, body.entries["id"].node, items, "no section `{}` to replace"))
-        items.append(body)
-        index = len(items) - 1
+            problems.append(_unknown(sid, body.entries["id"].node, order, "no section `{}` to replace", problems))
+        key = order.append(body)
+        problems.merged.dropped.pop(SECTIONS_PATH + (sid,), None)  # removed by a base, added again
     elif d.replace:
-        items[index] = body
+        order.replace(key, body)
+        _dropped(problems, sid, "replaced", d.replace_span or body.span)
     else:
-        items[index] = _merge_map(items[index], body, SECTIONS_PATH + (sid,), problems)  # type: ignore[arg-type]
+        merged = _merge_map(order.node(key), body, SECTIONS_PATH + (sid,), problems)  # type: ignore[arg-type]
+        order.replace(key, merged)
     if d.target is not None:
-        _place(items, index, sid, d, problems)
+        _place(order, key, sid, d, problems)
 
 
-def _place(items: list[Node], index: int, sid: str, d: _Directives, problems: list[Problem]) -> None:
+def _dropped(run: _Run, sid: str, how: str, span: Span) -> None:
+    run.merged.dropped[SECTIONS_PATH + (sid,)] = Dropped(how, span)
+
+
+def _place(order: _Order, key: int, sid: str, d: _Directives, problems: _Run) -> None:
     target = d.target
     assert target is not None
     name = target.value
     if name == sid:
         problems.append(_problem(sid, target, "a section cannot be placed relative to itself", d))
         return
-    node = items.pop(index)
-    where = _index(items, str(name))
+    where = order.find(str(name))
     if where is None:
-        items.insert(index, node)
-        problems.append(_unknown(sid, target, items, "unknown section id `{}`", key=_key(sid, d)))
+        problems.append(_unknown(sid, target, order, "unknown section id `{}`", problems, key=_key(sid, d)))
         return
-    items.insert(where if d.before is not None else where + 1, node)
+    order.move(key, where, before=d.before is not None)
 
 
-def _index(items: list[Node], sid: str) -> int | None:
-    for i, node in enumerate(items):
-        if section_id(node) == sid:
-            return i
-    return None
-
-
-def _unknown(sid: str, node: Node, items: list[Node], message: str, key: str | None = None) -> Problem:
+def _unknown(sid: str, node: Node, order: _Order, message: str, run: _Run, key: str | None = None) -> Problem:
     name = node.value if isinstance(node, Scalar) else sid
-    known = [s for s in (section_id(n) for n in items) if s]
-    listing = "known ids: " + ", ".join(known) if known else "there are no sections yet"
-    hint = did_you_mean(str(name), known) or listing
+    run.hinted += 1
+    hint = None
+    if run.hinted <= HINTED:
+        known = [s for s in order.ids() if s != sid or key is None]
+        hint = NearMiss(known).hint(str(name)) or _listing(known)
     return Problem(
         message.format(name),
         node.span.location,
@@ -148,6 +264,13 @@ def _unknown(sid: str, node: Node, items: list[Node], message: str, key: str | N
         hint=hint,
         code="profile.unknown-section",
     )
+
+
+def _listing(known: list[str]) -> str:
+    if not known:
+        return "there are no sections yet"
+    shown = ", ".join(known[:LISTED])
+    return "known ids: " + shown + (f" … ({len(known) - LISTED} more)" if len(known) > LISTED else "")
 
 
 def _key(sid: str, d: _Directives) -> str:
@@ -158,7 +281,7 @@ def _problem(sid: str, node: Node, message: str, d: _Directives) -> Problem:
     return Problem(message, node.span.location, key=_key(sid, d), code="profile.bad-placement")
 
 
-def _directives(node: Map, sid: str, problems: list[Problem]) -> _Directives:
+def _directives(node: Map, sid: str, problems: _Run) -> _Directives:
     d = _Directives()
     for name in DIRECTIVES:
         entry = node.entries.get(name)
@@ -176,11 +299,13 @@ def _directives(node: Map, sid: str, problems: list[Problem]) -> _Directives:
             )
             continue
         setattr(d, name, value.value if want_bool else value)
+        if want_bool:
+            setattr(d, name + "_span", entry.key_span)
     _check_combination(node, sid, d, problems)
     return d
 
 
-def _check_combination(node: Map, sid: str, d: _Directives, problems: list[Problem]) -> None:
+def _check_combination(node: Map, sid: str, d: _Directives, problems: _Run) -> None:
     key = ".".join(SECTIONS_PATH + (sid,))
     if d.before is not None and d.after is not None:
         problems.append(Problem("use `before` or `after`, not both", d.after.span.location, key=key + ".after", code="profile.bad-placement"))
@@ -193,7 +318,7 @@ def _check_combination(node: Map, sid: str, d: _Directives, problems: list[Probl
             )
 
 
-def _strip(node: Node, problems: list[Problem], sid: str | None) -> Node:
+def _strip(node: Node, problems: _Run, sid: str | None) -> Node:
     if not isinstance(node, Map):
         return node
     if sid is None:

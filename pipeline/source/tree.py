@@ -74,16 +74,27 @@ class SourceEntry:
 
 
 @dataclass(frozen=True)
+class Dropped:
+    """A section an overlay removed (``remove: true``) or replaced (``replace: true``), and where."""
+
+    how: str  # "removed" or "replaced"
+    span: Span
+
+
+@dataclass(frozen=True)
 class SourceMap:
     """Key path -> :class:`SourceEntry` for every value of a (merged) profile.
 
     Paths are tuples of keys and list indices into the merged data, e.g.
     ``("compaction", "reserve_tokens")`` or ``("system_prompt", "sections", 3, "item")``.
     ``files`` lists the profile files involved, the file asked for first.
+    ``dropped`` names the sections (``("system_prompt", "sections", ID)``) an overlay
+    removed or replaced, with where it said so.
     """
 
     entries: dict[Path, SourceEntry] = field(default_factory=dict)
     files: tuple[str, ...] = ()
+    dropped: dict[Path, Dropped] = field(default_factory=dict)
 
     def get(self, path: Path) -> SourceEntry | None:
         return self.entries.get(tuple(path))

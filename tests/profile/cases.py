@@ -562,7 +562,8 @@ CASES = [
         (
             "p.yaml:6:3: compaction.keep_recent_tokens: keep_recent_tokens (30000) must be below the compaction "
             "threshold context_window - reserve_tokens = 23616 (what compaction keeps would already be over "
-            "the threshold, so every turn would compact again)",
+            "the threshold: every turn would decide to compact, and every compaction would find nothing to "
+            "summarize)",
         ),
     ),
     Case(

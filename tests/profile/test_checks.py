@@ -73,7 +73,7 @@ def test_keep_below_reserve_is_fine(tmp_path):
 
 def test_more_warnings(tmp_path):
     body = (
-        "templates:\n  sources: [global, global, ./prompts]\n"
+        "templates:\n  sources: [global, global, ~/no-such-prompts-dir]\n"
         "compaction:\n  branch: {max_tokens: 20000}\n"
         "summary:\n  schema:\n    - heading: Goal\n    - heading: Goal\n"
         "  offline:\n    fill: []\n"
@@ -81,7 +81,7 @@ def test_more_warnings(tmp_path):
     messages = [w.split(": warning: ", 1)[1] for w in _warnings(tmp_path, body)]
     assert messages == [
         "templates.sources.1: template source `global` is listed twice",
-        f"templates.sources.2: template source {tmp_path / 'prompts'} does not exist",
+        f"templates.sources.2: template source {Path('~/no-such-prompts-dir').expanduser()} does not exist",
         "compaction.branch.max_tokens: max_tokens (20000) is larger than reserve_tokens (16384) "
         "(a branch summary request may then exceed the context window)",
         "summary.schema.1.heading: heading `Goal` appears twice",
