@@ -24,7 +24,7 @@ from pipeline.model.text import Text
 from pipeline.model.envname import ENV_NAME_HINT, SECRET_KEYS, env_name_problem, url_secret_problem  # noqa: F401
 from pipeline.model.variables import variables_for
 from pipeline.source import SourceMap
-from pipeline.source.locate import SECTIONS, KeyNames, var_location
+from pipeline.source.locate import SECTIONS, KeyNames, var_locations
 
 LIST_KINDS = ("tool_list", "rules", "context_files", "skills")
 TEMPLATE_KEYWORDS = ("project", "global")
@@ -108,15 +108,18 @@ def variable_problems(data: Any, source_map: SourceMap) -> list[Problem]:
         if path[-1] in ("item", "empty") and len(path) == 4 and kind not in LIST_KINDS:
             continue  # a kind typo or a misplaced `item` is reported on its own
         allowed = variables_for(path, kind)
-        for index, var in enumerate(Text(raw).variables):
-            if var.name not in allowed:
-                problems.append(_unknown_variable(path, raw, index, var.name, allowed, name_key, source_map))
+        unknown = [(i, v.name) for i, v in enumerate(Text(raw).variables) if v.name not in allowed]
+        if not unknown:
+            continue
+        entry = source_map.get(path)
+        where = var_locations(entry.value, raw) if entry else None
+        for index, name in unknown:
+            location = where[index] if where is not None else None
+            problems.append(_unknown_variable(path, location, name, allowed, name_key))
     return problems
 
 
-def _unknown_variable(path, raw, index, name, allowed, name_key: KeyNames, source_map: SourceMap) -> Problem:
-    entry = source_map.get(path)
-    location = var_location(entry.value, raw, index) if entry else None
+def _unknown_variable(path, location, name, allowed, name_key: KeyNames) -> Problem:
     close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
     if close:
         hint = f"did you mean `${{{close[0]}}}`?"

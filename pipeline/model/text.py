@@ -68,18 +68,21 @@ def _parse(raw: str) -> tuple[Part, ...]:
 class Text:
     """Immutable parsed text; compares and hashes by its raw string."""
 
-    __slots__ = ("raw", "parts")
+    __slots__ = ("raw", "parts", "_variables")
 
     def __init__(self, raw: str) -> None:
         object.__setattr__(self, "raw", raw)
         object.__setattr__(self, "parts", _parse(raw))
+        object.__setattr__(self, "_variables", None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Text is immutable")
 
     @property
     def variables(self) -> tuple[Var, ...]:
-        return tuple(p for p in self.parts if isinstance(p, Var))
+        if self._variables is None:  # computed once: checks ask for it per variable
+            object.__setattr__(self, "_variables", tuple(p for p in self.parts if isinstance(p, Var)))
+        return self._variables  # type: ignore[return-value]
 
     def render(self, values: Mapping[str, str] | None = None, /, **more: str) -> str:
         """Substitute variables; a variable without a value is an error (a bug, not user input)."""

@@ -61,16 +61,24 @@ def var_location(span: Span, value: str, index: int) -> Location:
     The k-th ``${name}`` of the value is the k-th ``${name}`` of the scalar's source
     text (escapes and folding never produce or split one), so the position is exact
     for every style; only a variable spelt with escapes (``"\\x24{cwd}"``) falls back
-    to an estimate.
+    to an estimate. For many variables of one scalar use :func:`var_locations`.
     """
-    variables = Text(value).variables
-    var = variables[index]
-    if span.source is not None:
-        nth = sum(1 for v in variables[:index] if v.name == var.name)
-        written = [v for v in Text(span.source).variables if v.name == var.name]
-        if nth < len(written):
-            return _absolute(span, written[nth].line, written[nth].col)
-    return _estimate(span, var)
+    return var_locations(span, value)[index]
+
+
+def var_locations(span: Span, value: str) -> list[Location]:
+    """:func:`var_location` of every variable of ``value``, in one pass over the scalar."""
+    written: dict[str, list[Var]] = {}
+    for v in Text(span.source).variables if span.source is not None else ():
+        written.setdefault(v.name, []).append(v)
+    seen: dict[str, int] = {}
+    out = []
+    for var in Text(value).variables:
+        nth = seen.get(var.name, 0)
+        seen[var.name] = nth + 1
+        same = written.get(var.name, ())
+        out.append(_absolute(span, same[nth].line, same[nth].col) if nth < len(same) else _estimate(span, var))
+    return out
 
 
 def _absolute(span: Span, line: int, col: int) -> Location:

@@ -134,3 +134,20 @@ def test_the_schema_carries_the_bounds():
     schema = json.loads(schema_json())
     text = json.dumps(schema)
     assert f'"maximum": {MAX_TOKENS}' in text and f'"maximum": {MAX_COUNT}' in text
+
+
+def test_many_unknown_variables_in_one_text_are_located_in_one_pass(tmp_path, monkeypatch):
+    """Each unknown `${x}` used to re-read every variable of its scalar (quadratic)."""
+    calls = _count(monkeypatch, locate, "Text")
+    counts = []
+    for n in (200, 400):
+        write_files(tmp_path, {"p.yaml": HEAD + "system_prompt:\n  sections:\n    - id: x\n      text: \"" +
+                               "${bad} " * n + "${cdw}\"\n"})
+        calls[0] = 0
+        with pytest.raises(PipelineError) as err:
+            compile_profile(tmp_path / "p.yaml")
+        counts.append(calls[0])
+        problems = err.value.problems
+        assert len(problems) == n + 1 and problems[-1].hint == "did you mean `${cwd}`?"
+        assert (problems[-1].location.line, problems[-1].location.col) == (6, 14 + 7 * n)
+    assert counts[0] == counts[1] == 2  # the value and its source text, once each
