@@ -40,6 +40,7 @@ class _Sources:
 
     def __init__(self) -> None:
         self._lines: dict[str, list[str] | None] = {}
+        self._shown: dict[tuple[str, int], str | None] = {}
 
     def line(self, file: str, number: int) -> str | None:
         if file not in self._lines:
@@ -48,6 +49,14 @@ class _Sources:
         if lines is None or not 1 <= number <= len(lines):
             return None
         return lines[number - 1]
+
+    def shown_line(self, file: str, number: int) -> str | None:
+        """The line, unless it is unknown or may hold a secret (each line checked once)."""
+        key = (file, number)
+        if key not in self._shown:
+            text = self.line(file, number)
+            self._shown[key] = None if text is None or _SECRET_LINE.search(text) else text
+        return self._shown[key]
 
 
 def _read_lines(file: str) -> list[str] | None:
@@ -81,8 +90,8 @@ def excerpt(problem: Problem, sources: _Sources) -> list[str]:
     loc = problem.location
     if loc is None or not loc.file or loc.line is None or loc.col is None:
         return []
-    text = sources.line(loc.file, loc.line)
-    if text is None or _SECRET_LINE.search(text):
+    text = sources.shown_line(loc.file, loc.line)
+    if text is None:
         return []
     col = min(max(loc.col - 1, 0), len(text))
     start = max(0, col - WINDOW // 2) if len(text) > WINDOW else 0

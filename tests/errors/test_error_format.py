@@ -110,3 +110,25 @@ def test_a_source_line_that_may_hold_a_secret_is_not_shown(tmp_path):
                                      "  base_url: \"https://user:hunter2@example.invalid\n", encoding="utf-8")
     run = _pipeline("validate", "u.yaml", cwd=tmp_path)
     assert run.returncode == 1 and "unclosed quote" in run.stdout and "hunter2" not in run.stdout + run.stderr
+
+
+def test_a_line_with_many_problems_is_checked_for_secrets_once(tmp_path, monkeypatch):
+    """Thousands of problems on one long line: the secret check reads the line once, not per problem."""
+    from pipeline.cli import _report
+
+    line = " ".join(f"${{bad{i}}}" for i in range(2000))
+    source = tmp_path / "p.yaml"
+    source.write_text(f"text: {line}\n", encoding="utf-8")
+    searched = []
+
+    class Counting:
+        def search(self, text):
+            searched.append(len(text))
+            return None
+
+    monkeypatch.setattr(_report, "_SECRET_LINE", Counting())
+    problems = [Problem(f"unknown variable {i}", location=Location(str(source), 1, 7 + 8 * i), code="profile.unknown-variable")
+                for i in range(2000)]
+    text = _report.format_problems(problems)
+    assert searched == [len("text: " + line)]
+    assert text.count("^") == 2000 and text.endswith("2000 errors in " + str(source))
