@@ -65,18 +65,38 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _print_context(context, fmt: str, leaf_id) -> None:
-    from pipeline.js import js_json
     from pipeline.session.render import render_context
 
     if fmt == "json":
-        print(js_json(_json_view(context, leaf_id)))
+        _print_json(context, leaf_id)
         return
     for line in render_context(context.messages):
         print(line)
 
 
+def _print_json(context, leaf_id) -> None:
+    """``JSON.stringify`` of ``{messages, thinkingLevel, model, leafId}``, written message
+    by message: each message's JSON is read, written and let go, so a long session's
+    messages are never all held, as objects or as text. Nested in ``[[…]]`` each message
+    counts the depth it has inside the whole view. (A line deeper than the reader's
+    parser goes is reported and skipped when the file is read, so no message from a file
+    comes near ``JSON.stringify``'s limit once output has begun.)"""
+    import sys
+
+    from pipeline.js import js_json
+
+    rest = js_json(_json_view(context, leaf_id))
+    out = sys.stdout
+    out.write('{"messages":[')
+    for i, message in enumerate(context.messages):
+        if i:
+            out.write(",")
+        out.write(js_json([[message.peek_raw()]])[2:-2])
+    out.write("]" + ("," + rest[1:] if rest != "{}" else "}") + "\n")
+
+
 def _json_view(context, leaf_id):
-    view = context.to_json()
-    del view["agentMessages"]
+    """The view's keys after ``messages``, as ``LlmContext.to_json`` lays them out."""
+    view = context.to_json(messages=False)
     view["leafId"] = leaf_id
     return view

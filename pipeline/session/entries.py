@@ -21,7 +21,7 @@ import os
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Container, Mapping, Union
+from typing import Any, Callable, ClassVar, Container, Mapping, Protocol, Union
 
 from pipeline.js import MISSING, js_object, num_at, str_at
 from pipeline.session.messages import (
@@ -29,6 +29,7 @@ from pipeline.session.messages import (
     ContentBlock,
     Usage,
     message_role,
+    lazy_message,
     parse_content,
     parse_message,
 )
@@ -157,17 +158,35 @@ def _base(kind: str, id: str, parent_id: str | None, timestamp: str) -> list[tup
     return [("type", kind), ("id", id), ("parentId", parent_id), ("timestamp", timestamp)]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MessageEntry(_EntryBase):
+class LineSource(Protocol):
+    """Where a lazily read entry's JSON lives: its line in the session file (see
+    :class:`pipeline.session.reader.FileLines`)."""
+
+    def parse(self, offset: int, size: int) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class MessageEntry:
     """``type: "message"``: one agent message (any role but the two summary roles).
 
-    The typed :attr:`message` is built from ``raw["message"]`` when first asked for and
-    then kept: loading a file does not pay for messages nobody looks at (the context
-    of a compacted session reads only the kept part; a plan reads roles and the newest
-    messages). :attr:`role` reads the role without building the message.
+    An entry read from a file holds only what the tree needs (id, parent, timestamp,
+    role) and where its line is (``source``, ``offset``, ``size``): its JSON is parsed
+    when :attr:`raw` or :attr:`message` is asked for, so opening a file does not build
+    objects for messages nobody looks at, and holds no copy of them. Its typed
+    :attr:`message` is a view that reads the line when one of its fields is first
+    asked for. An entry built in memory (``create``, ``from_json``) holds its object in ``data``.
     """
 
-    _message: Any = field(default=None, init=False, repr=False, compare=False)
+    id: str
+    parent_id: str | None
+    timestamp: str | None
+    data: Raw | None = field(default=None, repr=False)
+    role_name: str | None = field(default=None, repr=False)
+    source: LineSource | None = field(default=None, repr=False)
+    offset: int = field(default=0, repr=False)
+    size: int = field(default=0, repr=False)
+    line: int | None = None
+    _message: Any = field(default=None, init=False, repr=False)
     type: ClassVar[str] = "message"
 
     @classmethod
@@ -175,22 +194,56 @@ class MessageEntry(_EntryBase):
         parent, timestamp = d.get("parentId"), d.get("timestamp")
         return cls(
             id=d["id"], parent_id=parent if isinstance(parent, str) else None,
-            timestamp=timestamp if isinstance(timestamp, str) else None, raw=d, line=line,
+            timestamp=timestamp if isinstance(timestamp, str) else None, data=d, line=line,
         )
 
     @property
+    def raw(self) -> Raw:
+        """The entry's JSON object (parsed from its line when the entry does not hold it)."""
+        data = self.data
+        if data is None:
+            return self.source.parse(self.offset, self.size)  # type: ignore[union-attr]
+        return data
+
+    def to_json(self) -> Raw:
+        """The entry's JSON object (as read, or as pi would write it)."""
+        return self.raw
+
+    @property
     def message(self) -> AgentMessage:
-        """The typed message (built on first use)."""
+        """The typed message (built on first use, then kept; an entry read from a file
+        gives a view that reads its line when a field is first asked for)."""
         message = self._message
         if message is None:
-            message = parse_message(self.raw["message"])
+            if self.indexed:
+                message = lazy_message(self.role_name, self)  # type: ignore[arg-type]
+            else:
+                message = parse_message(self.raw["message"])
             object.__setattr__(self, "_message", message)  # a cache: the entry's value does not change
         return message
 
     @property
+    def indexed(self) -> bool:
+        """Read from a file by its head only (see the class doc); its object is not held."""
+        return self.data is None and self.role_name is not None
+
+    def message_json(self) -> Any:
+        """``raw["message"]``: for the view of a lazily read entry."""
+        return self.raw["message"]
+
+    @property
     def role(self) -> str:
-        """``message.role``, read from the JSON (``"unknown"`` for a role pi does not define)."""
-        return message_role(self.raw["message"])
+        """``message.role`` (``"unknown"`` for a role pi does not define), without parsing the message."""
+        role = self.role_name
+        return role if role is not None else message_role(self.raw["message"])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MessageEntry):
+            return NotImplemented
+        return (self.id, self.parent_id, self.timestamp) == (other.id, other.parent_id, other.timestamp) \
+            and self.raw == other.raw
+
+    __hash__ = None  # type: ignore[assignment]  # like the other entries: they hold mappings
 
     @classmethod
     def create(cls, *, id: str, parent_id: str | None, timestamp: str, message: AgentMessage | Raw) -> "MessageEntry":

@@ -1,8 +1,10 @@
 """Typed views of pi's agent messages and their content blocks (spec §2.1).
 
-Every model keeps ``raw``, the JSON object exactly as read (key order and unknown
+Every view holds only ``raw``, the JSON object exactly as read (key order and unknown
 fields included), so writing a message back with :func:`pipeline.js.js_json`
-reproduces pi's bytes. The typed fields are read from ``raw`` leniently: pi never
+reproduces pi's bytes; its typed fields are properties read from ``raw`` when asked
+for (content blocks and usage are built once, then kept), so projecting 100,000
+messages builds 100,000 small objects and nothing more. Fields are read leniently: pi never
 validates session files, so a field of the wrong JSON type reads as ``None`` (or an
 empty tuple) here while ``raw`` keeps the original value. New messages are built with
 the ``create`` constructors, which lay keys out in the order pi writes them.
@@ -12,8 +14,8 @@ Treat ``raw`` as read-only: models are frozen and share it with the loaded file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping, Union
+from dataclasses import FrozenInstanceError, dataclass
+from typing import Any, ClassVar, Mapping, Protocol, Union
 
 from pipeline.js import MISSING, js_object, num_at, str_at
 
@@ -22,15 +24,6 @@ Raw = Mapping[str, Any]
 
 def _bool(d: Raw, key: str) -> bool:
     return d.get(key) is True
-
-
-# The typed views are built for every entry of a file (100,000 and more), so the hot
-# constructors read several keys per call instead of calling one helper per key.
-
-
-def _strings(d: Raw, keys: tuple[str, ...]) -> list[str | None]:
-    """``d[key]`` for each key when it is a string, else None (as :func:`str_at`)."""
-    return [v if isinstance(v, str) else None for v in map(d.get, keys)]
 
 
 def _counts(d: Raw, keys: tuple[str, ...]) -> list[int | float]:
@@ -43,80 +36,134 @@ def _opt(value: Any) -> Any:
     return MISSING if value is None else value
 
 
+# --------------------------------------------------------------------------- views
+
+
+class _View:
+    """A read-only typed view of one JSON object (``raw``): every field is read from it
+    when asked for (content blocks and usage once, then kept), so building a view costs
+    one small object. Views compare by class and ``raw``."""
+
+    __slots__ = ()
+    type: ClassVar[str]
+    raw: Any
+
+    @classmethod
+    def from_json(cls, d: Any):
+        return cls(d)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    __delattr__ = __setattr__  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.raw == other.raw  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]  # views hold mappings
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.raw!r})"
+
+    def _keep(self, name: str, value: Any) -> Any:
+        object.__setattr__(self, name, value)
+        return value
+
+
+class _Block(_View):
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: Any) -> None:
+        object.__setattr__(self, "raw", raw)
+
+
+_NOT_YET: Any = object()
+
+
 # --------------------------------------------------------------------------- blocks
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TextContent:
+class TextContent(_Block):
     """``{"type": "text", "text": ...}``."""
 
-    text: str
-    raw: Raw
+    __slots__ = ()
     type: ClassVar[str] = "text"
 
-    @classmethod
-    def from_json(cls, d: Raw) -> "TextContent":
-        text = d.get("text")
-        return cls(text=text if isinstance(text, str) and text else "", raw=d)
+    @property
+    def text(self) -> str:
+        text = self.raw.get("text")
+        return text if isinstance(text, str) and text else ""
 
     @classmethod
     def create(cls, text: str) -> "TextContent":
-        return cls.from_json({"type": "text", "text": text})
+        return cls({"type": "text", "text": text})
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ThinkingContent:
+class ThinkingContent(_Block):
     """``{"type": "thinking", "thinking": ..., "thinkingSignature"?, "redacted"?}``."""
 
-    thinking: str
-    signature: str | None
-    redacted: bool
-    raw: Raw
+    __slots__ = ()
     type: ClassVar[str] = "thinking"
 
-    @classmethod
-    def from_json(cls, d: Raw) -> "ThinkingContent":
-        thinking, signature = _strings(d, ("thinking", "thinkingSignature"))
-        return cls(thinking=thinking or "", signature=signature, redacted=d.get("redacted") is True, raw=d)
+    @property
+    def thinking(self) -> str:
+        return str_at(self.raw, "thinking") or ""
+
+    @property
+    def signature(self) -> str | None:
+        return str_at(self.raw, "thinkingSignature")
+
+    @property
+    def redacted(self) -> bool:
+        return self.raw.get("redacted") is True
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ImageContent:
+class ImageContent(_Block):
     """``{"type": "image", "data": base64, "mimeType": ...}``."""
 
-    data: str
-    mime_type: str | None
-    raw: Raw
+    __slots__ = ()
     type: ClassVar[str] = "image"
 
-    @classmethod
-    def from_json(cls, d: Raw) -> "ImageContent":
-        return cls(data=str_at(d, "data") or "", mime_type=str_at(d, "mimeType"), raw=d)
+    @property
+    def data(self) -> str:
+        return str_at(self.raw, "data") or ""
+
+    @property
+    def mime_type(self) -> str | None:
+        return str_at(self.raw, "mimeType")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCall:
+class ToolCall(_Block):
     """``{"type": "toolCall", "id", "name", "arguments"}`` inside an assistant message."""
 
-    id: str | None
-    name: str | None
-    arguments: Any
-    raw: Raw
+    __slots__ = ()
     type: ClassVar[str] = "toolCall"
 
-    @classmethod
-    def from_json(cls, d: Raw) -> "ToolCall":
-        id, name = _strings(d, ("id", "name"))
-        return cls(id=id, name=name, arguments=d.get("arguments"), raw=d)
+    @property
+    def id(self) -> str | None:
+        return str_at(self.raw, "id")
+
+    @property
+    def name(self) -> str | None:
+        return str_at(self.raw, "name")
+
+    @property
+    def arguments(self) -> Any:
+        return self.raw.get("arguments")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UnknownBlock:
+class UnknownBlock(_Block):
     """A block of a type pi 0.84.0 does not define (or not an object at all); kept as is."""
 
-    block_type: str | None
-    raw: Any
+    __slots__ = ()
     type: ClassVar[str] = "unknown"
+
+    @property
+    def block_type(self) -> str | None:
+        kind = self.raw.get("type") if isinstance(self.raw, dict) else None
+        return kind if isinstance(kind, str) else None
 
 
 ContentBlock = Union[TextContent, ThinkingContent, ImageContent, ToolCall, UnknownBlock]
@@ -125,13 +172,9 @@ _BLOCKS = {"text": TextContent, "thinking": ThinkingContent, "image": ImageConte
 
 def parse_block(d: Any) -> ContentBlock:
     """One content block from its JSON object."""
-    if not isinstance(d, dict):
-        return UnknownBlock(block_type=None, raw=d)
-    kind = d.get("type")
-    if not isinstance(kind, str):
-        return UnknownBlock(block_type=None, raw=d)
-    cls = _BLOCKS.get(kind)
-    return cls.from_json(d) if cls else UnknownBlock(block_type=kind, raw=d)
+    kind = d.get("type") if isinstance(d, dict) else None
+    cls = _BLOCKS.get(kind) if isinstance(kind, str) else None
+    return (cls or UnknownBlock)(d)
 
 
 def parse_content(value: Any) -> str | tuple[ContentBlock, ...]:
@@ -222,53 +265,104 @@ class Usage:
 # --------------------------------------------------------------------------- messages
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UserMessage:
-    """``role: "user"``: text or text/image blocks."""
+class RawSource(Protocol):
+    """Where a message view reads its object when it was made before reading it (a
+    session entry read from a file: :class:`pipeline.session.entries.MessageEntry`)."""
 
-    content: str | tuple[ContentBlock, ...]
-    timestamp: int | float | None
-    raw: Raw
-    role: ClassVar[str] = "user"
+    def message_json(self) -> Any: ...
+
+
+class _Message(_View):
+    """A message view: built on its object, or on where to read it (:meth:`lazy`)."""
+
+    __slots__ = ("_raw", "_source", "_content", "_usage")
+    role: ClassVar[str]
+    _blocks_only: ClassVar[bool] = False
+
+    def __init__(self, raw: Any) -> None:
+        set_ = object.__setattr__
+        set_(self, "_raw", raw)
+        set_(self, "_source", None)
+        set_(self, "_content", _NOT_YET)
+        set_(self, "_usage", _NOT_YET)
 
     @classmethod
-    def from_json(cls, d: Raw) -> "UserMessage":
-        return cls(content=parse_content(d.get("content")), timestamp=num_at(d, "timestamp"), raw=d)
+    def lazy(cls, source: RawSource) -> Any:
+        """A view whose object is read from ``source`` when first needed (then kept)."""
+        view = cls.__new__(cls)
+        set_ = object.__setattr__
+        set_(view, "_raw", _NOT_YET)
+        set_(view, "_source", source)
+        set_(view, "_content", _NOT_YET)
+        set_(view, "_usage", _NOT_YET)
+        return view
+
+    @property
+    def raw(self) -> Any:
+        raw = self._raw
+        if raw is _NOT_YET:
+            raw = self._keep("_raw", self._source.message_json())
+        return raw
+
+    def peek_raw(self) -> Any:
+        """``raw`` without keeping it when it still has to be read (one pass over many messages)."""
+        raw = self._raw
+        return self._source.message_json() if raw is _NOT_YET else raw
+
+    @property
+    def timestamp(self) -> int | float | None:
+        return num_at(self.raw, "timestamp")
+
+
+class _WithContent(_Message):
+    """A message with ``content`` (read once, then kept)."""
+
+    __slots__ = ()
+
+    @property
+    def content(self) -> Any:
+        content = self._content
+        if content is _NOT_YET:
+            content = parse_content(self.raw.get("content"))
+            if self._blocks_only and isinstance(content, str):
+                content = ()
+            content = self._keep("_content", content)
+        return content
+
+
+class UserMessage(_WithContent):
+    """``role: "user"``: text or text/image blocks."""
+
+    __slots__ = ()
+    role: ClassVar[str] = "user"
+    content: str | tuple[ContentBlock, ...]
 
     @classmethod
     def create(cls, content: str | tuple[ContentBlock, ...] | list, timestamp: int | float | None) -> "UserMessage":
         blocks = content if isinstance(content, str) else tuple(content)
-        raw = js_object([("role", "user"), ("content", _content_json(blocks)), ("timestamp", _opt(timestamp))])
-        return cls.from_json(raw)
+        return cls(js_object([("role", "user"), ("content", _content_json(blocks)), ("timestamp", _opt(timestamp))]))
 
 
-_ASSISTANT_STRINGS = ("api", "provider", "model", "stopReason", "errorMessage")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AssistantMessage:
+class AssistantMessage(_WithContent):
     """``role: "assistant"``: text, thinking and tool-call blocks plus provider metadata."""
 
-    content: tuple[ContentBlock, ...]
-    api: str | None
-    provider: str | None
-    model: str | None
-    usage: Usage | None
-    stop_reason: str | None
-    error_message: str | None
-    timestamp: int | float | None
-    raw: Raw
+    __slots__ = ()
     role: ClassVar[str] = "assistant"
+    _blocks_only: ClassVar[bool] = True
+    content: tuple[ContentBlock, ...]
 
-    @classmethod
-    def from_json(cls, d: Raw) -> "AssistantMessage":
-        content = parse_content(d.get("content"))
-        api, provider, model, stop_reason, error_message = _strings(d, _ASSISTANT_STRINGS)
-        return cls(
-            content=() if isinstance(content, str) else content,
-            api=api, provider=provider, model=model, usage=Usage.from_json(d.get("usage")),
-            stop_reason=stop_reason, error_message=error_message, timestamp=num_at(d, "timestamp"), raw=d,
-        )
+    api = property(lambda self: str_at(self.raw, "api"))
+    provider = property(lambda self: str_at(self.raw, "provider"))
+    model = property(lambda self: str_at(self.raw, "model"))
+    stop_reason = property(lambda self: str_at(self.raw, "stopReason"))
+    error_message = property(lambda self: str_at(self.raw, "errorMessage"))
+
+    @property
+    def usage(self) -> "Usage | None":
+        usage = self._usage
+        if usage is _NOT_YET:
+            usage = self._keep("_usage", Usage.from_json(self.raw.get("usage")))
+        return usage
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
@@ -277,118 +371,81 @@ class AssistantMessage:
     @property
     def failed(self) -> bool:
         """True for ``stopReason`` ``error`` or ``aborted`` (the provider layer drops these)."""
-        return self.stop_reason in ("error", "aborted")
+        return self.raw.get("stopReason") in ("error", "aborted")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolResultMessage:
+class ToolResultMessage(_WithContent):
     """``role: "toolResult"``: the output of one tool call."""
 
-    tool_call_id: str | None
-    tool_name: str | None
-    content: tuple[ContentBlock, ...]
-    is_error: bool
-    timestamp: int | float | None
-    raw: Raw
+    __slots__ = ()
     role: ClassVar[str] = "toolResult"
+    _blocks_only: ClassVar[bool] = True
+    content: tuple[ContentBlock, ...]
 
-    @classmethod
-    def from_json(cls, d: Raw) -> "ToolResultMessage":
-        content = parse_content(d.get("content"))
-        tool_call_id, tool_name = _strings(d, ("toolCallId", "toolName"))
-        return cls(
-            tool_call_id=tool_call_id, tool_name=tool_name, content=() if isinstance(content, str) else content,
-            is_error=d.get("isError") is True, timestamp=num_at(d, "timestamp"), raw=d,
-        )
+    tool_call_id = property(lambda self: str_at(self.raw, "toolCallId"))
+    tool_name = property(lambda self: str_at(self.raw, "toolName"))
+    is_error = property(lambda self: self.raw.get("isError") is True)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BashExecutionMessage:
+class BashExecutionMessage(_Message):
     """``role: "bashExecution"``: a user ``!command`` and its output (pi's own role)."""
 
-    command: str | None
-    output: str | None
-    exit_code: int | float | None
-    cancelled: bool
-    truncated: bool
-    full_output_path: str | None
-    exclude_from_context: bool
-    timestamp: int | float | None
-    raw: Raw
+    __slots__ = ()
     role: ClassVar[str] = "bashExecution"
 
-    @classmethod
-    def from_json(cls, d: Raw) -> "BashExecutionMessage":
-        return cls(
-            command=str_at(d, "command"), output=str_at(d, "output"), exit_code=num_at(d, "exitCode"),
-            cancelled=_bool(d, "cancelled"), truncated=_bool(d, "truncated"),
-            full_output_path=str_at(d, "fullOutputPath"),
-            exclude_from_context=_bool(d, "excludeFromContext"), timestamp=num_at(d, "timestamp"), raw=d,
-        )
+    command = property(lambda self: str_at(self.raw, "command"))
+    output = property(lambda self: str_at(self.raw, "output"))
+    exit_code = property(lambda self: num_at(self.raw, "exitCode"))
+    cancelled = property(lambda self: _bool(self.raw, "cancelled"))
+    truncated = property(lambda self: _bool(self.raw, "truncated"))
+    full_output_path = property(lambda self: str_at(self.raw, "fullOutputPath"))
+    exclude_from_context = property(lambda self: _bool(self.raw, "excludeFromContext"))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CustomMessage:
+class CustomMessage(_WithContent):
     """``role: "custom"``: an extension's message for the model (``hookMessage`` before v3)."""
 
-    custom_type: str | None
-    content: str | tuple[ContentBlock, ...]
-    display: bool
-    details: Any
-    timestamp: int | float | None
-    raw: Raw
+    __slots__ = ()
     role: ClassVar[str] = "custom"
+    content: str | tuple[ContentBlock, ...]
 
-    @classmethod
-    def from_json(cls, d: Raw) -> "CustomMessage":
-        return cls(
-            custom_type=str_at(d, "customType"), content=parse_content(d.get("content")),
-            display=_bool(d, "display"), details=d.get("details"), timestamp=num_at(d, "timestamp"), raw=d,
-        )
+    custom_type = property(lambda self: str_at(self.raw, "customType"))
+    display = property(lambda self: _bool(self.raw, "display"))
+    details = property(lambda self: self.raw.get("details"))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BranchSummaryMessage:
+class BranchSummaryMessage(_Message):
     """``role: "branchSummary"``: what a ``branch_summary`` entry projects to."""
 
-    summary: str | None
-    from_id: str | None
-    timestamp: int | float | None
-    raw: Raw
+    __slots__ = ()
     role: ClassVar[str] = "branchSummary"
 
-    @classmethod
-    def from_json(cls, d: Raw) -> "BranchSummaryMessage":
-        return cls(summary=str_at(d, "summary"), from_id=str_at(d, "fromId"), timestamp=num_at(d, "timestamp"), raw=d)
+    summary = property(lambda self: str_at(self.raw, "summary"))
+    from_id = property(lambda self: str_at(self.raw, "fromId"))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionSummaryMessage:
+class CompactionSummaryMessage(_Message):
     """``role: "compactionSummary"``: what a ``compaction`` entry projects to."""
 
-    summary: str | None
-    tokens_before: int | float | None
-    timestamp: int | float | None
-    raw: Raw
+    __slots__ = ()
     role: ClassVar[str] = "compactionSummary"
 
-    @classmethod
-    def from_json(cls, d: Raw) -> "CompactionSummaryMessage":
-        return cls(
-            summary=str_at(d, "summary"), tokens_before=num_at(d, "tokensBefore"),
-            timestamp=num_at(d, "timestamp"), raw=d,
-        )
+    summary = property(lambda self: str_at(self.raw, "summary"))
+    tokens_before = property(lambda self: num_at(self.raw, "tokensBefore"))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UnknownMessage:
+class UnknownMessage(_Message):
     """A message whose role pi 0.84.0 does not know; kept, never sent to the model."""
 
-    message_role: str | None
-    raw: Raw
+    __slots__ = ()
     role: ClassVar[str] = "unknown"
 
     @property
+    def message_role(self) -> str | None:
+        role = self.raw.get("role")
+        return role if isinstance(role, str) else None
+
+    @property  # type: ignore[override]
     def timestamp(self) -> Any:
         return self.raw.get("timestamp")
 
@@ -409,6 +466,10 @@ _ROLES: dict[str, Any] = {
 }
 
 
+#: The roles :func:`parse_message` builds a typed view for.
+KNOWN_ROLES = frozenset(_ROLES)
+
+
 def message_role(d: Raw) -> str:
     """The ``role`` of the view :func:`parse_message` builds, without building it
     (``"unknown"`` for a role pi 0.84.0 does not define)."""
@@ -416,10 +477,13 @@ def message_role(d: Raw) -> str:
     return role if isinstance(role, str) and role in _ROLES else UnknownMessage.role
 
 
+def lazy_message(role: str, source: RawSource) -> AgentMessage:
+    """The view for a message of ``role`` (one of :data:`KNOWN_ROLES`) read from ``source`` when needed."""
+    return _ROLES[role].lazy(source)
+
+
 def parse_message(d: Raw) -> AgentMessage:
     """The typed view of one message object (dispatch on ``role``)."""
     role = d.get("role")
     cls = _ROLES.get(role) if isinstance(role, str) else None
-    if cls is None:
-        return UnknownMessage(message_role=role if isinstance(role, str) else None, raw=d)
-    return cls.from_json(d)
+    return (cls or UnknownMessage)(d)

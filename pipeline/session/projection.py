@@ -110,11 +110,13 @@ class LlmContext:
     model: ModelRef | None
     thinking_level_json: Any = field(default=MISSING, repr=False, compare=False)
 
-    def to_json(self) -> dict[str, Any]:
-        """The oracle's ``build_context`` shape: ``{messages, agentMessages, thinkingLevel, model}``."""
+    def to_json(self, *, messages: bool = True) -> dict[str, Any]:
+        """The oracle's ``build_context`` shape: ``{messages, agentMessages, thinkingLevel, model}``
+        (``messages=False``: the last two only)."""
+        lists = [("messages", [m.raw for m in self.messages]),
+                 ("agentMessages", [m.raw for m in self.agent_messages])] if messages else []
         return js_object([
-            ("messages", [m.raw for m in self.messages]),
-            ("agentMessages", [m.raw for m in self.agent_messages]),
+            *lists,
             ("thinkingLevel", self.thinking_level_json),
             ("model", self.model.to_json() if self.model else None),
         ])
@@ -185,7 +187,7 @@ def entry_roles(entry: Entry) -> tuple[str, ...]:
 def entry_messages(entry: Entry) -> list[AgentMessage]:
     """pi's ``sessionEntryToContextMessages``: what one entry contributes to the context."""
     if isinstance(entry, MessageEntry):
-        return [_with_content(entry.message)]
+        return [entry.message if entry.indexed else _with_content(entry.message)]
     if isinstance(entry, CustomMessageEntry):
         return [_custom_message(entry)]
     if isinstance(entry, BranchSummaryEntry) and js_truthy(js_get(entry.raw, "summary")):

@@ -1,8 +1,12 @@
 """Streaming reader for session files: lines → JSON objects → typed entries.
 
-The file is read line by line (split on ``\\n`` only, as pi splits it); only the parsed
-objects are kept, never the text, so a 150 MB file costs one copy in memory. Nothing
-is dropped silently: every line pi would skip is reported as a located
+The file is read in blocks of lines (split on ``\\n`` only, as pi splits it). A plain
+``message`` line (the bulk of a file) is indexed by its head alone: type, id, parent,
+timestamp and role are decoded (msgspec, every other key checked but skipped) and the
+entry remembers where its line is; its JSON is parsed when the message is asked for
+(:class:`FileLines`). The header, other entry types and anything unusual go line by
+line through :class:`Scanner` and keep their parsed object. Nothing is dropped
+silently: every line pi would skip is reported as a located
 :class:`~pipeline.errors.Problem` (``file:line``):
 
 * ``session.torn-line`` — the last line has no newline and does not parse (a crash
@@ -28,16 +32,19 @@ import errno
 import json
 import os
 import stat
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterator, Union
+
+import msgspec
 
 from pipeline.errors import Location, Problem, SessionError
 from pipeline.js import js_trim
 from pipeline.session.entries import Entry, MessageEntry, SessionHeader, entry_issues, parse_entry
 from pipeline.gcpause import gc_paused
 from pipeline.session.jsonline import describe_error, is_cut_object
-from pipeline.session.messages import UnknownMessage
+from pipeline.session.messages import KNOWN_ROLES, UnknownMessage
 from pipeline.session.migrate import header_version, migrate, needs_migration
 
 
@@ -60,6 +67,19 @@ def _parse(text: str) -> Any:
             if end == len(text) - 1:
                 return obj
     return _DECODER.decode(text)
+
+
+_FULL = msgspec.json.Decoder()
+
+
+def parse_line(raw: bytes) -> Any:
+    """``JSON.parse`` of one line's bytes: msgspec's decoder, and on anything it refuses
+    (a lone surrogate escape, bytes that are not UTF-8, a number beyond a double, NaN)
+    the reader's own decoder, so the value is always the one :class:`Scanner` accepted."""
+    try:
+        return _FULL.decode(raw)
+    except msgspec.DecodeError:
+        return _parse(raw.decode("utf-8", "replace"))
 
 
 def _at_line(problem: Problem, line: int) -> bool:
@@ -166,12 +186,147 @@ def load(path: Path) -> Loaded:
     with gc_paused(promote=True):
         try:
             with _open_regular(path) as handle:
-                header_line, objects = _read_objects(handle, scanner)
+                indexer = _Indexer(scanner, FileLines(label, os.dup(handle.fileno())))
+                indexer.run(_blocks(handle))
         except OSError as err:
             raise SessionError(Problem(f"cannot read session file: {err.strerror or err}", Location(label), code="session.unreadable")) from None
-        if header_line is None:
+        if indexer.header is None:
             raise SessionError(_not_a_session(label, None))
-        return _finish(label, header_line, objects, scanner)
+        return indexer.finish()
+
+
+class FileLines:
+    """The session file's lines, read again by offset (``pread`` on a descriptor kept open,
+    so a file renamed over the path later does not change what was read)."""
+
+    def __init__(self, label: str, fd: int) -> None:
+        self.label, self.fd = label, fd
+        weakref.finalize(self, os.close, fd)
+
+    def parse(self, offset: int, size: int) -> Any:
+        """The JSON object on the line at ``offset`` (``size`` bytes, newline excluded)."""
+        raw = os.pread(self.fd, size, offset)
+        if len(raw) != size:
+            raise SessionError(Problem("the file shrank since it was opened (it is not append-only)",
+                                        Location(self.label), code="session.shrank"))
+        return parse_line(raw)
+
+
+class _Role(msgspec.Struct):
+    role: Any = msgspec.UNSET
+    content: Union[msgspec.Raw, msgspec.UnsetType] = msgspec.UNSET  # located, not parsed
+
+
+_NULL = msgspec.Raw(b"null")
+#: Roles whose null or missing ``content`` the projection replaces (such lines keep their object).
+_CONTENT_ROLES = frozenset({"user", "assistant", "toolResult"})
+
+
+class _Head(msgspec.Struct):
+    """What the index needs of a ``message`` line; every other key is skipped (checked, not built)."""
+
+    type: str = ""
+    id: str = ""
+    parentId: Union[str, None] = msgspec.UNSET  # noqa: N815 (pi's key)
+    timestamp: Union[str, msgspec.UnsetType] = msgspec.UNSET
+    message: Union[_Role, msgspec.UnsetType] = msgspec.UNSET
+
+
+_HEAD = msgspec.json.Decoder(_Head)
+_BLOCK = 8 << 20
+
+
+def _blocks(handle: BinaryIO) -> Iterator[bytes]:
+    """The file in blocks of whole lines; the last block may be an unterminated line."""
+    carry = b""
+    while True:
+        data = handle.read(_BLOCK)
+        if not data:
+            break
+        data = carry + data if carry else data
+        cut = data.rfind(b"\n") + 1
+        carry = data[cut:]
+        if cut:
+            yield data[:cut]
+    if carry:
+        yield carry
+
+
+def _plain(head: _Head | None) -> bool:
+    """A ``message`` line whose entry needs no report and whose projection needs nothing
+    but its role (a known one; ``content`` present and not null where it matters)."""
+    if head is None or head.type != "message" or head.parentId is msgspec.UNSET or head.timestamp is msgspec.UNSET:
+        return False
+    message = head.message
+    if message is msgspec.UNSET or not isinstance(message.role, str) or message.role not in KNOWN_ROLES:
+        return False
+    return message.role not in _CONTENT_ROLES or (message.content is not msgspec.UNSET and message.content != _NULL)
+
+
+class _Indexer:
+    """Reads blocks of lines: the header and anything unusual through the :class:`Scanner`;
+    plain ``message`` lines by their head only (:class:`_Head`), keeping where each line
+    is instead of its object."""
+
+    def __init__(self, scanner: Scanner, lines: FileLines) -> None:
+        self.scanner, self.lines = scanner, lines
+        self.header: tuple[int, dict] | None = None
+        self.migrating = False
+        self.entries: list[Entry] = []
+        self.objects: list[tuple[int, dict]] = []  # held when the file is migrated
+
+    def run(self, blocks: Iterator[bytes]) -> None:
+        for block in blocks:
+            pos = 0
+            while pos < len(block) and (self.header is None or self.migrating or not block.endswith(b"\n")):
+                end = block.find(b"\n", pos)
+                end = len(block) if end < 0 else end + 1
+                self._one(block[pos:end])
+                pos = end
+            if pos < len(block):
+                self._plain_lines(block[pos:] if pos else block)
+
+    def _one(self, raw: bytes) -> None:
+        scanner = self.scanner
+        for line, obj in scanner.scan(iter((raw,))):
+            if self.header is None:
+                if not is_header(obj):
+                    raise SessionError(_not_a_session(scanner.file, line))
+                self.header = (line, obj)
+                self.migrating = needs_migration(header_version(obj))
+            elif obj.get("type") == "session":
+                scanner.report("a second session header (ignored, as pi ignores it)", "session.extra-header", "warning")
+            elif self.migrating:
+                self.objects.append((line, obj))
+            else:
+                entry = entry_or_none(obj, line, scanner.file, scanner.problems)
+                if entry is not None:
+                    self.entries.append(entry)
+
+    def _plain_lines(self, block: bytes) -> None:
+        scanner, append, source, decode = self.scanner, self.entries.append, self.lines, _HEAD.decode
+        lines = block.split(b"\n")
+        lines.pop()  # the block ends with a newline
+        for raw in lines:
+            try:
+                head: _Head | None = decode(raw)
+            except (msgspec.DecodeError, RecursionError):
+                head = None
+            if _plain(head):
+                scanner.line += 1
+                append(MessageEntry(
+                    id=head.id, parent_id=head.parentId, timestamp=head.timestamp,  # type: ignore[union-attr]
+                    role_name=head.message.role, source=source, offset=scanner.offset,  # type: ignore[union-attr]
+                    size=len(raw), line=scanner.line,
+                ))
+                scanner.offset += len(raw) + 1
+                scanner.tail_start = None
+            else:
+                self._one(raw + b"\n")
+
+    def finish(self) -> Loaded:
+        assert self.header is not None
+        return _finish(self.scanner.file, self.header, self.objects, self.scanner, self.entries)
 
 
 def _open_regular(path: Path) -> BinaryIO:
@@ -186,21 +341,6 @@ def _open_regular(path: Path) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
-def _read_objects(handle: BinaryIO, scanner: Scanner) -> tuple[tuple[int, dict] | None, list[tuple[int, dict]]]:
-    header: tuple[int, dict] | None = None
-    objects: list[tuple[int, dict]] = []
-    for line, obj in scanner.scan(iter(handle)):
-        if header is None:
-            if not is_header(obj):
-                raise SessionError(_not_a_session(scanner.file, line))
-            header = (line, obj)
-        elif obj.get("type") == "session":
-            scanner.report("a second session header (ignored, as pi ignores it)", "session.extra-header", "warning")
-        else:
-            objects.append((line, obj))
-    return header, objects
-
-
 def _not_a_session(label: str, line: int | None) -> Problem:
     """pi's rule: the first line that parses must be a header with a string ``id``."""
     if line is None:
@@ -212,7 +352,8 @@ def _not_a_session(label: str, line: int | None) -> Problem:
     )
 
 
-def _finish(label: str, header_line: tuple[int, dict], objects: list[tuple[int, dict]], scanner: Scanner) -> Loaded:
+def _finish(label: str, header_line: tuple[int, dict], objects: list[tuple[int, dict]], scanner: Scanner,
+            entries: list[Entry]) -> Loaded:
     line, header_obj = header_line
     version = header_version(header_obj)
     migrated_from = None
@@ -224,7 +365,7 @@ def _finish(label: str, header_line: tuple[int, dict], objects: list[tuple[int, 
             Location(label, line), severity="warning", code="session.migrated",
         ))
     header = SessionHeader.from_json(header_obj, line)
-    entries = build_entries(objects, label, scanner.problems)
+    entries = entries + build_entries(objects, label, scanner.problems)
     return Loaded(header, entries, scanner.problems, migrated_from, scanner)
 
 
@@ -263,4 +404,4 @@ def _note_unknown(entry: Entry, label: str, problems: list[Problem]) -> None:
     problems.append(Problem(what, Location(label, entry.line), severity="warning", code="session.unknown-type"))
 
 
-__all__ = ["Loaded", "Scanner", "build_entries", "entry_or_none", "is_header", "load"]
+__all__ = ["FileLines", "Loaded", "Scanner", "build_entries", "entry_or_none", "is_header", "load", "parse_line"]

@@ -75,6 +75,21 @@ class SessionTree:
 
     def path_to(self, entry_id: str | None) -> list[Entry]:
         """Entries from the root down to ``entry_id`` (inclusive); ``[]`` for None or an unknown id."""
+        by_id = self._by_id
+        current = by_id.get(entry_id) if entry_id is not None else None
+        path: list[Entry] = []
+        append, limit = path.append, len(by_id)
+        while current is not None:
+            append(current)
+            parent = current.parent_id
+            current = by_id.get(parent) if parent else None
+            if len(path) > limit:  # longer than the tree: a parentId cycle
+                return self._path_with_cycle(entry_id)
+        path.reverse()
+        return path
+
+    def _path_with_cycle(self, entry_id: str | None) -> list[Entry]:
+        """:meth:`path_to` stopping at the first repeated entry."""
         path: list[Entry] = []
         seen: set[int] = set()
         current = self._by_id.get(entry_id) if entry_id is not None else None
