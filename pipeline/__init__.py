@@ -46,6 +46,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import Location, PipelineError, Problem
+from pipeline.version import __version__
 
 _LAZY = {
     "Pipeline": "pipeline.facade",

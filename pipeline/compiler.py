@@ -141,7 +141,17 @@ def compile_profile(
     layer = _Layer.of(overrides, origin)
     if isinstance(source, (Profile, CompiledProfile)):
         return _compile_built(source, layer)
-    loaded, problems = _load(source, layer)
+    path, label = resolve(source)
+    if not layer.values:
+        from pipeline import profile_cache
+
+        if profile_cache.is_builtin(path):  # the same result every time: compiled once per code version
+            return profile_cache.cached(label, lambda: _compile_file(path, label, layer))
+    return _compile_file(path, label, layer)
+
+
+def _compile_file(path: Path, label: str, layer: "_Layer") -> CompiledProfile:
+    loaded, problems = _load_resolved(path, label, layer)
     if loaded is None:
         raise ProfileError(_sorted(problems))
     return _finish(loaded.profile, loaded.source_map, loaded.origin, problems)
@@ -232,7 +242,10 @@ def _compile_built(source: Profile | CompiledProfile, layer: _Layer) -> Compiled
 
 
 def _load(path_or_name: PathLike, layer: _Layer = _Layer()) -> tuple[LoadedProfile | None, list[Problem]]:
-    path, label = resolve(path_or_name)
+    return _load_resolved(*resolve(path_or_name), layer)
+
+
+def _load_resolved(path: Path, label: str, layer: _Layer) -> tuple[LoadedProfile | None, list[Problem]]:
     try:
         data, source_map, warnings = load_merged_with_warnings(path, label)
     except PipelineError as err:

@@ -48,7 +48,7 @@ SectionKind = Literal[
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
 
 class FrozenDict(dict):
@@ -208,9 +208,9 @@ class Compaction(Strict):
     tool_result_max_chars: int = Field(
         2000, gt=0, le=MAX_CHARS, description="tool results longer than this are cut in summaries"
     )
-    summary_budget: SummaryBudget = SummaryBudget()
+    summary_budget: SummaryBudget = SummaryBudget.model_construct()
     overflow_retries: int = Field(1, ge=0, le=MAX_COUNT, description="compact-and-retry attempts per overflow")
-    branch: BranchSummarySettings = BranchSummarySettings()
+    branch: BranchSummarySettings = BranchSummarySettings.model_construct()
 
 
 # --------------------------------------------------------------------------- retry
@@ -327,11 +327,11 @@ class Summary(Strict):
     system_prompt: Text
     schema_: tuple[SchemaSection, ...] = Field(alias="schema")
     branch_schema: tuple[SchemaSection, ...] = ()
-    schema_format: SchemaFormat = SchemaFormat()
+    schema_format: SchemaFormat = SchemaFormat.model_construct()
     on_schema_violation: Literal["retry", "warn", "fail"] = "retry"
     instructions: Instructions
-    tags: Tags = Tags()
-    labels: Labels = Labels()
+    tags: Tags = Tags.model_construct()
+    labels: Labels = Labels.model_construct()
     truncation_marker: Text = Field(description="after a cut tool result; `${count}` characters were cut")
     split_turn_separator: Text = Field(description="between the history summary and the turn-prefix summary")
     no_history: Text = Field(description="stands for the history summary when a split turn has no history")
@@ -452,10 +452,10 @@ class Profile(Strict):
     name: str = Field(min_length=1)
     description: Optional[str] = None
     system_prompt: SystemPrompt
-    templates: Templates = Templates()
-    compaction: Compaction = Compaction()
-    retry: Retry = Retry()
+    templates: Templates = Templates.model_construct()
+    compaction: Compaction = Compaction.model_construct()
+    retry: Retry = Retry.model_construct()
     summary: Summary
     context: Context
-    summarizer: Summarizer = Summarizer()
+    summarizer: Summarizer = Summarizer.model_construct()
     runtime: Optional[Runtime] = Field(None, description="texts of the agent runtime; required to run a conversation")

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping
 
-from lark import Lark, Token, Transformer
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic_core import PydanticCustomError, core_schema
 
@@ -32,48 +31,69 @@ class Var:
 Part = str | Var
 
 
-class _ToParts(Transformer):
-    def start(self, items: list[Part]) -> tuple[Part, ...]:
-        merged: list[Part] = []
-        for item in items:
-            if isinstance(item, str) and merged and isinstance(merged[-1], str):
-                merged[-1] += item
-            else:
-                merged.append(item)
-        return tuple(merged)
-
-    def variable(self, tokens: list[Token]) -> Var:
-        tok = tokens[0]
-        return Var(str(tok)[2:-1], tok.start_pos, tok.line, tok.column)
-
-    def escape(self, tokens: list[Token]) -> str:
-        return "${"
-
-    def literal(self, tokens: list[Token]) -> str:
-        return str(tokens[0])
-
-
 @lru_cache(maxsize=1)
-def _parser() -> Lark:
-    return Lark(grammar_text("profile_text.lark"), parser="lalr", propagate_positions=True)
+def _parser() -> Any:
+    """The Lark parser and the transformer to parts (lark is imported on the first text
+    with a ``$`` that is not in a compiled profile cache)."""
+    from lark import Lark, Transformer
+
+    class ToParts(Transformer):
+        def start(self, items: list[Part]) -> tuple[Part, ...]:
+            merged: list[Part] = []
+            for item in items:
+                if isinstance(item, str) and merged and isinstance(merged[-1], str):
+                    merged[-1] += item
+                else:
+                    merged.append(item)
+            return tuple(merged)
+
+        def variable(self, tokens: list) -> Var:
+            tok = tokens[0]
+            return Var(str(tok)[2:-1], tok.start_pos, tok.line, tok.column)
+
+        def escape(self, tokens: list) -> str:
+            return "${"
+
+        def literal(self, tokens: list) -> str:
+            return str(tokens[0])
+
+    return Lark(grammar_text("profile_text.lark"), parser="lalr", propagate_positions=True), ToParts()
 
 
 @lru_cache(maxsize=4096)
 def _parse(raw: str) -> tuple[Part, ...]:
     if "$" not in raw:
         return (raw,) if raw else ()
-    return _ToParts().transform(_parser().parse(raw))
+    parser, to_parts = _parser()
+    return to_parts.transform(parser.parse(raw))
+
+
+def _restore(raw: str, parts: tuple[Part, ...]) -> "Text":
+    text = object.__new__(Text)
+    object.__setattr__(text, "raw", raw)
+    object.__setattr__(text, "_parts", parts)
+    object.__setattr__(text, "_variables", None)
+    return text
 
 
 class Text:
     """Immutable parsed text; compares and hashes by its raw string."""
 
-    __slots__ = ("raw", "parts", "_variables")
+    __slots__ = ("raw", "_parts", "_variables")
 
     def __init__(self, raw: str) -> None:
         object.__setattr__(self, "raw", raw)
-        object.__setattr__(self, "parts", _parse(raw))
+        object.__setattr__(self, "_parts", None)
         object.__setattr__(self, "_variables", None)
+
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        """The literal strings and variables, in order (parsed on first use)."""
+        parts = self._parts
+        if parts is None:
+            parts = _parse(self.raw)
+            object.__setattr__(self, "_parts", parts)
+        return parts
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Text is immutable")
@@ -104,7 +124,8 @@ class Text:
     def __bool__(self) -> bool:
         return bool(self.raw)
 
-    # Immutable: copies are the object itself; pickling rebuilds from the raw string.
+    # Immutable: copies are the object itself; a pickle holds the parts, so loading one
+    # (the compiled profile cache) parses nothing.
     def __copy__(self) -> "Text":
         return self
 
@@ -112,7 +133,7 @@ class Text:
         return self
 
     def __reduce__(self):
-        return (Text, (self.raw,))
+        return (_restore, (self.raw, self.parts))
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler):

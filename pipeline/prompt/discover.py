@@ -33,7 +33,6 @@ from pipeline.agentdir import CONFIG_DIR
 from pipeline.agentdir import agent_dir as default_agent_dir
 from pipeline.js import js_trim, js_truthy
 from pipeline.prompt.context import ContextFile, Skill
-from pipeline.templates.frontmatter import FrontmatterError, parse_frontmatter
 
 CONTEXT_FILE_NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
 
@@ -117,6 +116,8 @@ def discover_context_files(cwd: str, agent_dir: Optional[str] = None) -> tuple[C
 
 def load_skill_file(path: str) -> tuple[Optional[Skill], tuple[Diagnostic, ...]]:
     """One skill file; ``None`` (with a diagnostic) when pi would not load it."""
+    from pipeline.templates.frontmatter import FrontmatterError, parse_frontmatter  # only when skills are read
+
     try:
         fields = parse_frontmatter(read_text(path)).data
     except (OSError, FrontmatterError) as err:  # pi skips the skill with a warning

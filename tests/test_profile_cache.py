@@ -1,0 +1,133 @@
+"""The compiled-profile cache: used for built-in profiles, invalidated by any change of
+what the result depends on, ignored when corrupt, stale or foreign; and the cold start
+of `pipeline render` that it serves does not import ruamel.yaml, lark or httpx."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import tomllib
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+import pipeline
+from pipeline import compile_profile, profile_cache
+from pipeline import compiler
+
+
+def compile_fresh(name: str):
+    """Compiled from the YAML, the cache not asked."""
+    path, label = compiler.resolve(name)
+    return compiler._compile_file(path, label, compiler._Layer())
+
+
+def same(a, b) -> bool:
+    return (a.profile, a.fingerprint, a.origin, a.warnings) == (b.profile, b.fingerprint, b.origin, b.warnings)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def cache_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    return tmp_path / "xdg" / "context-pipeline" / "profiles"
+
+
+def _files(directory: Path) -> list[Path]:
+    return sorted(directory.glob("*.pickle")) if directory.is_dir() else []
+
+
+def test_cache_lives_under_xdg_cache_home_or_home(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert profile_cache.cache_dir() == tmp_path / "context-pipeline"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/dir")  # not absolute: ignored, as the XDG spec says
+    assert profile_cache.cache_dir() == Path.home() / ".cache" / "context-pipeline"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert profile_cache.cache_dir() == Path.home() / ".cache" / "context-pipeline"
+    assert not profile_cache.cache_dir().is_relative_to(Path(pipeline.__file__).parent)
+
+
+def test_a_builtin_is_stored_once_and_loaded_equal(cache_home):
+    first = compile_profile("default")
+    [stored] = _files(cache_home)
+    second = compile_profile("default")
+    assert _files(cache_home) == [stored]
+    assert same(second, first) and same(second, compile_fresh("default"))
+    assert second.source_map.files == first.source_map.files
+    # what was loaded renders like a fresh compile, texts included (their parts are pickled)
+    text = second.profile.summary.projection.compaction.open
+    assert text.parts == type(text)(text.raw).parts
+
+
+def test_files_and_overrides_are_not_cached(cache_home, tmp_path):
+    profile = tmp_path / "p.yaml"
+    profile.write_text("extends: builtin:default\n")
+    compile_profile(str(profile))
+    compile_profile("default", {"compaction.reserve_tokens": 9000})
+    assert _files(cache_home) == []
+
+
+def test_a_corrupt_file_is_ignored_and_written_again(cache_home):
+    compile_profile("minimal")
+    [stored] = _files(cache_home)
+    stored.write_bytes(b"not a pickle at all")
+    again = compile_profile("minimal")
+    assert same(again, compile_fresh("minimal"))
+    assert same(pickle.loads(stored.read_bytes())[3], again)
+
+
+def test_a_stale_key_is_ignored_and_written_again(cache_home):
+    compile_profile("minimal")
+    [stored] = _files(cache_home)
+    fmt, label, key, compiled = pickle.loads(stored.read_bytes())
+    stale = compile_fresh("default")  # another profile under an old key: must never come back
+    stored.write_bytes(pickle.dumps((fmt, label, "0" * 64, stale)))
+    assert same(compile_profile("minimal"), compiled) and not same(compiled, stale)
+    assert pickle.loads(stored.read_bytes())[2] == key
+
+
+def test_the_key_changes_with_any_input(tmp_path):
+    yaml, module = tmp_path / "a.yaml", tmp_path / "m.py"
+    yaml.write_text("a: 1\n")
+    module.write_text("x = 1\n")
+    key = profile_cache.fingerprint([yaml], [module])
+    assert profile_cache.fingerprint([yaml], [module]) == key
+    yaml.write_text("a: 2\n")
+    changed_yaml = profile_cache.fingerprint([yaml], [module])
+    module.write_text("x = 22\n")
+    os.utime(module, ns=(1, 1))
+    changed_module = profile_cache.fingerprint([yaml], [module])
+    assert len({key, changed_yaml, changed_module}) == 3
+
+
+def test_an_unwritable_cache_is_not_used(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))  # a file: the cache dir cannot be made
+    assert same(compile_profile("default"), compile_fresh("default"))
+
+
+def test_the_version_is_the_distributions():
+    assert pipeline.__version__ == version("context-pipeline")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert pipeline.__version__ == project["version"]
+
+
+def test_render_cold_start_imports_no_yaml_grammar_or_http_library(tmp_path):
+    """Run twice in fresh interpreters: the first fills the cache, the second is what a
+    user's every later start is. ``-X importtime`` lists every module imported."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    code = "import sys; from pipeline.cli import main; sys.exit(main(['render']))"
+    for run in (1, 2):
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert "You are" in proc.stdout or proc.stdout.strip()
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+    assert "pipeline.model.profile" in imported  # the listing is real
+    heavy = sorted(m for m in imported if m.split(".")[0] in ("ruamel", "lark", "httpx", "jinja2"))
+    assert heavy == []
