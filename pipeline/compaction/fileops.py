@@ -81,6 +81,18 @@ def collect_from_json(ops: FileOps, message: Mapping) -> None:
             targets[name][path] = None
 
 
+def collect_from_blocks(ops: FileOps, blocks: Iterable[tuple[object, object, object]]) -> None:
+    """:func:`collect_from_json` on ``(type, name, arguments)`` of each content block
+    (:meth:`pipeline.session.MessageEntry.content_blocks`)."""
+    targets = {"read": ops.read, "write": ops.written, "edit": ops.edited}
+    for kind, name, args in blocks:
+        if kind != ToolCall.type:
+            continue
+        path = args.get("path") if isinstance(args, Mapping) else None
+        if isinstance(name, str) and name in targets and isinstance(path, str) and path:
+            targets[name][path] = None
+
+
 def collect(messages: Iterable[AgentMessage], ops: FileOps | None = None) -> FileOps:
     """Collect from every message into ``ops`` (a new one when not given) and return it."""
     ops = FileOps() if ops is None else ops

@@ -23,6 +23,7 @@ from pipeline.compaction.cut import CutPoint, find_cut_point
 from pipeline.compaction.fileops import (
     CollectedFiles,
     FileOps,
+    collect_from_blocks,
     collect_from_json,
     file_lists,
     seed_from_details,
@@ -166,7 +167,11 @@ def _files(path: Sequence[Entry], previous: int, history, prefix) -> CollectedFi
         seed_from_details(ops, entry.raw.get("details"), entry.raw.get("fromHook"))
     for planned in (*history, *prefix):
         if planned.role == AssistantMessage.role:  # only message entries hold assistant messages
-            collect_from_json(ops, planned.entry.raw["message"])
+            blocks = planned.entry.content_blocks()  # type: ignore[union-attr]
+            if blocks is None:
+                collect_from_json(ops, planned.entry.raw["message"])
+            else:
+                collect_from_blocks(ops, blocks)
     return ops.freeze()
 
 

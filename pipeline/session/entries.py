@@ -164,6 +164,8 @@ class LineSource(Protocol):
 
     def parse(self, offset: int, size: int) -> Any: ...
 
+    def blocks(self, offset: int, size: int) -> Any: ...
+
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class MessageEntry:
@@ -226,6 +228,14 @@ class MessageEntry:
     def indexed(self) -> bool:
         """Read from a file by its head only (see the class doc); its object is not held."""
         return self.data is None and self.role_name is not None
+
+    def content_blocks(self) -> list[tuple[Any, Any, Any]] | None:
+        """``(type, name, arguments)`` of each block of ``message.content`` (None for a key
+        that is missing), read from the line without building text or thinking blocks;
+        None when the entry is not indexed or its content is not a list of objects."""
+        if not self.indexed:
+            return None
+        return self.source.blocks(self.offset, self.size)  # type: ignore[union-attr]
 
     def message_json(self) -> Any:
         """``raw["message"]``: for the view of a lazily read entry."""

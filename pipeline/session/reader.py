@@ -211,6 +211,36 @@ class FileLines:
                                         Location(self.label), code="session.shrank"))
         return parse_line(raw)
 
+    def blocks(self, offset: int, size: int) -> list[tuple[Any, Any, Any]] | None:
+        """``(type, name, arguments)`` of each block of the line's ``message.content`` (a
+        missing key reads as None), building nothing for text or thinking; None when the
+        content is not a list of objects (or the line is one msgspec refuses): read the JSON then."""
+        raw = os.pread(self.fd, size, offset)
+        try:
+            line = _BLOCKS.decode(raw)
+        except (msgspec.DecodeError, RecursionError):
+            return None
+        return [(b.type, b.name, b.arguments) for b in line.message.content]
+
+
+class _Block(msgspec.Struct):
+    """A content block as the file-operation scan reads it (text and thinking skipped)."""
+
+    type: Any = None
+    name: Any = None
+    arguments: Any = None
+
+
+class _Blocks(msgspec.Struct):
+    content: list[_Block]
+
+
+class _BlocksLine(msgspec.Struct):
+    message: _Blocks
+
+
+_BLOCKS = msgspec.json.Decoder(_BlocksLine)
+
 
 class _Role(msgspec.Struct):
     role: Any = msgspec.UNSET

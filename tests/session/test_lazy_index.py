@@ -120,3 +120,27 @@ def test_parse_line_falls_back_to_the_readers_decoder():
     assert parse_line(b'{"a":"\xff"}') == {"a": "\ufffd"}  # not UTF-8: replaced, as pi reads it
     assert parse_line(b'{"a":1e400}') == {"a": float("inf")}
     assert isinstance(FileLines, type)
+
+
+@pytest.mark.parametrize("name", ["real/long-coding.jsonl", "real/multi-compaction.jsonl", "real/compacted-branched.jsonl"])
+def test_content_blocks_collect_the_files_the_json_does(name):
+    from pipeline.compaction.fileops import FileOps, collect_from_blocks, collect_from_json
+
+    session = SessionFile.open(DATA / name)
+    assistants = [e for e in session.entries if isinstance(e, MessageEntry) and e.role == "assistant"]
+    by_blocks, by_json = FileOps(), FileOps()
+    for entry in assistants:
+        blocks = entry.content_blocks()
+        assert blocks is not None
+        collect_from_blocks(by_blocks, blocks)
+        collect_from_json(by_json, entry.raw["message"])
+    assert by_blocks.freeze() == by_json.freeze() and by_json.read
+
+
+def test_content_blocks_are_none_when_content_is_not_a_list_of_objects(tmp_path):
+    header = '{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}'
+    odd = '{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"assistant","content":["x"]}}'
+    path = tmp_path / "s.jsonl"
+    path.write_text(header + "\n" + odd + "\n")
+    [entry] = SessionFile.open(path).entries
+    assert entry.indexed and entry.content_blocks() is None
