@@ -79,7 +79,8 @@ class _Block(_View):
         object.__setattr__(self, "raw", raw)
 
 
-_NOT_YET: Any = object()
+_new = object.__new__
+_set = object.__setattr__
 
 
 # --------------------------------------------------------------------------- blocks
@@ -275,39 +276,33 @@ class RawSource(Protocol):
 class _Message(_View):
     """A message view: built on its object, or on where to read it (:meth:`lazy`)."""
 
-    __slots__ = ("_raw", "_source", "_content", "_usage")
+    __slots__ = ("_raw", "_source", "_content", "_usage")  # each set when first known
     role: ClassVar[str]
     _blocks_only: ClassVar[bool] = False
 
     def __init__(self, raw: Any) -> None:
-        set_ = object.__setattr__
-        set_(self, "_raw", raw)
-        set_(self, "_source", None)
-        set_(self, "_content", _NOT_YET)
-        set_(self, "_usage", _NOT_YET)
+        object.__setattr__(self, "_raw", raw)
 
     @classmethod
     def lazy(cls, source: RawSource) -> Any:
         """A view whose object is read from ``source`` when first needed (then kept)."""
-        view = cls.__new__(cls)
-        set_ = object.__setattr__
-        set_(view, "_raw", _NOT_YET)
-        set_(view, "_source", source)
-        set_(view, "_content", _NOT_YET)
-        set_(view, "_usage", _NOT_YET)
+        view = _new(cls)
+        _set(view, "_source", source)
         return view
 
     @property
     def raw(self) -> Any:
-        raw = self._raw
-        if raw is _NOT_YET:
-            raw = self._keep("_raw", self._source.message_json())
-        return raw
+        try:
+            return self._raw
+        except AttributeError:
+            return self._keep("_raw", self._source.message_json())
 
     def peek_raw(self) -> Any:
         """``raw`` without keeping it when it still has to be read (one pass over many messages)."""
-        raw = self._raw
-        return self._source.message_json() if raw is _NOT_YET else raw
+        try:
+            return self._raw
+        except AttributeError:
+            return self._source.message_json()
 
     @property
     def timestamp(self) -> int | float | None:
@@ -321,13 +316,13 @@ class _WithContent(_Message):
 
     @property
     def content(self) -> Any:
-        content = self._content
-        if content is _NOT_YET:
+        try:
+            return self._content
+        except AttributeError:
             content = parse_content(self.raw.get("content"))
             if self._blocks_only and isinstance(content, str):
                 content = ()
-            content = self._keep("_content", content)
-        return content
+            return self._keep("_content", content)
 
 
 class UserMessage(_WithContent):
@@ -359,10 +354,10 @@ class AssistantMessage(_WithContent):
 
     @property
     def usage(self) -> "Usage | None":
-        usage = self._usage
-        if usage is _NOT_YET:
-            usage = self._keep("_usage", Usage.from_json(self.raw.get("usage")))
-        return usage
+        try:
+            return self._usage
+        except AttributeError:
+            return self._keep("_usage", Usage.from_json(self.raw.get("usage")))
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
