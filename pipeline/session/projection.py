@@ -269,8 +269,21 @@ def build_session_context(source: Source, leaf_id: Any = LAST) -> SessionContext
     path = session_path(tree, leaf_id)
     thinking, model = _settings(path)
     with gc_paused(promote=True):  # the messages are built once and kept by their entries
-        messages = tuple(m for e in context_entries_of_path(path) for m in entry_messages(e))
+        messages = tuple(_context_messages(context_entries_of_path(path)))
     return SessionContext(messages, thinking if isinstance(thinking, str) else None, model, thinking)
+
+
+def _context_messages(entries: Iterable[Entry]) -> list[AgentMessage]:
+    """:func:`entry_messages` of every entry, message entries (nearly all) inline."""
+    out: list[AgentMessage] = []
+    append, extend = out.append, out.extend
+    for entry in entries:
+        if type(entry) is MessageEntry:
+            message = entry._message or entry.message
+            append(message if entry.indexed else _with_content(message))
+        else:
+            extend(entry_messages(entry))
+    return out
 
 
 # --------------------------------------------------------------------------- convertToLlm
@@ -286,12 +299,19 @@ def convert_to_llm(
     and in pi's ``convertToLlm`` output, so the default keeps them).
     """
     out: list[LlmMessage] = []
+    unchanged = _UNCHANGED
     for message in messages:
+        if type(message) in unchanged and not drop_failed:
+            out.append(message)  # type: ignore[arg-type]
+            continue
         converted = _convert_one(message, texts)
         if converted is None or (drop_failed and _failed(converted)):
             continue
         out.append(converted)
     return out
+
+
+_UNCHANGED = frozenset({UserMessage, AssistantMessage, ToolResultMessage})
 
 
 def _failed(message: LlmMessage) -> bool:
