@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LONG = ROOT / "tests" / "data" / "sessions" / "real" / "long-coding.jsonl"
 KEY_ENV = "CP_LIMITS_TEST_KEY"
 DEADLINE = 2
-BOUND = DEADLINE + 8.0  # process start-up and a loaded machine; the faults alone run for minutes
+BOUND = DEADLINE + 28.0  # a hang guard: process start-up on a loaded machine; unbounded, the faults run for minutes
 PASSWORD = "hunter2-Pa55word"
 
 
