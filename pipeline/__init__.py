@@ -37,31 +37,35 @@ sessions are a path or a :class:`pipeline.session.SessionFile`. ``docs/architect
 draws the layers: front end, stages, this facade, review tooling and the CLI.
 
 Names are imported on first use, so ``import pipeline.errors`` (and the CLI's
-start-up) does not pay for pydantic and ruamel.yaml.
+start-up) does not pay for pydantic and ruamel.yaml, and importing the package itself
+runs no other import (a Ctrl-C during start-up lands in the CLI's handler).
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
-
-from pipeline.errors import Location, PipelineError, Problem
-from pipeline.version import __version__
+TYPE_CHECKING = False  # (not imported from typing: the CLI's start-up stays short and interruptible)
 
 _LAZY = {
+    "Location": "pipeline.errors",
+    "PipelineError": "pipeline.errors",
+    "Problem": "pipeline.errors",
     "Pipeline": "pipeline.facade",
     "compile_profile": "pipeline.facade",
     "CompiledProfile": "pipeline.compiler",
     "LoadedProfile": "pipeline.compiler",
     "load_profile": "pipeline.compiler",
+    "__version__": "pipeline.version",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.compiler import CompiledProfile, LoadedProfile, load_profile
+    from pipeline.errors import Location, PipelineError, Problem
     from pipeline.facade import Pipeline, compile_profile
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
+    from importlib import import_module
+
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'pipeline' has no attribute {name!r}")
@@ -79,4 +83,5 @@ __all__ = [
     "Problem",
     "compile_profile",
     "load_profile",
+    "__version__",
 ]

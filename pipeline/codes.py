@@ -63,6 +63,7 @@ CODES: dict[str, str] = {
     "profile.override": "a command-line override of a profile value is invalid",
     "profile.internal-error": "a check could not run because of a bug",
     # ---- profile: what renders with it
+    "profile.bad-agent-dir": "`$PI_CODING_AGENT_DIR` is a path the system cannot take",
     "profile.unreadable-input": "an input file for rendering (custom prompt, append, context, skills) cannot be used",
     "profile.skipped-skill": "a discovered skill that is skipped (no description, a name collision...)",
     "profile.bad-scenario": "a scenario file of the wrong shape",
@@ -84,6 +85,8 @@ CODES: dict[str, str] = {
     "template.non-ascii-digit": "a position written with non-ASCII digits",
     "template.frontmatter": "a template's frontmatter is not valid",
     "template.unreadable": "a template file cannot be read",
+    "template.file-too-large": "a template file (or the typed input on stdin) is larger than its limit",
+    "template.not-utf8": "the typed input on stdin is not valid UTF-8",
     "template.bad-path": "a template source that is not a directory or a .md file",
     "template.unreadable-dir": "a template directory cannot be read",
     "template.broken-link": "a template path is a broken symbolic link",
@@ -92,6 +95,9 @@ CODES: dict[str, str] = {
     "template.missing-argument": "a template was called with fewer arguments than it reads",
     # ---- session
     "session.unreadable": "the session file is missing or cannot be read",
+    "session.file-too-large": "the session file is larger than a session may be",
+    "session.line-too-long": "a session line longer than a line may be",
+    "session.summary-not-printed": "an entry was appended, but its summary could not be printed",
     "session.unwritable": "the session file cannot be opened, created or written",
     "session.replaced": "the session file was replaced by another file while open",
     "session.not-a-session": "the file is not a pi session",

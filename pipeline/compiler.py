@@ -29,6 +29,7 @@ from pipeline.checks import (
     template_source_path,
     variable_problems,
 )
+from pipeline import files as bounded_files
 from pipeline.errors import Location, PipelineError, Problem, ProfileError
 from pipeline.model import Profile
 from pipeline.source import BUILTIN, SourceEntry, SourceMap, Span, builtin_names, load_merged_with_warnings
@@ -104,8 +105,8 @@ def resolve(path_or_name: PathLike) -> tuple[Path, str]:
     if text.startswith(BUILTIN):
         return builtin_path(text[len(BUILTIN) :])
     path = Path(text)
-    if path.exists():
-        return path, text
+    if not bounded_files.missing(path):
+        return path, text  # the reader says what is wrong, if anything
     if text in builtin_names():
         return builtin_path(text)
     raise ProfileError(Problem("no such profile file", Location(text), hint=suggest_builtin(text), code="profile.unreadable"))

@@ -18,12 +18,13 @@ from typing import Iterable, Literal
 from pipeline.codes import check_code
 
 #: The exit-code table every command keeps to (``pipeline diff`` uses 1 for "different").
-EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_PROVIDER = 0, 1, 2, 3
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_PROVIDER, EXIT_OUTPUT = 0, 1, 2, 3, 4
 EXIT_CODES = {
     EXIT_OK: "ok",
     EXIT_INVALID: "invalid input (a bad or missing file included)",
     EXIT_USAGE: "usage (unknown or conflicting flags)",
     EXIT_PROVIDER: "provider or network failure (the LLM call failed; nothing was written)",
+    EXIT_OUTPUT: "the output could not be written (a closed pipe, a full disk)",
 }
 
 #: ``error`` makes input invalid; ``warning`` is suspicious (fails only ``validate --strict``);

@@ -19,7 +19,9 @@ from typing import Any, Mapping, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pipeline import files
 from pipeline.errors import Location, PipelineError, Problem, ProfileError
+from pipeline.limits import YAML_MAX_DEPTH, yaml_excess
 from pipeline.model import Profile
 from pipeline.prompt import ContextFile, RenderContext, Skill
 from pipeline.prompt.catalog import catalog_inputs
@@ -99,19 +101,17 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
     from ruamel.yaml.error import YAMLError
 
     label = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as err:
-        raise ProfileError(Problem(f"cannot read scenario: {err.strerror or err}", Location(label), code="profile.unreadable")) from None
-    except UnicodeDecodeError as err:
-        why = f"not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset {err.start})"
-        raise ProfileError(Problem(f"cannot read scenario: {why}", Location(label), code="profile.unreadable")) from None
+    text = files.read_text(path, "scenario", label)
     try:
         data = YAML(typ="rt", pure=True).load(text)
     except YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         loc = Location(label, mark.line + 1, mark.column + 1) if mark else Location(label)
         raise ProfileError(Problem(f"invalid YAML: {getattr(err, 'problem', err)}", loc, code="profile.yaml-syntax")) from None
+    except RecursionError:
+        raise ProfileError(Problem(f"nested too deeply (more than {YAML_MAX_DEPTH} levels)", Location(label),
+                                    code="profile.too-deep")) from None
+    _check_bounds(data, label)
     if not isinstance(data, Mapping):
         raise ProfileError(Problem("a scenario is a mapping of inputs (cwd, tools, ...)", Location(label, 1, 1), code="profile.bad-scenario"))
     try:
@@ -124,6 +124,17 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
 
         problems = problems_from(err, Scenario, locate, lambda path: ".".join(map(str, path)))
         raise ProfileError(sorted(problems, key=lambda p: (p.location.line or 0, p.location.col or 0))) from None
+
+
+def _check_bounds(data: Any, label: str) -> None:
+    """The profile reader's limits (:mod:`pipeline.limits`) hold for scenarios too, checked
+    before anything walks the value (an alias bomb would otherwise expand)."""
+    excess = yaml_excess(data)
+    if excess is not None:
+        code = ("profile.recursive-alias" if "contains it" in excess else "profile.too-deep" if "deeply" in excess
+                else "profile.alias-bomb")
+        raise ProfileError(Problem(excess, Location(label), hint="a scenario is plain YAML; see docs/limits.md",
+                                    code=code))
 
 
 def _plain_data(node: Any) -> Any:
@@ -264,6 +275,6 @@ def _round_trip(scenario_path: str) -> Any:
     from ruamel.yaml.error import YAMLError
 
     try:
-        return YAML(typ="rt", pure=True).load(Path(scenario_path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, YAMLError):
+        return YAML(typ="rt", pure=True).load(files.read_text(scenario_path, "scenario"))
+    except (PipelineError, YAMLError, RecursionError):
         return None

@@ -3,7 +3,7 @@
 CLI > review tooling (testing, report, scenario) > the ``Pipeline`` facade > the stages
 (runtime > compaction > llm > session | prompt > templates) > the profile front end
 (compiler > checks > source > model) > shared ground (agentdir | resources | js >
-gcpause > errors). Every import counts, also those inside functions and under TYPE_CHECKING, so a
+gcpause | files > errors | limits). Every import counts, also those inside functions and under TYPE_CHECKING, so a
 lazy import cannot hide an arrow that runs back.
 """
 

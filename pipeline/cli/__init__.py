@@ -10,40 +10,66 @@ Thin by design: every sub-command lives in its own module in this package
 Modules are discovered by name, so adding a command touches no shared file. Exit codes
 (:data:`pipeline.errors.EXIT_CODES`): 0 ok, 1 invalid input (a
 :class:`~pipeline.errors.PipelineError`), 2 usage, 3 provider or network failure (a
-:class:`~pipeline.errors.ProviderError`). Every problem is printed by
+:class:`~pipeline.errors.ProviderError`), 4 the output could not be written (a closed
+pipe, a full disk), 130 interrupted. Every problem is printed by
 :mod:`pipeline.cli._report`.
+
+Start-up is interruptible: this module imports nothing heavy at its top, and
+:func:`main` handles Ctrl-C around everything it imports and runs, so an interrupt at
+any moment after Python itself has started prints one line, never a traceback.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import pkgutil
 import sys
-from typing import Sequence
 
-from pipeline.errors import EXIT_CODES, EXIT_INVALID, EXIT_OK, EXIT_PROVIDER, EXIT_USAGE, PipelineError
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    import argparse
+    from typing import Sequence
 
-__all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_PROVIDER", "EXIT_USAGE", "build_parser", "main"]
+__all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_OUTPUT", "EXIT_PROVIDER", "EXIT_USAGE", "build_parser", "main"]
+EXIT_INTERRUPTED = 130
+_FROM_ERRORS = ("EXIT_CODES", "EXIT_INVALID", "EXIT_OK", "EXIT_OUTPUT", "EXIT_PROVIDER", "EXIT_USAGE")
 
 DESCRIPTION = """\
 context-pipeline: an agent's context policy (system prompt, prompt templates,
 compaction) as a declarative YAML profile, compiled into a validated Pipeline."""
 
-EPILOG = "exit status: " + ", ".join(f"{code} {what}" for code, what in EXIT_CODES.items())
+
+def __getattr__(name: str) -> object:
+    """The exit codes of :mod:`pipeline.errors`, imported on first use (start-up stays light)."""
+    if name in _FROM_ERRORS:
+        from pipeline import errors
+
+        return getattr(errors, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def epilog() -> str:
+    """The exit-code table, shown under every command's ``--help``."""
+    from pipeline.errors import EXIT_CODES
+
+    return "exit status: " + ", ".join(f"{code} {what}" for code, what in EXIT_CODES.items())
 
 
 def _command_modules():
+    import importlib
+    import pkgutil
+
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if not info.name.startswith("_"):
             yield info.name, importlib.import_module(f"{__name__}.{info.name}")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
+    table = epilog()
     parser = argparse.ArgumentParser(
         prog="pipeline",
         description=DESCRIPTION,
-        epilog=EPILOG,
+        epilog=table,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
@@ -54,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
             name.replace("_", "-"),
             help=module.HELP,
             description=doc,
-            epilog=getattr(module, "EPILOG", EPILOG),
+            epilog=getattr(module, "EPILOG", table),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.add_arguments(cmd)
@@ -72,6 +98,8 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpa
 
 def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
     """The innermost (sub-)command parser the arguments selected (``pipeline session check``)."""
+    import argparse
+
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             name = getattr(args, action.dest, None)
@@ -81,7 +109,68 @@ def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argpar
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    ctrl_c = _CtrlC()
+    try:
+        ctrl_c.install()
+        return _main(argv)
+    except BaseException as err:  # noqa: BLE001 - re-raised unless Ctrl-C caused it
+        if isinstance(err, KeyboardInterrupt) or ctrl_c.seen:
+            return _interrupted()
+        raise
+    finally:
+        ctrl_c.restore()
+
+
+class _CtrlC:
+    """Notes that SIGINT arrived, then raises ``KeyboardInterrupt`` as Python's handler does.
+
+    The note matters when the interrupt lands inside an extension module's import: it
+    may come out as another exception (pydantic-core turns a failed import into a Rust
+    panic), which is then still reported as the interrupt it was. The previous handler is
+    restored when ``main`` returns, so an in-process caller keeps its own.
+    """
+
+    def __init__(self) -> None:
+        self.seen = False
+        self.previous = None
+
+    def install(self) -> None:
+        import signal
+
+        try:
+            self.previous = signal.signal(signal.SIGINT, self._handle)
+        except (ValueError, OSError):  # not the main thread: leave signals alone
+            self.previous = None
+
+    def _handle(self, signum, frame) -> None:
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def restore(self) -> None:
+        if self.previous is not None:
+            import signal
+
+            signal.signal(signal.SIGINT, self.previous)
+
+
+def _interrupted() -> int:
+    try:
+        print("interrupted", file=sys.stderr)
+    except (OSError, KeyboardInterrupt):
+        pass
+    return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    # pydantic-core fetches the `datetime` C API from Rust while it is imported; if Ctrl-C
+    # lands in that import, Rust prints a panic with a backtrace. Imported first, here, an
+    # interrupt in it is a plain KeyboardInterrupt and pydantic-core later finds it loaded.
+    import datetime  # noqa: F401
+
     from pipeline.cli._report import report_error
+    from pipeline.cli._stdout import OutputError, guarded_stdout
+    from pipeline.errors import EXIT_INVALID, EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, PipelineError
 
     parser = build_parser()
     args = _parse(parser, argv)
@@ -94,16 +183,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        return args._run(args)
+        with guarded_stdout():
+            return args._run(args)
     except PipelineError as err:
         report_error(args.command, err)
         return err.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        sys.stderr.close()
-        return EXIT_OK
+    except OutputError as err:
+        print(f"pipeline {args.command}: cannot write the output: {err.reason}; the output is incomplete",
+              file=sys.stderr)
+        return EXIT_OUTPUT
+    except OSError as err:  # a file error no reader turned into a located problem: still one line
+        from pipeline.files import describe_os_error
+
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"pipeline {args.command}: {where}{describe_os_error(err)}", file=sys.stderr)
+        return EXIT_INVALID
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,17 +2,34 @@
 
 from __future__ import annotations
 
+import codecs
 import sys
 
 
 def tolerant_output() -> None:
     """Never fail on printing: characters the streams cannot encode (lone surrogates from
-    JSON escapes, file names or cut descriptions) are written as backslash escapes."""
+    JSON escapes, file names or cut descriptions) are written as backslash escapes, except
+    the bytes the OS could not decode in arguments and file names (``surrogateescape``,
+    U+DC80..U+DCFF), which are written back as the bytes they stand for."""
+    codecs.register_error(_FAITHFUL, _faithful)
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.reconfigure(errors="backslashreplace")
-        except (AttributeError, ValueError):
+            stream.reconfigure(errors=_FAITHFUL)
+        except (AttributeError, ValueError, LookupError):
             pass
+
+
+_FAITHFUL = "pipeline-faithful"
+
+
+def _faithful(err: UnicodeError) -> tuple[str | bytes, int]:
+    """Encoding error handler: ``surrogateescape`` where it applies, else ``backslashreplace``."""
+    if not isinstance(err, UnicodeEncodeError):
+        raise err
+    chunk = err.object[err.start : err.end]
+    if all("\udc80" <= ch <= "\udcff" for ch in chunk):
+        return bytes(ord(ch) - 0xDC00 for ch in chunk), err.end
+    return codecs.backslashreplace_errors(err)
 
 
 def printable(text: str) -> str:

@@ -314,8 +314,7 @@ def _compact(args, session, pipeline) -> int:
         f"appended compaction {entry.id}: kept from {entry.first_kept_entry_id},"
         f" {entry.tokens_before} tokens before, {len(outcome.context.messages)} messages in the context now"
     )
-    print(entry.summary)
-    return 0
+    return _print_written(entry.summary, f"compaction entry {entry.id}", args.session)
 
 
 def _branch(args, session, pipeline) -> int:
@@ -331,5 +330,21 @@ def _branch(args, session, pipeline) -> int:
         return 0
     report(moved.result.warnings if moved.result else ())
     _progress(f"appended branch summary {moved.entry.id} under {moved.entry.parent_id or 'the root'}")
-    print(moved.entry.summary)
+    return _print_written(moved.entry.summary, f"branch summary {moved.entry.id}", args.session)
+
+
+def _print_written(summary: str, what: str, session: str) -> int:
+    """Print the summary of an entry already appended. If standard output fails (a closed
+    pipe, a full disk) the entry stays written: exit 0 with a warning that says so."""
+    from pipeline.cli._stdout import OutputError, drop_pending_output
+
+    try:
+        print(summary)
+        sys.stdout.flush()
+    except OutputError as err:
+        from pipeline.errors import Location, Problem
+
+        drop_pending_output()
+        print_notices([Problem(f"the {what} WAS appended, but its summary could not be printed: {err.reason}",
+                               Location(session), severity="warning", code="session.summary-not-printed")])
     return 0

@@ -102,12 +102,20 @@ def call_notices(call, found, loaded) -> list:
                     severity="warning", code="template.missing-argument")]
 
 
+def _stdin() -> str:
+    """Standard input, read as bytes up to its limit and decoded strictly (a located
+    one-line error for too much input or bytes that are not UTF-8)."""
+    from pipeline import files
+
+    return files.read_stream(sys.stdin.buffer, "stdin", "<stdin>")
+
+
 def run(args: argparse.Namespace) -> int:
     from pipeline.js import js_json
     from pipeline.templates import find_template, match_invocation
 
     tolerant_output()
-    text = sys.stdin.read() if args.input == "-" else args.input
+    text = _stdin() if args.input == "-" else args.input
     loaded = load(args)
     call = match_invocation(text)
     found = find_template(call.name, loaded) if call else None

@@ -84,15 +84,17 @@ def collect(paths: list[str]) -> list[str]:
     if not paths:
         raise UsageError("no PATH given (name profile files or directories)")
     files: list[str] = []
+    from pipeline import files as bounded
+
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
+        if bounded.is_directory(path):
             found = _walk(path)
             if not found:
                 raise PipelineError(Problem("no *.yaml or *.yml files in this directory", Location(raw), code="profile.unreadable"))
             files.extend(found)
-        elif path.exists():
-            files.append(raw)
+        elif not bounded.missing(path):
+            files.append(raw)  # the reader says what is wrong, if anything
         else:
             raise PipelineError(Problem("no such file or directory", Location(raw), code="profile.unreadable"))
     return list(dict.fromkeys(files))

@@ -15,7 +15,10 @@ matter for frontmatter:
 * keys become JavaScript object keys (``null`` -> ``""``, ``1`` -> ``"1"``; a mapping or a
   list as key becomes some string), ``1`` and ``true`` are different keys, ``<<`` is a
   plain key, not a merge;
-* a block scalar at the very end still gets its final line break.
+* a block scalar at the very end still gets its final line break;
+* a document beyond the profile reader's limits (:mod:`pipeline.limits`: values once
+  aliases are expanded, nesting depth) is refused with :class:`YamlLimitError` before
+  anything walks it, so an alias bomb costs no more than its text.
 
 """
 
@@ -26,6 +29,7 @@ import warnings
 from functools import cache
 
 from pipeline.js.numbers import MAX_SAFE
+from pipeline.limits import yaml_excess
 from pipeline.js.values import js_string
 
 _T = "tag:yaml.org,2002:"
@@ -53,8 +57,16 @@ def load_yaml(text: str):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         value = _yaml().load(source if source.endswith("\n") else source + "\n")
+    excess = yaml_excess(value)
+    if excess is not None:  # checked before anything walks the value (an alias bomb)
+        raise YamlLimitError(excess)
     back = {v: k for k, v in swap.items()}
     return _to_js(value, back)
+
+
+class YamlLimitError(ValueError):
+    """The document is beyond :mod:`pipeline.limits` (too many values once aliases are
+    expanded, nested too deeply, or a value that contains itself)."""
 
 
 def _swap_table(text: str) -> dict[int, int]:

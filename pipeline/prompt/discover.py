@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
+from pipeline import files
 from pipeline.agentdir import CONFIG_DIR
 from pipeline.agentdir import agent_dir as default_agent_dir
+from pipeline.errors import PipelineError
 from pipeline.js import js_trim, js_truthy
+from pipeline.limits import WALK_MAX_DEPTH
 from pipeline.prompt.context import ContextFile, Skill
 
 CONTEXT_FILE_NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
@@ -69,10 +72,11 @@ def resolve_path(path: str, home: Optional[str] = None) -> str:
     return os.path.abspath(path)
 
 
-def read_text(path: str) -> str:
-    """File text as pi reads it: UTF-8, invalid bytes replaced, newlines untouched."""
-    with open(path, "rb") as handle:
-        return handle.read().decode("utf-8", "replace")
+def read_text(path: str, kind: str = "context file") -> str:
+    """File text as pi reads it: UTF-8, invalid bytes replaced, newlines untouched; through
+    the bounded reader, so a FIFO, a device or a file beyond ``kind``'s limit is a located
+    :class:`~pipeline.errors.PipelineError` instead of a hang."""
+    return files.read_text(path, kind, lenient=True)
 
 
 # --------------------------------------------------------------------------- context files
@@ -82,12 +86,11 @@ def context_file_in(directory: str) -> Optional[ContextFile]:
     """The first existing, regular, readable candidate file in ``directory``."""
     for name in CONTEXT_FILE_NAMES:
         path = os.path.join(directory, name)
-        if not os.path.isfile(path):
+        if not files.is_regular(path):
             continue
-        try:
-            return ContextFile(path, read_text(path))
-        except OSError:
-            continue
+        if not os.access(path, os.R_OK):
+            continue  # pi takes the first *readable* one
+        return ContextFile(path, read_text(path))
     return None
 
 
@@ -119,9 +122,11 @@ def load_skill_file(path: str) -> tuple[Optional[Skill], tuple[Diagnostic, ...]]
     from pipeline.templates.frontmatter import FrontmatterError, parse_frontmatter  # only when skills are read
 
     try:
-        fields = parse_frontmatter(read_text(path)).data
-    except (OSError, FrontmatterError) as err:  # pi skips the skill with a warning
+        fields = parse_frontmatter(read_text(path, "skill")).data
+    except FrontmatterError as err:  # pi skips the skill with a warning
         return None, (Diagnostic(f"cannot load skill: {err}", path),)
+    except PipelineError as err:
+        return None, (Diagnostic(f"cannot load skill: {_reason(err)}", path),)
     description, name = fields.get("description"), fields.get("name")
     base_dir = os.path.dirname(path)
     if not js_truthy(name):
@@ -132,6 +137,11 @@ def load_skill_file(path: str) -> tuple[Optional[Skill], tuple[Diagnostic, ...]]
         return None, (Diagnostic("name must be a string", path),)
     hidden = fields.get("disable-model-invocation") is True
     return Skill(name, description, path, base_dir, hidden), ()
+
+
+def _reason(err: PipelineError) -> str:
+    """A problem's message without its location (a diagnostic names the path itself)."""
+    return "; ".join(p.message for p in err.problems)
 
 
 def _kind(entry: os.DirEntry) -> Optional[str]:
@@ -163,8 +173,17 @@ def _entries(directory: str) -> list[os.DirEntry]:
         return []
 
 
-def skill_files(directory: str, root_files: bool = True) -> list[str]:
-    """Skill files under ``directory`` in pi's traversal order (``root_files``: loose ``.md`` too)."""
+def skill_files(directory: str, root_files: bool = True, *, walk: "_Walk | None" = None) -> list[str]:
+    """Skill files under ``directory`` in pi's traversal order (``root_files``: loose ``.md`` too).
+
+    A directory reached a second time (a symbolic link to itself or to an ancestor) is not
+    entered again, and the walk stops :data:`~pipeline.limits.WALK_MAX_DEPTH` levels down;
+    both are noted in ``walk.diagnostics``.
+    """
+    walk = walk if walk is not None else _Walk()
+    if not walk.visited.enter(directory):
+        walk.note("directory already searched (a symbolic link loop?); not entered again", directory)
+        return []
     entries = _entries(directory)
     for entry in entries:
         if entry.name == "SKILL.md" and _kind(entry) == "file":
@@ -175,17 +194,41 @@ def skill_files(directory: str, root_files: bool = True) -> list[str]:
             continue
         kind = _kind(entry)
         if kind == "dir":
-            found.extend(skill_files(entry.path, root_files=False))
+            found.extend(walk.descend(entry.path))
         elif kind == "file" and root_files and entry.name.endswith(".md"):
             found.append(entry.path)
     return found
 
 
+@dataclass
+class _Walk:
+    """State of one skills walk: directories entered, depth, what was skipped."""
+
+    visited: files.VisitedDirs = field(default_factory=files.VisitedDirs)
+    depth: int = 0
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def note(self, message: str, path: str) -> None:
+        self.diagnostics.append(Diagnostic(message, path))
+
+    def descend(self, directory: str) -> list[str]:
+        if self.depth >= WALK_MAX_DEPTH:
+            self.note(f"directory nested more than {WALK_MAX_DEPTH} levels deep; not searched", directory)
+            return []
+        self.depth += 1
+        try:
+            return skill_files(directory, root_files=False, walk=self)
+        finally:
+            self.depth -= 1
+
+
 def load_skills_from_dir(directory: str, root_files: bool = True) -> SkillScan:
     """Every skill file under one root, loaded (duplicates are kept; see :func:`merge_skills`)."""
     skills: list[Skill] = []
-    diagnostics: list[Diagnostic] = []
-    for path in skill_files(directory, root_files):
+    walk = _Walk()
+    paths = skill_files(directory, root_files, walk=walk)
+    diagnostics: list[Diagnostic] = list(walk.diagnostics)
+    for path in paths:
         skill, problems = load_skill_file(path)
         diagnostics.extend(problems)
         if skill is not None:
@@ -231,9 +274,9 @@ def _agents_skill_dirs(cwd: str) -> list[str]:
 
 
 def _scan_path(path: str) -> SkillScan:
-    if os.path.isdir(path):
+    if files.is_directory(path):
         return load_skills_from_dir(path)
-    if os.path.isfile(path) and path.endswith(".md"):
+    if files.is_regular(path) and path.endswith(".md"):
         skill, problems = load_skill_file(path)
         return SkillScan((skill,) if skill else (), problems)
     return SkillScan((), (Diagnostic("skill path does not exist or is not a markdown file", path),))
@@ -270,18 +313,19 @@ def discover_skills(
 
 def _prompt_file(cwd: str, agent_dir: str, name: str, trusted: bool) -> Optional[str]:
     project = os.path.join(cwd, CONFIG_DIR, name)
-    if trusted and os.path.exists(project):
+    if trusted and files.exists(project):
         return project
     user = os.path.join(agent_dir, name)
-    return user if os.path.exists(user) else None
+    return user if files.exists(user) else None
 
 
 def read_prompt_file(path: str) -> str:
-    """A prompt file's text; like pi, an unreadable path stands for itself."""
-    try:
-        return read_text(path)
-    except OSError:
+    """A prompt file's text; like pi, a path it cannot read as a file (a directory, a file
+    it may not read) stands for itself. A FIFO or a device (pi would wait forever or fill
+    memory) or a file beyond the limit is a located error."""
+    if files.is_directory(path) or (files.is_regular(path) and not os.access(path, os.R_OK)):
         return path
+    return read_text(path, "prompt file")
 
 
 def discover_prompts(cwd: str, agent_dir: Optional[str] = None, *, trusted: bool = True) -> tuple[Optional[str], tuple[str, ...]]:

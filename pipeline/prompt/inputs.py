@@ -12,13 +12,14 @@ profile's tool catalog (``system_prompt.tools``); a tool named in ``tool_snippet
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
+from pipeline import files
 from pipeline.errors import Location, PipelineError, Problem
 from pipeline.model import Profile
 from pipeline.prompt.context import ContextFile, RenderContext
-from pipeline.prompt.discover import Diagnostic, discover, discover_skills, read_text
+from pipeline.prompt.discover import Diagnostic, discover, discover_skills
 from pipeline.prompt.catalog import catalog_inputs
 
 
@@ -47,15 +48,30 @@ class Gathered:
     diagnostics: tuple[Diagnostic, ...] = ()
 
 
+#: The bounded reader's kind (its size limit) for each named input.
+_KINDS = {"custom prompt": "prompt file", "append prompt": "prompt file", "context file": "context file"}
+
+
 def read_input_file(path: str, what: str) -> str:
-    """A named file's text (UTF-8, newlines untouched); a located error when it cannot be read or is binary."""
+    """A named file's text (UTF-8, newlines untouched); a located error when it is not a
+    regular file, beyond its limit, not UTF-8 (with the byte offset) or binary."""
+    kind = _KINDS.get(what, "context file")
     try:
-        text = read_text(path)
-    except OSError as err:
-        raise PipelineError(Problem(f"cannot read {what}: {err.strerror or err}", Location(path), code="profile.unreadable-input")) from None
-    if "\x00" in text:
-        raise PipelineError(Problem(f"cannot use {what}: binary file (contains a NUL byte)", Location(path), code="profile.unreadable-input"))
-    return text
+        data = files.read_bytes(path, kind)
+        if b"\x00" in data:
+            raise PipelineError(Problem(f"cannot use {what}: binary file (contains a NUL byte)", Location(path),
+                                        code="profile.unreadable-input"))
+        return files.decode(data, kind, path)
+    except PipelineError as err:
+        raise PipelineError([replace(p, message=_as_input(p.message, what)) for p in err.problems]) from None
+
+
+def _as_input(message: str, what: str) -> str:
+    """The reader's message naming the input (``cannot read custom prompt: ...``)."""
+    for kind in ("prompt file", "context file"):
+        if message.startswith(f"cannot read {kind}:"):
+            return f"cannot read {what}:" + message[len(f"cannot read {kind}:"):]
+    return message if message.startswith(f"cannot use {what}") else f"cannot use {what}: {message}"
 
 
 def tool_texts(profile: Profile, request: RenderRequest) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:

@@ -29,14 +29,26 @@ def is_revision_ref(spec: str) -> bool:
     return bool(sep and rev and path) and not (len(rev) == 1 and path[:1] in ("\\", "/"))
 
 
+def check_revision(rev: str) -> None:
+    """A revision git will read as a revision, never as an option: it may not start with
+    ``-`` (``--output=FILE:x`` would make ``git show`` write a file) nor hold control
+    characters."""
+    if rev.startswith("-"):
+        raise UsageError(f"{rev!r}: a revision may not start with `-` (REV:path names a git revision)")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in rev):
+        raise UsageError(f"{rev!r}: a revision may not contain control characters")
+
+
 def _git(args: list[str], cwd: str) -> bytes:
+    """Run git; user-given revisions come after ``--end-of-options`` (and :func:`check_revision`)."""
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False, stdin=subprocess.DEVNULL)
     except OSError as err:
         raise UsageError(f"cannot run git: {err.strerror or err}") from None
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise UsageError(f"git {' '.join(args)}: {message[-1] if message else 'failed'}")
+        shown = " ".join(a for a in args if a != "--end-of-options")
+        raise UsageError(f"git {shown}: {message[-1] if message else 'failed'}")
     return done.stdout
 
 
@@ -49,7 +61,7 @@ def _repo_path(path: str, cwd: str) -> str:
 
 
 def _require_file(rev: str, path: str, cwd: str) -> None:
-    kind = _git(["cat-file", "-t", f"{rev}:{path}"], cwd).decode().strip()
+    kind = _git(["cat-file", "-t", "--end-of-options", f"{rev}:{path}"], cwd).decode().strip()
     if kind != "blob":
         what = "a directory" if kind == "tree" else f"a git {kind}"
         raise UsageError(f"{rev}:{path} is {what} in that revision, not a profile file")
@@ -82,6 +94,7 @@ def materialize(spec: str, workdir: Path, cwd: Optional[str] = None) -> Path:
     """Write the profile ``REV:path`` (and its relative ``extends:`` chain) under ``workdir``."""
     cwd = cwd or os.getcwd()
     rev, _, path = spec.partition(":")
+    check_revision(rev)
     rel = _repo_path(path, cwd)
     top = workdir / rel
     pending, seen = [rel], set()
@@ -90,7 +103,9 @@ def materialize(spec: str, workdir: Path, cwd: Optional[str] = None) -> Path:
         if current in seen:
             continue
         seen.add(current)
-        text = _git(["show", f"{rev}:{current}"], cwd)
+        if current == ".." or current.startswith("../") or os.path.isabs(current):
+            raise UsageError(f"{rev}:{current}: the path leaves the repository")
+        text = _git(["show", "--end-of-options", f"{rev}:{current}"], cwd)
         _require_file(rev, current, cwd)
         target = workdir / current
         target.parent.mkdir(parents=True, exist_ok=True)

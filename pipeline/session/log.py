@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -132,9 +133,30 @@ def write_new(path: Path, lines: list[str], *, overwrite: bool = False, source: 
                                     code="session.same-file", hint="choose another destination"))
     data = ("\n".join(lines) + "\n").encode("utf-8")
     if overwrite:
+        _refuse_special(path)
         _replace_atomically(path, data)
     else:
         _create_exclusive(path, data)
+
+
+def _refuse_special(path: Path) -> None:
+    """``--force`` replaces a regular file only (or a link to one): a FIFO, a device node,
+    a socket or a directory at ``path`` is refused, as is a link to one."""
+    try:
+        mode = os.lstat(path).st_mode
+        if stat.S_ISLNK(mode):
+            mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return  # nothing there, or a broken link: nothing is lost
+    except OSError as err:
+        raise SessionError(Problem(f"cannot replace: {err.strerror}", Location(str(path)),
+                                    code="session.unwritable")) from None
+    if stat.S_ISREG(mode):
+        return
+    what = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+            else "a device node" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket")
+    raise SessionError(Problem(f"will not replace it: it is {what}, not a regular file", Location(str(path)),
+                                code="session.unwritable", hint="only a regular file is replaced; choose another destination"))
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

@@ -19,6 +19,8 @@ silently: every line pi would skip is reported as a located
 * ``session.blank-line``, ``session.extra-header`` (a second ``type: "session"`` line,
   which pi ignores) and ``session.no-newline`` (a complete last line without its
   newline) — warnings;
+* ``session.line-too-long`` — a line beyond :data:`~pipeline.limits.SESSION_MAX_LINE`
+  bytes, streamed past without being held;
 * shape problems of single entries (``session.bad-entry``) and unknown entry types
   or message roles (``session.unknown-type``, warnings).
 
@@ -28,10 +30,8 @@ Tree problems (duplicate ids, dangling parents, cycles) are found by
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import stat
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +39,9 @@ from typing import Any, BinaryIO, Iterator, Union
 
 import msgspec
 
+from pipeline import files
 from pipeline.errors import Location, Problem, SessionError
+from pipeline.limits import SESSION_MAX_LINE
 from pipeline.js import js_trim
 from pipeline.session.entries import Entry, MessageEntry, SessionHeader, entry_issues, parse_entry
 from pipeline.gcpause import gc_paused
@@ -103,16 +105,25 @@ class Scanner:
     tail_start: int | None = None  # offset of an unterminated last line
     torn: Problem | None = None
 
-    def scan(self, lines: Iterator[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
+    def scan(self, lines: "Iterator[bytes | Overlong]") -> Iterator[tuple[int, dict[str, Any]]]:
         """Yield ``(line number, object)`` for every line holding a JSON object."""
         for raw in lines:
             self.line += 1
+            if isinstance(raw, Overlong):
+                self._overlong(raw)
+                continue
             start, self.offset = self.offset, self.offset + len(raw)
             terminated = raw.endswith(b"\n")
             self.tail_start = None if terminated else start
             obj = self._decode(raw, terminated)
             if obj is not None:
                 yield self.line, obj
+
+    def _overlong(self, raw: "Overlong") -> None:
+        start, self.offset = self.offset, self.offset + raw.size
+        self.tail_start = None if raw.terminated else start
+        self.report(f"line longer than {SESSION_MAX_LINE} bytes ({raw.size} bytes); skipped", "session.line-too-long",
+                    hint="see docs/limits.md")
 
     def _decode(self, raw: bytes, terminated: bool) -> dict[str, Any] | None:
         text = raw.decode("utf-8", "replace")
@@ -161,6 +172,12 @@ class Scanner:
         return problem
 
 
+@dataclass(frozen=True)
+class Overlong:
+    """A line beyond :data:`~pipeline.limits.SESSION_MAX_LINE`: its size only (never held)."""
+
+    size: int
+    terminated: bool
 
 
 def is_header(obj: dict[str, Any]) -> bool:
@@ -185,11 +202,12 @@ def load(path: Path) -> Loaded:
     scanner = Scanner(label)
     with gc_paused(promote=True):
         try:
-            with _open_regular(path) as handle:
+            with files.open_regular(path, "session file", label) as handle:
                 indexer = _Indexer(scanner, FileLines(label, os.dup(handle.fileno())))
                 indexer.run(_blocks(handle))
         except OSError as err:
-            raise SessionError(Problem(f"cannot read session file: {err.strerror or err}", Location(label), code="session.unreadable")) from None
+            raise SessionError(Problem(f"cannot read session file: {files.describe_os_error(err)}", Location(label),
+                                        code="session.unreadable")) from None
         if indexer.header is None:
             raise SessionError(_not_a_session(label, None))
         return indexer.finish()
@@ -266,20 +284,34 @@ _HEAD = msgspec.json.Decoder(_Head)
 _BLOCK = 8 << 20
 
 
-def _blocks(handle: BinaryIO) -> Iterator[bytes]:
-    """The file in blocks of whole lines; the last block may be an unterminated line."""
-    carry = b""
-    while True:
-        data = handle.read(_BLOCK)
-        if not data:
-            break
+def _blocks(handle: BinaryIO, max_line: int | None = None) -> Iterator["bytes | Overlong"]:
+    """The file in blocks of whole lines (the last may be an unterminated line); a line
+    longer than ``max_line`` is read past without being held and given as :class:`Overlong`."""
+    max_line = SESSION_MAX_LINE if max_line is None else max_line
+    carry, skipped = b"", None  # skipped: bytes read past so far of an overlong line
+    while data := handle.read(_BLOCK):
+        if skipped is not None or len(carry) + _first_line_length(data) > max_line:
+            newline = data.find(b"\n")
+            skipped = (len(carry) if skipped is None else skipped) + (len(data) if newline < 0 else newline + 1)
+            carry = b""
+            if newline < 0:
+                continue
+            yield Overlong(skipped, True)
+            skipped, data = None, data[newline + 1:]
         data = carry + data if carry else data
         cut = data.rfind(b"\n") + 1
         carry = data[cut:]
         if cut:
             yield data[:cut]
-    if carry:
+    if skipped is not None:
+        yield Overlong(skipped, False)
+    elif carry:
         yield carry
+
+
+def _first_line_length(data: bytes) -> int:
+    newline = data.find(b"\n")
+    return len(data) if newline < 0 else newline
 
 
 def _plain(head: _Head | None) -> bool:
@@ -305,8 +337,11 @@ class _Indexer:
         self.entries: list[Entry] = []
         self.objects: list[tuple[int, dict]] = []  # held when the file is migrated
 
-    def run(self, blocks: Iterator[bytes]) -> None:
+    def run(self, blocks: Iterator["bytes | Overlong"]) -> None:
         for block in blocks:
+            if isinstance(block, Overlong):
+                self._one(block)  # reported by the scanner, never held
+                continue
             pos = 0
             while pos < len(block) and (self.header is None or self.migrating or not block.endswith(b"\n")):
                 end = block.find(b"\n", pos)
@@ -316,7 +351,7 @@ class _Indexer:
             if pos < len(block):
                 self._plain_lines(block[pos:] if pos else block)
 
-    def _one(self, raw: bytes) -> None:
+    def _one(self, raw: "bytes | Overlong") -> None:
         scanner = self.scanner
         for line, obj in scanner.scan(iter((raw,))):
             if self.header is None:
@@ -359,16 +394,6 @@ class _Indexer:
         return _finish(self.scanner.file, self.header, self.objects, self.scanner, self.entries)
 
 
-def _open_regular(path: Path) -> BinaryIO:
-    """Open a regular file for reading; a FIFO, device or directory is refused (without
-    blocking on a FIFO, and before ``/dev/zero`` could fill memory with one endless line)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        what = "Is a directory" if stat.S_ISDIR(mode) else "not a regular file"
-        raise OSError(errno.EINVAL, what)
-    return os.fdopen(fd, "rb")
 
 
 def _not_a_session(label: str, line: int | None) -> Problem:
@@ -434,4 +459,5 @@ def _note_unknown(entry: Entry, label: str, problems: list[Problem]) -> None:
     problems.append(Problem(what, Location(label, entry.line), severity="warning", code="session.unknown-type"))
 
 
-__all__ = ["FileLines", "Loaded", "Scanner", "build_entries", "entry_or_none", "is_header", "load", "parse_line"]
+__all__ = ["FileLines", "Loaded", "Overlong", "Scanner", "build_entries", "entry_or_none", "is_header", "load",
+           "parse_line"]

@@ -71,7 +71,7 @@ def _load(path: Path, label: str) -> Map:
     """
     try:
         stat = path.stat()
-    except OSError:
+    except (OSError, ValueError):
         return load(path, label)  # the reader reports why
     return _load_unchanged(os.path.realpath(path), label, stat.st_mtime_ns, stat.st_size)
 
@@ -109,12 +109,31 @@ def _resolve(node: Scalar, parent: Path, parent_label: str) -> tuple[Path, str]:
         label = os.path.normpath(os.path.join(os.path.dirname(parent_label), target))
     else:
         label = str(path)
-    if not path.is_file():
-        what = "is a directory" if path.is_dir() else "is not a regular file" if path.exists() else "does not exist"
+    what = _not_a_file(path)
+    if what is not None:
         raise ProfileError(
-            Problem(f"`extends` target {label} {what}", span.location, key="extends", hint=_builtin_hint(target), code="profile.bad-extends")
+            Problem(f"`extends` target {label} {what}", span.location, key="extends", hint=_builtin_hint(target),
+                    code="profile.bad-extends")
         )
     return path, label
+
+
+def _not_a_file(path: Path) -> str | None:
+    """Why ``path`` cannot be an ``extends`` target (None when it is a regular file)."""
+    import stat
+
+    from pipeline.files import describe_os_error
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "does not exist"
+    except (OSError, ValueError) as err:
+        reason = describe_os_error(err) if isinstance(err, OSError) else "the path cannot be used"
+        return f"cannot be read: {reason}"
+    if stat.S_ISREG(mode):
+        return None
+    return "is a directory" if stat.S_ISDIR(mode) else "is not a regular file"
 
 
 def builtin_path(name: str, location: Location | None = None, key: str | None = None) -> tuple[Path, str]:

@@ -15,15 +15,16 @@ import warnings
 from pathlib import Path
 
 from pipeline.errors import Location, Problem, ProfileError
+from pipeline.limits import FILE_LIMITS, YAML_MAX_DEPTH, YAML_MAX_NODES
 from pipeline.source.syntax import syntax_problem
 from pipeline.source.tree import Entry, Map, Node, Scalar, Seq, Span
 
 #: Largest profile file accepted, in bytes.
-MAX_BYTES = 1 << 20
+MAX_BYTES = FILE_LIMITS["profile"]
 #: Most values a file may hold once aliases are expanded (stops "billion laughs").
-MAX_NODES = 100_000
+MAX_NODES = YAML_MAX_NODES
 #: Deepest nesting of mappings and lists accepted.
-MAX_DEPTH = 64
+MAX_DEPTH = YAML_MAX_DEPTH
 
 _CORE = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {"str", "int", "float", "bool", "null"}
@@ -42,38 +43,17 @@ class _Abort(Exception):
 
 
 def read_text(path: Path, label: str) -> str:
-    """The file's text; refuses directories, huge, binary and non-UTF-8 files."""
-    try:
-        if path.is_dir():
-            raise ProfileError(Problem("is a directory, not a profile file", Location(label), code="profile.unreadable"))
-        if not path.is_file():
-            what = "does not exist" if not path.exists() else "is not a regular file"
-            raise ProfileError(Problem(f"cannot read file: it {what}", Location(label), code="profile.unreadable"))
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise ProfileError(_too_large(label, size))
-        with path.open("rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
-    except OSError as err:
-        raise ProfileError(Problem(f"cannot read file: {err.strerror or err}", Location(label), code="profile.unreadable")) from None
-    if len(data) > MAX_BYTES:
-        raise ProfileError(_too_large(label, len(data)))
-    return decode(data, label)
+    """The file's text; refuses directories, FIFOs, devices, huge, binary and non-UTF-8
+    files (read by the one bounded reader, :mod:`pipeline.files`)."""
+    from pipeline import files
 
-
-def _too_large(label: str, size: int) -> Problem:
-    return Problem(
-        f"file too large: {size} bytes (the limit is {MAX_BYTES} bytes)",
-        Location(label),
-        hint="a profile is a small YAML file",
-        code="profile.file-too-large",
-    )
+    return decode(files.read_bytes(path, "profile", label), label)
 
 
 def decode(data: bytes, label: str) -> str:
     """UTF-8 (a BOM is allowed); NUL bytes and invalid UTF-8 are located errors."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
+    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    data = data[bom:]
     nul = data.find(b"\x00")
     if nul >= 0:
         raise ProfileError(
@@ -83,7 +63,7 @@ def decode(data: bytes, label: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         problem = Problem(
-            f"not UTF-8 text: invalid byte 0x{data[err.start]:02x}",
+            f"not UTF-8 text: invalid byte 0x{data[err.start]:02x} at byte offset {err.start + bom}",
             _byte_location(data, err.start, label),
             hint="save the profile as UTF-8",
             code="profile.not-utf8",

@@ -22,10 +22,12 @@ files, broken links and bad frontmatter silently; here each becomes a warning
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, Union
 
+from pipeline import files
 from pipeline.agentdir import CONFIG_DIR, agent_dir, expand_home
 from pipeline.errors import Location, PipelineError, Problem
 from pipeline.js import js_trim
@@ -192,13 +194,14 @@ def _load_one(path: Path, kind: SourceKind, found: list, problems: list) -> None
 
 def _source_files(source: TemplateSource) -> tuple[list[Path], list[Problem]]:
     path = source.path
-    if source.filtered and not path.exists():
+    if source.filtered and files.missing(path):
         return [], []  # a default directory that does not exist is normal
-    if path.is_dir():
+    if files.is_directory(path):
         return scan_directory(path, filtered=source.filtered)
-    if path.is_file() and path.name.endswith(".md"):
+    if files.is_regular(path) and path.name.endswith(".md"):
         return [path], []
-    what = "does not exist" if not path.exists() else "is not a directory or a .md file"
+    reason = files.stat_reason(path)
+    what = reason or ("does not exist" if files.missing(path) else "is not a directory or a .md file")
     return [], [_warn(path, f"template path {what}", "template.bad-path")]
 
 
@@ -226,7 +229,7 @@ def _template_entry(entry: os.DirEntry, problems: list[Problem]) -> Path | None:
     try:
         is_file = entry.is_file(follow_symlinks=False)
         if entry.is_symlink():
-            is_file = path.stat().st_mode & 0o170000 == 0o100000
+            is_file = stat.S_ISREG(os.stat(path).st_mode)
     except OSError as err:
         if entry.name.endswith(".md"):
             problems.append(_warn(path, f"broken symbolic link to {_link_target(path)}: "

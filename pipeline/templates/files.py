@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal, Sequence
 
-from pipeline.errors import Location, Problem, TemplateError
+from pipeline.errors import Location, PipelineError, Problem, TemplateError
 from pipeline.js import js_trim, js_truthy, u16len, u16slice, yaml_string
 
 from .analysis import TemplateAnalysis, analyze
@@ -104,18 +104,18 @@ def template_name(path: Path) -> str:
 
 def read_template(path: Path, source: SourceKind = "path") -> PromptTemplate:
     """Read one template file; raises :class:`PipelineError` (one Problem) when it cannot."""
+    from dataclasses import replace
+
+    from pipeline import files
+
     try:
-        text = path.read_bytes().decode("utf-8", "replace")
-    except OSError as err:
-        raise TemplateError(_problem(path, f"cannot read template: {err.strerror or err}",
-                                     "template.unreadable")) from None
+        text = files.read_text(path, "template", lenient=True)  # invalid bytes -> U+FFFD, as pi
+    except PipelineError as err:
+        skipped = [replace(p, severity="warning", hint="the template is skipped") for p in err.problems]
+        raise TemplateError(skipped) from None
     try:
         return PromptTemplate.from_text(template_name(path), text, path=path, source=source)
     except FrontmatterError as err:
         loc = Location(str(path), err.line, err.col)
         raise TemplateError(Problem(err.reason, loc, severity="warning", code="template.frontmatter",
                                     hint="the template is skipped")) from None
-
-
-def _problem(path: Path, message: str, code: str, hint: str | None = "the template is skipped") -> Problem:
-    return Problem(message, Location(str(path)), hint=hint, severity="warning", code=code)

@@ -15,6 +15,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline import files
+from pipeline.errors import PipelineError
+
 IGNORE_FILES = (".gitignore", ".ignore", ".fdignore")
 
 
@@ -35,10 +38,12 @@ class IgnoreRules:
         """The rules of ``directory``'s ignore files (unreadable ones count as empty)."""
         lines: list[str] = []
         for name in IGNORE_FILES:
-            try:
-                text = (directory / name).read_text(encoding="utf-8", errors="replace")
-            except OSError:
+            if files.missing(directory / name):
                 continue
+            try:
+                text = files.read_text(directory / name, "ignore file", lenient=True)
+            except PipelineError:
+                continue  # unreadable ones count as empty
             lines += re.split(r"\r?\n", text)
         return cls.from_lines(lines)
 

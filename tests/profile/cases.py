@@ -303,7 +303,7 @@ CASES = [
     Case(
         "not-utf8",
         {"p.yaml": b"name: caf\xe9\n"},
-        ("p.yaml:1:10: not UTF-8 text: invalid byte 0xe9 (save the profile as UTF-8)",),
+        ("p.yaml:1:10: not UTF-8 text: invalid byte 0xe9 at byte offset 9 (save the profile as UTF-8)",),
     ),
     Case(
         "control-character",
@@ -313,7 +313,7 @@ CASES = [
     Case(
         "ten-megabytes",
         {"p.yaml": "# " + "x" * (10 * 1024 * 1024 - 3) + "\n"},
-        ("p.yaml: file too large: 10485760 bytes (the limit is 1048576 bytes) (a profile is a small YAML file)",),
+        ("p.yaml: file too large: 10485760 bytes (the limit for a profile is 1048576 bytes) (see docs/limits.md)",),
     ),
     Case(
         "billion-laughs",

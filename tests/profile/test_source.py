@@ -67,4 +67,4 @@ def test_unknown_profile_names():
 def test_a_directory_is_not_a_profile(tmp_path):
     with pytest.raises(PipelineError) as err:
         load_profile(tmp_path)
-    assert str(err.value) == f"{tmp_path}: is a directory, not a profile file"
+    assert str(err.value) == f"{tmp_path}: cannot read profile: it is a directory, not a regular file (name a regular file)"

@@ -180,7 +180,8 @@ def test_a_scenario_that_is_not_utf8_is_one_clear_line(capsys, tmp_path: Path) -
     bad.write_bytes("cwd: /w\ndescription: caf\u00e9\n".encode("latin-1"))
     code, out, err = render_cli(capsys, "--scenario", str(bad))
     assert (code, out) == (1, "")
-    assert err == f"{bad}: cannot read scenario: not UTF-8 text (byte 0xe9 at offset 24)\n"
+    located = f"{bad}:2:17: not UTF-8 text: invalid byte 0xe9 at byte offset 24 (save the file as UTF-8)"
+    assert err.splitlines()[0] == located and "Traceback" not in err  # then the source line and a caret
 
 
 def test_overlay_sections_are_sourced_in_the_scenario_file(capsys) -> None:

@@ -120,9 +120,9 @@ def test_missing_and_unreadable_files(tmp_path):
 def test_fifos_and_devices_are_refused_without_blocking(tmp_path):
     fifo = tmp_path / "fifo.jsonl"
     os.mkfifo(fifo)  # opening it for reading would wait for a writer forever
-    with pytest.raises(PipelineError, match="cannot read session file: not a regular file"):
+    with pytest.raises(PipelineError, match=r"cannot read session file: it is a FIFO \(named pipe\), not a regular file"):
         SessionFile.open(fifo)
-    with pytest.raises(PipelineError, match="cannot read session file: not a regular file"):
+    with pytest.raises(PipelineError, match="cannot read session file: it is a device, not a regular file"):
         SessionFile.open("/dev/zero")  # one endless line: reading it would fill memory
 
 

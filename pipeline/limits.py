@@ -1,0 +1,77 @@
+"""Every size limit on what the tool reads, in one place (documented in ``docs/limits.md``).
+
+A file beyond its limit, YAML that expands beyond :data:`YAML_MAX_NODES` values or nests
+deeper than :data:`YAML_MAX_DEPTH`, or a directory walk deeper than
+:data:`WALK_MAX_DEPTH` ends in a located problem, never in a hang or a ``MemoryError``.
+This module imports nothing of the project; :mod:`pipeline.files` applies the file limits.
+"""
+
+from __future__ import annotations
+
+MiB = 1 << 20
+
+#: Largest file of each kind, in bytes.
+FILE_LIMITS: dict[str, int] = {
+    "profile": 1 * MiB,  # a profile or an `extends:` target
+    "scenario": 16 * MiB,  # may hold whole context files
+    "template": 1 * MiB,  # a prompt template (`.md`)
+    "skill": 1 * MiB,  # a SKILL.md (or a loose skill `.md`)
+    "ignore file": 1 * MiB,  # .gitignore / .ignore / .fdignore of a prompts directory
+    "context file": 16 * MiB,  # AGENTS.md, CLAUDE.md, --context-file
+    "prompt file": 16 * MiB,  # SYSTEM.md, APPEND_SYSTEM.md, --custom-prompt, --append
+    "stdin": 16 * MiB,  # `pipeline expand -`
+    "session file": 1024 * MiB,  # a pi session file; read as a stream, line by line
+}
+#: Longest single line of a session file (one entry), in bytes.
+SESSION_MAX_LINE = 256 * MiB
+#: Most values a YAML document (profile, scenario, frontmatter) may hold once aliases are
+#: expanded (stops "billion laughs").
+YAML_MAX_NODES = 100_000
+#: Deepest nesting of YAML mappings and lists.
+YAML_MAX_DEPTH = 64
+#: Deepest directory level a skills walk descends to.
+WALK_MAX_DEPTH = 64
+
+
+def yaml_excess(value: object) -> str | None:
+    """Why a loaded YAML value is beyond the limits (``None`` when it is within them).
+
+    Counts values as they would be after expanding aliases (a value reached twice counts
+    twice) without expanding anything: each distinct list or mapping is sized once. A
+    value that contains itself (a recursive alias) is refused too.
+    """
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+    try:
+        total = _size(value, 1, sizes, active)
+    except _Excess as stop:
+        return str(stop)
+    if total > YAML_MAX_NODES:
+        return f"too many values once aliases are expanded (more than {YAML_MAX_NODES})"
+    return None
+
+
+class _Excess(Exception):
+    pass
+
+
+def _size(value: object, depth: int, sizes: dict[int, int], active: set[int]) -> int:
+    if not isinstance(value, (dict, list, tuple, set)):
+        return 1
+    if depth > YAML_MAX_DEPTH:
+        raise _Excess(f"nested too deeply (more than {YAML_MAX_DEPTH} levels)")
+    key = id(value)
+    if key in sizes:
+        return sizes[key]
+    if key in active:
+        raise _Excess("an alias refers to a value that contains it")
+    active.add(key)
+    children = [*value.keys(), *value.values()] if isinstance(value, dict) else list(value)
+    total = 1
+    for child in children:
+        total += _size(child, depth + 1, sizes, active)
+        if total > YAML_MAX_NODES:
+            raise _Excess(f"too many values once aliases are expanded (more than {YAML_MAX_NODES})")
+    active.discard(key)
+    sizes[key] = total
+    return total

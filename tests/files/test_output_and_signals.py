@@ -1,0 +1,132 @@
+"""Issue 10: output that cannot be written (a full disk, a closed pipe) is one line and an
+exit status that tells the truth about what was written; Ctrl-C during start-up is one
+line, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import HANG_GUARD, ROOT, cli, one_line_error
+
+EXIT_OUTPUT = 4
+SESSION = ROOT / "tests" / "data" / "sessions" / "real" / "long-coding.jsonl"
+
+
+def to_dev_full(*argv: str, cwd: Path | None = None):
+    with open("/dev/full", "wb") as full:
+        return cli(*argv, cwd=cwd, stdout=full)
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    copy = tmp_path / "s.jsonl"
+    copy.write_bytes(SESSION.read_bytes())
+    return copy
+
+
+@pytest.fixture
+def warned_profile(tmp_path: Path) -> Path:
+    profile = tmp_path / "p.yaml"
+    profile.write_text("extends: builtin:default\nbogus_key: 1\n")  # a problem to report
+    return profile
+
+
+def test_render_to_a_full_disk(tmp_path):
+    run = to_dev_full("render", "default")
+    assert run.code == EXIT_OUTPUT
+    one_line_error(run, "pipeline render: cannot write the output: no space left on the device; the output is incomplete")
+
+
+def test_context_to_a_full_disk(session):
+    run = to_dev_full("context", str(session))
+    assert run.code == EXIT_OUTPUT
+    one_line_error(run, "pipeline context: cannot write the output: no space left on the device")
+
+
+def test_validate_github_format_to_a_full_disk_is_not_exit_0(warned_profile):
+    assert cli("validate", str(warned_profile), "--format", "github").code == 1  # the output itself: fine
+    run = to_dev_full("validate", str(warned_profile), "--format", "github")
+    assert run.code == EXIT_OUTPUT
+    one_line_error(run, "pipeline validate: cannot write the output: no space left on the device")
+
+
+def test_compact_to_a_full_disk_says_the_entry_was_written(session):
+    lines_before = session.read_bytes().count(b"\n")
+    run = to_dev_full("compact", str(session), "--keep-recent", "1000")
+    assert run.code == 0 and "Traceback" not in run.err
+    assert session.read_bytes().count(b"\n") == lines_before + 1  # the entry is there
+    [warning] = [line for line in run.lines if "warning:" in line]
+    assert warning.startswith(f"{session}: warning: the compaction entry ")
+    assert "WAS appended, but its summary could not be printed: no space left on the device" in warning
+
+
+def test_render_into_a_pipe_closed_early(tmp_path):
+    big = tmp_path / "ctx.md"
+    big.write_text("a" * 3_000_000)  # far more than a pipe holds
+    proc = subprocess.Popen([sys.executable, "-m", "pipeline", "render", "default", "--context-file", str(big)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.read(1) == b"Y"
+    proc.stdout.close()  # `| head -c1`
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=HANG_GUARD) == EXIT_OUTPUT
+    assert "Traceback" not in err and err.count("\n") == 1
+    assert "pipeline render: cannot write the output: the reading end of the pipe was closed" in err
+
+
+def test_a_complete_write_into_a_pipe_is_success():
+    proc = subprocess.Popen([sys.executable, "-m", "pipeline", "render", "default"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.communicate(timeout=HANG_GUARD)
+    assert proc.returncode == 0 and out.startswith(b"Y") and err == b""
+
+
+# --------------------------------------------------------------------------- SIGINT during start-up
+
+#: What the ``pipeline`` console script runs, with a line that says when ``main`` is about
+#: to start. Before that come Python's own start-up (``site``; a signal there is the
+#: interpreter's, which no program can handle) and the import of ``pipeline`` and
+#: ``pipeline.cli``, which import nothing else (the next test but one holds them to it);
+#: everything heavy (argparse, the commands, pydantic, ruamel.yaml) is imported inside
+#: ``main``, where Ctrl-C is handled.
+STARTER = "import sys; from pipeline.cli import main; print('ready', flush=True); sys.exit(main(sys.argv[1:]))"
+
+
+@pytest.mark.parametrize("delay_ms", [0, 20, 50, 100, 200])
+def test_sigint_during_start_up_prints_no_traceback(delay_ms, warned_profile):
+    proc = subprocess.Popen([sys.executable, "-c", STARTER, "validate", str(ROOT / "configs"), str(warned_profile)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline() == b"ready\n"
+    time.sleep(delay_ms / 1000)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=HANG_GUARD)
+    text = err.decode("utf-8", "replace")
+    assert "Traceback" not in text and "KeyboardInterrupt" not in text and "panicked" not in text, text
+    if proc.returncode == 130:
+        assert text == "interrupted\n"
+    else:
+        assert proc.returncode == 1  # it finished first: the profile's own problem, reported in full
+
+
+def test_sigint_handler_leaves_the_in_process_caller_alone():
+    """``main`` handles Ctrl-C itself; it installs no signal handler of its own."""
+    from pipeline.cli import main
+
+    before = signal.getsignal(signal.SIGINT)
+    assert main(["validate", str(ROOT / "configs" / "minimal.yaml")]) == 0
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_importing_the_cli_runs_no_heavy_import():
+    """The window before ``main`` catches Ctrl-C is the import of two small modules."""
+    code = ("import sys; before = set(sys.modules); import pipeline.cli; "
+            "print(sorted(m for m in set(sys.modules) - before if not m.startswith('pipeline')))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
+    assert done.returncode == 0
+    assert eval(done.stdout) == []  # noqa: S307 - our own output, a list of names
