@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Protocol
 
+from pipeline import files
+from pipeline.errors import PipelineError
 from pipeline.js import js_trim
 
 from .frontmatter import normalize_newlines, split_frontmatter
@@ -35,10 +37,9 @@ def expand_skill(text: str, skills: Iterable[SkillLike], texts: Any) -> Optional
     skill = next((s for s in skills if s.name == name), None)
     if skill is None:
         return None
-    try:
-        with open(skill.file_path, encoding="utf-8") as handle:
-            content = handle.read()
-    except (OSError, UnicodeDecodeError):
+    try:  # the bounded reader: a FIFO or a giant file named as a skill cannot hang or fill memory
+        content = files.read_text(skill.file_path, "skill")
+    except PipelineError:
         return None
     body = js_trim(split_frontmatter(normalize_newlines(content))[1])
     block = texts.open.render(name=skill.name, location=skill.file_path, base_dir=skill.base_dir) + body

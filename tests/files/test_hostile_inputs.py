@@ -196,3 +196,21 @@ def test_expand_with_a_lone_surrogate_in_process_prints_an_escape(tmp_path, caps
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path))
     assert main(["expand", "\ud800 plain"]) == 0
     assert capsys.readouterr().out == "\\ud800 plain\n"  # not a byte the OS gave: written as an escape
+
+
+def test_a_skill_command_whose_file_is_a_fifo_is_left_alone(tmp_path):
+    """``/skill:name`` reads the skill's file through the bounded reader: a FIFO there is
+    "cannot be read" (the input stays as typed), not a wait for a writer."""
+    from pipeline import compile_profile
+    from pipeline.prompt.context import Skill
+    from pipeline.templates.skill import expand_skill
+
+    texts = compile_profile("default").profile.runtime.skill
+    fifo = tmp_path / "SKILL.md"
+    os.mkfifo(fifo)
+    skill = Skill("pipe", "a skill", str(fifo), str(tmp_path), False)
+    assert expand_skill("/skill:pipe go", [skill], texts) is None
+    real = tmp_path / "real.md"
+    real.write_text("---\ndescription: d\n---\nDo the thing.\n")
+    expanded = expand_skill("/skill:real go", [Skill("real", "d", str(real), str(tmp_path), False)], texts)
+    assert expanded is not None and "Do the thing." in expanded
