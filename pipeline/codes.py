@@ -67,6 +67,7 @@ CODES: dict[str, str] = {
     "profile.unreadable-input": "an input file for rendering (custom prompt, append, context, skills) cannot be used",
     "profile.skipped-skill": "a discovered skill that is skipped (no description, a name collision...)",
     "profile.bad-scenario": "a scenario file of the wrong shape",
+    "profile.bad-section-name": "a named section a caller brings that the profile's name rule refuses",
     "profile.schema-out-of-date": "the committed JSON schema differs from the profile models",
     # ---- template
     "template.zero-index": "`$0` or `${0:-x}`: arguments are numbered from 1",

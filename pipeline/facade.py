@@ -90,7 +90,49 @@ class Pipeline(CompiledProfile):
     def render_system_prompt(self, context: RenderContext, *, catalog: bool = True) -> str:
         """The system prompt for ``context`` (:func:`pipeline.prompt.render_system_prompt`),
         with the profile's tool catalog unless ``catalog=False``."""
-        return "".join(s.separator + s.text for s in self.render_sections(context, catalog=catalog))
+        from pipeline.prompt import render_system_prompt, with_catalog
+
+        return render_system_prompt(self.profile, with_catalog(self.profile, context) if catalog else context)
+
+    def system_sections(self, context: RenderContext, *, catalog: bool = True) -> dict[str, str] | None:
+        """The record of named sections for ``context`` (name → text, in order); ``None`` for a forced prompt."""
+        from pipeline.prompt import section_record
+
+        if context.forced_prompt is not None:
+            return None
+        return section_record(self.render_sections(context, catalog=catalog))
+
+    def section_patch(
+        self, previous: RenderContext | Mapping[str, str], current: RenderContext | Mapping[str, str], *,
+        catalog: bool = True,
+    ) -> dict[str, str | None] | None:
+        """What a model holding ``previous`` needs to have ``current``: changed and added sections in
+        ``current``'s order, then removed ones (``None``) in ``previous``'s order; ``None`` when nothing
+        changed. Either side is a render context or a record (:meth:`system_sections`)."""
+        from pipeline.prompt import section_patch
+
+        return section_patch(self._record(previous, catalog), self._record(current, catalog))
+
+    def frame_patch(self, patch: Mapping[str, str | None]) -> str:
+        """``patch`` as a mid-conversation system message, in the profile's words (``system_prompt.patch``)."""
+        from pipeline.prompt import frame_patch
+
+        texts = self.profile.system_prompt.patch
+        if texts is None:
+            raise ValueError(f"profile {self.profile.name!r} sets no system_prompt.patch texts to frame a patch with")
+        return frame_patch(patch, texts)
+
+    def replay_prompt(self, leading: Mapping[str, str], patches: Iterable[Mapping[str, str | None] | None]) -> str:
+        """The one system prompt for a model without mid-conversation system messages: ``leading``
+        with every patch applied in turn (new names last), joined by the profile's ``join``."""
+        from pipeline.prompt import join_record, replay
+
+        return join_record(replay(leading, patches), self.profile.system_prompt.join)
+
+    def _record(self, side: RenderContext | Mapping[str, str], catalog: bool) -> Mapping[str, str]:
+        if isinstance(side, Mapping):
+            return side
+        return self.system_sections(side, catalog=catalog) or {}
 
     def gather(self, request: RenderRequest | None = None) -> Gathered:
         """The render inputs ``request`` names (files read, discovery when asked), as
@@ -115,10 +157,11 @@ class Pipeline(CompiledProfile):
         )
 
     def expand(self, text: str, templates: Iterable[PromptTemplate]) -> str:
-        """``/name args`` expanded with ``templates``; any other input unchanged."""
+        """``/name args`` expanded with ``templates``, the arguments split by the profile's
+        ``templates.argument_splitting``; any other input unchanged."""
         from pipeline.templates import expand_input
 
-        return expand_input(text, templates)
+        return expand_input(text, templates, self.profile.templates.argument_splitting)
 
     def window_problems(self, context_window: int, name: str | None = None) -> list[Problem]:
         """The compaction rules checked against the context window of the model a runtime

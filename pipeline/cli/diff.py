@@ -10,7 +10,12 @@ diff of the two prompts, the estimated tokens per section and the settings that 
 Exit status, like diff(1): 0 when nothing differs (no setting and no rendered prompt),
 1 when something does, 2 on usage errors and invalid profiles or scenarios.
 
+With --patch it prints instead the section patch a model that holds OLD's prompt would
+be sent to have NEW's (changed and added sections, then removed ones), framed in NEW's
+words (`system_prompt.patch`); exit 0 when nothing would be sent, 1 otherwise.
+
 examples:
+  pipeline diff builtin:pi-1 my-pi-overlay.yaml --patch
   pipeline diff HEAD~1:configs/default.yaml configs/default.yaml
   pipeline diff default team.yaml --scenario tests/scenarios/review.yaml --format markdown
 """
@@ -34,12 +39,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scenario", action="append", default=[], metavar="FILE", help="render this scenario (repeatable)")
     parser.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)")
     parser.add_argument("--context", type=int, default=3, metavar="N", help="lines of context in prompt diffs (default: 3)")
+    parser.add_argument(
+        "--patch", action="store_true",
+        help="print the section patch a model holding OLD's prompt would be sent for NEW's (text or json)",
+    )
     parser.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.context < 0:
         raise UsageError("--context must be 0 or more")
+    if args.patch:
+        return _run_patch(args)
     try:
         diff = _compare(args)
     except UsageError:
@@ -53,6 +64,44 @@ def run(args: argparse.Namespace) -> int:
 
     write_output(_format(diff, args.format), args.output)
     return EXIT_SAME if diff.identical else EXIT_DIFFERENT
+
+
+def _run_patch(args: argparse.Namespace) -> int:
+    from pipeline.report.output import write_output
+    from pipeline.report.patch import patch_json, patch_text, section_patches
+
+    if args.format == "markdown":
+        raise UsageError("--patch prints text or json, not markdown")
+    import tempfile
+    from pathlib import Path
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="pipeline-diff-") as tmp:
+            old, new = (_profile_path(spec, Path(tmp) / side) for spec, side in ((args.old, "old"), (args.new, "new")))
+            patches = section_patches(_patch_inputs(old, new, args.scenario))
+    except UsageError:
+        raise
+    except PipelineError as err:
+        from pipeline.cli._report import report
+
+        report(err.problems)
+        return EXIT_TROUBLE
+    write_output(patch_json(patches) + "\n" if args.format == "json" else patch_text(patches), args.output)
+    return EXIT_DIFFERENT if any(p.patch for p in patches) else EXIT_SAME
+
+
+def _patch_inputs(old: str, new: str, scenario_files: list[str]):
+    """Per scenario: both pipelines and the contexts they render."""
+    from pipeline import compile_profile
+    from pipeline.scenario import load_scenario, scenario_pipeline
+
+    if not scenario_files:
+        pipes = [compile_profile(old), compile_profile(new)]
+        yield ("default inputs", pipes[0], pipes[0].gather().context, pipes[1], pipes[1].gather().context)
+    for path in scenario_files:
+        scenario = load_scenario(path)
+        a, b = (scenario_pipeline(ref, scenario, path) for ref in (old, new))
+        yield (path, a, scenario.context_for(a), b, scenario.context_for(b))
 
 
 def _compare(args: argparse.Namespace):

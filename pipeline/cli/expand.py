@@ -82,6 +82,15 @@ def _load(args: argparse.Namespace):
     return pipeline.load_templates(trusted=not args.untrusted)
 
 
+def _splitting(args: argparse.Namespace) -> str:
+    """How the profile splits arguments (``templates.argument_splitting``); pi 0.84.0's without one."""
+    if args.profile is None:
+        return "pi-0.84"
+    from pipeline import compile_profile
+
+    return compile_profile(args.profile).profile.templates.argument_splitting
+
+
 def call_notices(call, found, loaded) -> list:
     """Warnings about the call itself: an unknown ``/name``, too few arguments."""
     from pipeline.errors import Location, Problem, did_you_mean
@@ -117,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     tolerant_output()
     text = _stdin() if args.input == "-" else args.input
     loaded = load(args)
-    call = match_invocation(text)
+    call = match_invocation(text, _splitting(args))
     found = find_template(call.name, loaded) if call else None
     expansion = found.expand(call.args) if found else text
     report([*loaded.problems, *call_notices(call, found, loaded)])

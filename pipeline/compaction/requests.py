@@ -70,6 +70,7 @@ class RequestContext:
             labels=self.summary.labels,
             truncation_marker=self.summary.truncation_marker,
             tool_result_max_chars=self.compaction.tool_result_max_chars,
+            thinking=self.summary.serialize_thinking,
         )
 
     @property
@@ -78,8 +79,11 @@ class RequestContext:
         return self.summary.branch_schema or self.summary.schema_
 
 
-def output_budget(fraction: float, reserve_tokens: int, model_max: int | None) -> int:
-    """``min(floor(fraction · reserve), model_max)`` (the cap only when it is set and > 0)."""
+def output_budget(fraction: float, reserve_tokens: int, model_max: int | None, limit: str = "reserve_share") -> int:
+    """``min(floor(fraction · reserve), model_max)`` (the cap only when it is set and > 0); with
+    ``limit="model"`` the model's own maximum when it is known (the share stands in when not)."""
+    if limit == "model" and model_max:
+        return model_max
     budget = math.floor(fraction * reserve_tokens)
     return min(budget, model_max) if model_max else budget
 
@@ -116,17 +120,26 @@ def history_request(
         user += f"<{tag}>\n{previous_summary}\n</{tag}>\n\n"
     base = (texts.update if previous_summary else texts.initial).render(schema=schema)
     user += _with_custom(base, custom_instructions, ctx)
-    budget = output_budget(ctx.compaction.summary_budget.history, ctx.compaction.reserve_tokens, ctx.max_output_tokens)
+    shares = ctx.compaction.summary_budget
+    budget = output_budget(shares.history, ctx.compaction.reserve_tokens, ctx.max_output_tokens, shares.limit)
     return _request(ctx, user, budget, reasoning=ctx.reasoning, kind="history", asked=asked)
 
 
 def turn_prefix_request(
-    messages: Sequence[LlmMessage], ctx: RequestContext, *, asked: tuple[str, ...] | None = None
+    messages: Sequence[LlmMessage], ctx: RequestContext, *, asked: tuple[str, ...] | None = None,
+    custom_instructions: str | None = None,
 ) -> ConversationRequest:
-    """The split turn's prefix summary."""
-    user = conversation_block(messages, ctx) + ctx.summary.instructions.turn_prefix.render()
-    fraction = ctx.compaction.summary_budget.turn_prefix
-    budget = output_budget(fraction, ctx.compaction.reserve_tokens, ctx.max_output_tokens)
+    """The split turn's prefix summary: ``summary.turn_prefix_request`` when the profile sets it
+    (custom instructions added to the instructions), else the conversation block + instructions."""
+    frame = ctx.summary.turn_prefix_request
+    instructions = ctx.summary.instructions.turn_prefix.render()
+    if frame is None:
+        user = conversation_block(messages, ctx) + instructions
+    else:
+        conversation = serialize_conversation(messages, ctx.serialize_options)
+        user = frame.render(conversation=conversation, instructions=_with_custom(instructions, custom_instructions, ctx))
+    shares = ctx.compaction.summary_budget
+    budget = output_budget(shares.turn_prefix, ctx.compaction.reserve_tokens, ctx.max_output_tokens, shares.limit)
     return _request(ctx, user, budget, reasoning=ctx.reasoning, kind="turn_prefix", asked=asked)
 
 

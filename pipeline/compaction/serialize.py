@@ -4,7 +4,8 @@ Input is the provider-level message list (after the session's ``convert_to_llm``
 user, assistant and tool-result messages. Parts are joined by a blank line:
 
 * user → ``labels.user`` + its text (string, or text blocks concatenated); empty → left out;
-* assistant → ``labels.thinking`` + thinking blocks joined by ``\\n`` (if any),
+* assistant → ``labels.thinking`` + thinking blocks joined by ``\\n`` (if any, and
+  unless ``summary.serialize_thinking`` is false),
   ``labels.assistant`` + text blocks joined by ``\\n`` (if any text block, even empty),
   ``labels.tool_calls`` + calls joined by ``; `` as ``name(key=JSON, ...)``;
 * tool result → ``labels.tool_result`` + its text, cut at ``tool_result_max_chars``
@@ -38,6 +39,7 @@ class SerializeOptions:
     labels: Labels
     truncation_marker: Text
     tool_result_max_chars: int
+    thinking: bool = True  # thinking blocks are shown (``summary.serialize_thinking``)
 
 
 def content_text(content: str | Sequence[ContentBlock], separator: str = "\n") -> str:
@@ -72,8 +74,8 @@ def format_call(call: ToolCall) -> str:
     return f"{js_string(call.raw.get('name', MISSING))}({args})"
 
 
-def _assistant_parts(message: AssistantMessage, labels: Labels) -> list[str]:
-    thinking = [b.thinking for b in message.content if isinstance(b, ThinkingContent)]
+def _assistant_parts(message: AssistantMessage, labels: Labels, show_thinking: bool = True) -> list[str]:
+    thinking = [b.thinking for b in message.content if isinstance(b, ThinkingContent)] if show_thinking else []
     calls = [format_call(b) for b in message.content if isinstance(b, ToolCall)]
     parts = []
     if thinking:
@@ -91,7 +93,7 @@ def _message_parts(message: LlmMessage, options: SerializeOptions) -> list[str]:
         text = content_text(message.content, "")
         return [labels.user + text] if text else []
     if isinstance(message, AssistantMessage):
-        return _assistant_parts(message, labels)
+        return _assistant_parts(message, labels, options.thinking)
     if isinstance(message, ToolResultMessage):
         text = content_text(message.content, "")
         if not text:

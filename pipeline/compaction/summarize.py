@@ -143,7 +143,9 @@ def plan_calls(plan: CompactionPlan, ctx: RequestContext, texts: ContextTexts, c
         calls.append(Call(request, "summarizing history", ctx.summary.schema_))
     if split:
         messages = plan.turn_prefix_messages
-        request = turn_prefix_request(convert_to_llm(messages, texts), ctx, asked=user_requests(messages))
+        request = turn_prefix_request(
+            convert_to_llm(messages, texts), ctx, asked=user_requests(messages), custom_instructions=custom
+        )
         calls.append(Call(request, "summarizing the split turn's prefix"))
     return calls
 

@@ -9,6 +9,7 @@ key; ``pipeline schema`` prints the JSON Schema generated from these classes.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, NoReturn, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -85,6 +86,9 @@ class When(Strict):
     tools_exclude: tuple[str, ...] = Field((), description="none of these tools is selected")
     present: tuple[InputName, ...] = Field((), description="every one of these inputs is present (non-empty)")
     absent: tuple[InputName, ...] = Field((), description="every one of these inputs is absent (empty)")
+    selected_any: tuple[str, ...] = Field(
+        (), description="at least one of these tools is selected, declared or hidden"
+    )
 
 
 class Rule(Strict):
@@ -112,6 +116,14 @@ class Section(Strict):
     """
 
     id: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+    name: Optional[str] = Field(
+        None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*$",
+        description=(
+            "the section's name in the prompt's record of named sections (default: the id); sections sharing"
+            " a name are alternatives: the first one that renders is that named section"
+        ),
+    )
     kind: SectionKind = "text"
     when: Optional[When] = None
     replaced_by_custom_prompt: bool = Field(
@@ -127,6 +139,21 @@ class Section(Strict):
     close: Text = Text("")
     rules: tuple[Rule, ...] = ()
     escape: Literal["none", "xml"] = Field("none", description="escaping of inserted item values")
+    wrap: Literal["none", "tag"] = Field(
+        "none", description="`tag`: the rendered section is put between `<name>` + newline and newline + `</name>`"
+    )
+    snippets: Literal["one_line", "as_given"] = Field(
+        "one_line",
+        description=(
+            "tool_list: `one_line` collapses a snippet's line breaks and space runs (blank ones are not listed);"
+            " `as_given` inserts it unchanged (only empty ones are not listed)"
+        ),
+    )
+
+    @property
+    def record_name(self) -> str:
+        """The section's name in the record of named sections."""
+        return self.name or self.id
 
 
 class Tool(Strict):
@@ -139,6 +166,41 @@ class Tool(Strict):
     )
 
 
+class CallerSections(Strict):
+    """Named sections a caller brings (``RenderContext.sections``), and the rule their names follow."""
+
+    pattern: str = Field(
+        "[A-Za-z_][A-Za-z0-9_.-]*", description="a name must match this regular expression as a whole"
+    )
+    reserved: tuple[str, ...] = Field((), description="names a caller may not use")
+    wrap: Literal["none", "tag"] = Field("none", description="`tag`: wrapped like a section with `wrap: tag`")
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        try:
+            re.compile(pattern)
+        except re.error as err:
+            raise ValueError(f"not a valid regular expression: {err}") from None
+        return pattern
+
+    def refusal(self, name: str) -> Optional[str]:
+        """Why ``name`` is refused, or None when it is accepted."""
+        if name in self.reserved:
+            return "is reserved"
+        if re.fullmatch(self.pattern, name) is None:
+            return f"does not match the name rule {self.pattern}"
+        return None
+
+
+class PatchTexts(Strict):
+    """How a patch of named sections is framed for a model that reads it mid-conversation."""
+
+    changed: Text = Field(description="opens a changed or added section (its text follows after a blank line)")
+    removed: Text = Field(description="stands for a section that is no longer part of the prompt")
+    separator: str = Field("\n\n", description="between the parts of the framed patch")
+
+
 class SystemPrompt(Strict):
     default_tools: tuple[str, ...] = Field(
         ("read", "bash", "edit", "write"), description="tools selected when the caller names none"
@@ -148,6 +210,27 @@ class SystemPrompt(Strict):
         description="tool catalog: snippet and guidelines per tool name, used when the host brings none",
     )
     sections: tuple[Section, ...] = ()
+    join: Optional[str] = Field(
+        None,
+        description=(
+            "when set: rendered sections are joined with this text and a section that renders empty is"
+            " dropped; the sections' own `separator` is not used"
+        ),
+    )
+    caller_sections: Optional[CallerSections] = Field(
+        None, description="named sections a caller may add or put in place of a section of the same name"
+    )
+    patch: Optional[PatchTexts] = Field(None, description="framing of a mid-conversation section patch")
+
+    @model_validator(mode="after")
+    def _one_layout(self) -> "SystemPrompt":
+        if self.join is not None:
+            set_by_hand = [s.id for s in self.sections if "separator" in s.model_fields_set]
+            if set_by_hand:
+                raise ValueError(
+                    f"`join` is set, so the sections' `separator` is not used: remove it from {', '.join(set_by_hand)}"
+                )
+        return self
 
     @field_validator("tools", mode="after")
     @classmethod
@@ -178,12 +261,27 @@ class Templates(Strict):
         description="the user's template directory; the default follows $PI_CODING_AGENT_DIR when that is set",
     )
     project_dir: str = Field(".pi/prompts", description="the project's template directory, relative to the cwd")
+    argument_splitting: Literal["pi-0.84", "pi-1.6"] = Field(
+        "pi-0.84",
+        description=(
+            "how `/name args` is split into arguments: `pi-0.84` (quotes anywhere, no escapes, empty quotes give"
+            " nothing) or `pi-1.6` (quotes only at a word's start, `\\` before the open quote, empty quotes give"
+            " an empty argument, an unclosed quote is literal)"
+        ),
+    )
 
 
 # --------------------------------------------------------------------------- compaction
 
 
 class SummaryBudget(Strict):
+    limit: Literal["reserve_share", "model"] = Field(
+        "reserve_share",
+        description=(
+            "`reserve_share`: a summary's output budget is a share of reserve_tokens (below), capped by the"
+            " model's maximum; `model`: the model's own output limit (`summarizer.max_tokens`, none when unset)"
+        ),
+    )
     history: float = Field(0.8, gt=0, le=1, description="history summary max tokens, fraction of reserve_tokens")
     turn_prefix: float = Field(0.5, gt=0, le=1, description="split-turn prefix summary, fraction of reserve_tokens")
 
@@ -332,6 +430,15 @@ class Summary(Strict):
     instructions: Instructions
     tags: Tags = Tags.model_construct()
     labels: Labels = Labels.model_construct()
+    serialize_thinking: bool = Field(True, description="the summarizer's transcript shows the assistant's thinking")
+    turn_prefix_request: Optional[Text] = Field(
+        None,
+        description=(
+            "the user text of a split turn's prefix request: `${conversation}` = the serialized prefix,"
+            " `${instructions}` = instructions.turn_prefix plus custom instructions; unset = the conversation"
+            " block followed by instructions.turn_prefix (custom instructions not added)"
+        ),
+    )
     truncation_marker: Text = Field(description="after a cut tool result; `${count}` characters were cut")
     split_turn_separator: Text = Field(description="between the history summary and the turn-prefix summary")
     no_history: Text = Field(description="stands for the history summary when a split turn has no history")

@@ -60,6 +60,10 @@ VARIABLE_TABLE: tuple[FieldVariables, ...] = (
         kind="skills",
     ),
     *(
+        FieldVariables(f"system_prompt.patch.{name}", (Variable("name", "the section's name"),))
+        for name in ("changed", "removed")
+    ),
+    *(
         FieldVariables(
             f"summary.instructions.{name}",
             (
@@ -84,6 +88,13 @@ VARIABLE_TABLE: tuple[FieldVariables, ...] = (
     *(
         FieldVariables(f"summary.offline.{name}.*.item", (_OFFLINE_TEXT,))
         for name in ("fill", "turn_prefix")
+    ),
+    FieldVariables(
+        "summary.turn_prefix_request",
+        (
+            Variable("conversation", "the serialized first part of the split turn"),
+            Variable("instructions", "`instructions.turn_prefix`, with the custom instructions when given"),
+        ),
     ),
     FieldVariables("summary.truncation_marker", (Variable("count", "how many characters were cut"),)),
     FieldVariables("context.bash_execution.ran", (Variable("command", "the command the user ran"),)),

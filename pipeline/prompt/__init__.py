@@ -6,10 +6,13 @@
   (``Pipeline.render_system_prompt`` does by default).
 * :mod:`pipeline.prompt.discover`: gathering context files, skills and prompt files from
   the file system, as an agent would (kept apart from rendering).
+* :mod:`pipeline.prompt.patch`: the record of named sections, the patch between two
+  records, replaying patches, and framing a patch as a mid-conversation message.
 """
 
 from pipeline.prompt.catalog import catalog_inputs, with_catalog
 from pipeline.prompt.context import ContextFile, RenderContext, Skill
+from pipeline.prompt.patch import apply_patch, frame_patch, join_record, replay, section_patch, section_record
 from pipeline.prompt.render import (
     RenderedSection,
     render_sections,
@@ -18,5 +21,6 @@ from pipeline.prompt.render import (
 
 __all__ = [
     "ContextFile", "RenderContext", "RenderedSection", "Skill", "catalog_inputs", "render_sections",
-    "render_system_prompt", "with_catalog",
+    "render_system_prompt", "with_catalog", "apply_patch", "frame_patch", "join_record", "replay", "section_patch",
+    "section_record",
 ]

@@ -59,6 +59,12 @@ class RenderContext:
       ``None`` and ``""`` mean absent, whitespace-only counts as present.
     * ``append_prompts``: joined with a blank line; absent when the result is empty.
     * ``context_files``, ``skills``: as discovered, in order.
+    * ``hidden_tools``: selected tools the prompt does not describe (left out of the tool
+      list and of ``tools_include``/``tools_exclude`` tests; ``selected_any`` still sees them).
+    * ``sections``: named sections the caller adds, in order (the profile's
+      ``system_prompt.caller_sections`` says which names it takes); one whose name is
+      already rendered takes that section's place, the others come last; empty ones are skipped.
+    * ``forced_prompt``: when set (even ``""``), the whole prompt; no section renders.
     """
 
     cwd: str
@@ -70,6 +76,9 @@ class RenderContext:
     append_prompts: tuple[str, ...] = ()
     context_files: tuple[ContextFile, ...] = ()
     skills: tuple[Skill, ...] = ()
+    hidden_tools: tuple[str, ...] = ()
+    sections: Mapping[str, str] = field(default_factory=dict)
+    forced_prompt: Optional[str] = None
 
     def __post_init__(self) -> None:
         put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
@@ -81,6 +90,8 @@ class RenderContext:
         put("append_prompts", _str_tuple(self.append_prompts))
         put("context_files", tuple(self.context_files))
         put("skills", tuple(self.skills))
+        put("hidden_tools", _str_tuple(self.hidden_tools))
+        put("sections", _frozen_map(self.sections, str))
 
     def __hash__(self) -> int:
         return hash(json.dumps(self.to_json(), sort_keys=True, ensure_ascii=False))
@@ -93,7 +104,7 @@ class RenderContext:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (the same keys as the constructor and the vector files)."""
-        return {
+        out = {
             "cwd": self.cwd,
             "tools": None if self.tools is None else list(self.tools),
             "tool_snippets": dict(self.tool_snippets),
@@ -104,6 +115,10 @@ class RenderContext:
             "context_files": [{"path": f.path, "content": f.content} for f in self.context_files],
             "skills": [_skill_json(s) for s in self.skills],
         }
+        newer = {"hidden_tools": list(self.hidden_tools), "sections": dict(self.sections),
+                 "forced_prompt": self.forced_prompt}
+        out.update({k: v for k, v in newer.items() if v not in ([], {}, None)})  # only when used: older files stay as they were
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "RenderContext":
@@ -118,6 +133,9 @@ class RenderContext:
             append_prompts=tuple(data.get("append_prompts") or ()),
             context_files=tuple(ContextFile(**f) for f in data.get("context_files") or ()),
             skills=tuple(Skill(**s) for s in data.get("skills") or ()),
+            hidden_tools=tuple(data.get("hidden_tools") or ()),
+            sections=data.get("sections") or {},
+            forced_prompt=data.get("forced_prompt"),
         )
 
 

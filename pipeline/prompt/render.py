@@ -10,7 +10,7 @@ the first rendered section drops its separator; a list section without items ren
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Mapping, Optional
 
 from pipeline.errors import PipelineError, Problem
@@ -32,17 +32,18 @@ class RenderedSection:
     separator: str
     text: str
     items: Optional[int] = None  # number of items, for list sections
+    name: str = ""  # the name in the record of named sections (the id unless the profile names it)
 
 
 @dataclass(frozen=True)
 class _State:
     """Derived, immutable facts about one render."""
 
-    tools: tuple[str, ...]
+    tools: tuple[str, ...]  # declared: selected minus hidden
+    selected: tuple[str, ...]
     cwd: str
     custom: Optional[str]
     append: Optional[str]
-    snippets: Mapping[str, str]
     tool_guidelines: tuple[str, ...]
     caller_guidelines: tuple[str, ...]
     context: RenderContext
@@ -63,23 +64,78 @@ class _State:
 
 
 def render_system_prompt(profile: Profile, context: RenderContext) -> str:
-    """The system prompt for ``context``: the rendered sections joined with their separators."""
+    """The system prompt for ``context``: the rendered sections joined with their separators
+    (``context.forced_prompt`` instead, when it is set)."""
+    if context.forced_prompt is not None:
+        return context.forced_prompt
     return "".join(s.separator + s.text for s in render_sections(profile, context))
 
 
 def render_sections(profile: Profile, context: RenderContext) -> tuple[RenderedSection, ...]:
     """The sections of ``profile`` that appear in the prompt for exactly ``context``
-    (no tool catalog added: see :func:`pipeline.prompt.with_catalog`), in output order."""
+    (no tool catalog added: see :func:`pipeline.prompt.with_catalog`), in output order;
+    none for a forced prompt. Sections sharing a name are alternatives (the first that
+    renders counts); the caller's named sections replace or follow them."""
     if not isinstance(profile, Profile):
         raise TypeError(f"render_sections takes a Profile (a Pipeline renders with .render_sections), got {type(profile).__name__}")
+    _check_caller_names(profile, context)
+    if context.forced_prompt is not None:
+        return ()
     state = _derive(profile, context)
+    drop_empty = profile.system_prompt.join is not None
     out: list[RenderedSection] = []
     for index, section in enumerate(profile.system_prompt.sections):
+        name = section.record_name
+        if any(s.name == name for s in out):
+            continue
         rendered = _render_one(section, state)
-        if rendered is not None:
-            separator = section.separator if out else ""
-            out.append(RenderedSection(section.id, section.kind, index, separator, *rendered))
-    return tuple(out)
+        if rendered is not None and not (drop_empty and rendered[0] == ""):
+            out.append(RenderedSection(section.id, section.kind, index, section.separator, *rendered, name=name))
+    return _separated(_with_caller_sections(out, profile, context), profile.system_prompt.join)
+
+
+def _separated(sections: list[RenderedSection], join: Optional[str]) -> tuple[RenderedSection, ...]:
+    """Separators as laid out: the join text (or each section's own); none before the first."""
+    return tuple(
+        replace(s, separator="" if i == 0 else (s.separator if join is None else join)) for i, s in enumerate(sections)
+    )
+
+
+def _check_caller_names(profile: Profile, context: RenderContext) -> None:
+    """Every caller section name follows the profile's rule, checked before anything renders."""
+    if not context.sections:
+        return
+    rule = profile.system_prompt.caller_sections
+    problems = []
+    for name in context.sections:
+        why = "cannot be used: this profile takes no caller sections" if rule is None else rule.refusal(name)
+        if why:
+            hint = None if rule is None else f"names match {rule.pattern} as a whole" + (
+                f" and are none of {', '.join(rule.reserved)}" if rule.reserved else "")
+            problems.append(Problem(f"section name {name!r} {why}", key=f"sections.{name}", hint=hint,
+                                    code="profile.bad-section-name"))
+    if problems:
+        raise PipelineError(*problems)
+
+
+def _with_caller_sections(out: list[RenderedSection], profile: Profile, context: RenderContext) -> list[RenderedSection]:
+    """The caller's named sections: in place of a rendered one of the same name, else appended."""
+    rule = profile.system_prompt.caller_sections
+    for name, body in context.sections.items():
+        if body == "":
+            continue
+        text = wrap_section(name, body, rule.wrap)
+        at = next((i for i, s in enumerate(out) if s.name == name), None)
+        if at is None:
+            out.append(RenderedSection(name, "caller", -1, "\n\n", text, name=name))
+        else:
+            out[at] = replace(out[at], kind="caller", text=text, items=None)
+    return out
+
+
+def wrap_section(name: str, text: str, wrap: str) -> str:
+    """``text`` as a section with ``wrap`` (``tag``: between ``<name>`` and ``</name>`` lines)."""
+    return f"<{name}>\n{text}\n</{name}>" if wrap == "tag" else text
 
 
 def normalize_snippet(text: Optional[str]) -> Optional[str]:
@@ -110,14 +166,15 @@ def xml_escape(value: str) -> str:
 
 
 def _derive(profile: Profile, ctx: RenderContext) -> _State:
-    tools = ctx.tools if ctx.tools is not None else tuple(profile.system_prompt.default_tools)
+    selected = ctx.tools if ctx.tools is not None else tuple(profile.system_prompt.default_tools)
+    tools = tuple(t for t in selected if t not in ctx.hidden_tools)
     append = "\n\n".join(ctx.append_prompts)
     return _State(
         tools=tools,
+        selected=selected,
         cwd=ctx.cwd.replace("\\", "/"),
         custom=ctx.custom_prompt or None,
         append=append or None,
-        snippets=_snippets(ctx),
         tool_guidelines=_tool_guidelines(ctx, tools),
         caller_guidelines=tuple(g for g in (js_trim(x) for x in ctx.guidelines) if g),
         context=ctx,
@@ -125,7 +182,9 @@ def _derive(profile: Profile, ctx: RenderContext) -> _State:
     )
 
 
-def _snippets(ctx: RenderContext) -> dict[str, str]:
+def _snippets(ctx: RenderContext, mode: str) -> dict[str, str]:
+    if mode == "as_given":
+        return {name: raw for name, raw in ctx.tool_snippets.items() if raw}
     out = {}
     for name, raw in ctx.tool_snippets.items():
         line = normalize_snippet(raw)
@@ -150,6 +209,7 @@ def _holds(when: Optional[When], state: _State) -> bool:
         and not any(t in selected for t in when.tools_exclude)
         and all(state.present(n) for n in when.present)
         and not any(state.present(n) for n in when.absent)
+        and (not when.selected_any or any(t in state.selected for t in when.selected_any))
     )
 
 
@@ -169,7 +229,7 @@ def _render_one(section: Section, state: _State) -> Optional[tuple[str, Optional
     where = _key(section)
     head = _fill(section.heading, env, where, "heading") + "\n" if section.heading else ""
     text = _fill(section.open, env, where, "open") + head + body + _fill(section.close, env, where, "close")
-    return text, count
+    return wrap_section(section.record_name, text, section.wrap), count
 
 
 def _same(value: str) -> str:
@@ -217,7 +277,8 @@ def _list_body(items: list[dict[str, str]], section: Section, env: dict, esc: Ca
 
 
 def _tool_list_body(section: Section, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
-    items = [{"name": n, "snippet": state.snippets[n]} for n in state.tools if n in state.snippets]
+    snippets = _snippets(state.context, section.snippets)
+    items = [{"name": n, "snippet": snippets[n]} for n in state.tools if n in snippets]
     return _list_body(items, section, env, esc)
 
 

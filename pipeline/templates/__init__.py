@@ -26,7 +26,7 @@ from .discovery import (
 )
 from .files import PromptTemplate, read_template
 from .frontmatter import Frontmatter, FrontmatterError, parse_frontmatter
-from .invoke import Invocation, expand_input, find_template, match_invocation, parse_args
+from .invoke import Invocation, expand_input, find_template, match_invocation, parse_args, parse_args_16, split_args
 from .nodes import AllArgs, Default, Literal, Node, Pos, Positional, Slice
 from .plan import Template, parse_template, substitute_args
 
@@ -34,7 +34,7 @@ __all__ = [
     "AllArgs", "Arity", "Default", "Finding", "Frontmatter", "FrontmatterError", "Invocation", "Literal",
     "LoadedTemplates", "Node", "Pos", "Positional", "PromptTemplate", "Slice", "Template", "TemplateAnalysis",
     "TemplateSource", "analyze", "expand_input", "explicit_sources", "find_template", "global_template_dir",
-    "load_profile_templates", "load_sources", "load_templates", "match_invocation", "parse_args",
+    "load_profile_templates", "load_sources", "load_templates", "match_invocation", "parse_args", "parse_args_16", "split_args",
     "parse_frontmatter", "parse_template", "profile_sources", "read_template", "scan_directory",
     "substitute_args",
 ]

@@ -10,6 +10,11 @@ The argument string is split as pi's ``parseCommandArgs`` does: outside quotes, 
 ends a non-empty argument. Inside a quote only the same quote character closes it. An
 unterminated quote runs to the end; there are no escapes; empty quotes make no argument;
 quoted parts glue to their neighbours (``a"b c"d`` is one argument ``ab cd``).
+
+:func:`parse_args_16` is pi 1.6.0's splitter (the profile's ``templates.argument_splitting:
+pi-1.6``): a quote opens only where no argument has started (``doesn't`` is one word),
+``\\`` before the open quote character adds it, empty quotes give an empty argument, and a
+quote still open at the end is literal text (the word is read again from after it).
 """
 
 from __future__ import annotations
@@ -45,6 +50,46 @@ def parse_args(text: str) -> list[str]:
     return args
 
 
+def parse_args_16(text: str) -> list[str]:
+    """pi 1.6.0's ``parseCommandArgs(text)``."""
+    args: list[str] = []
+    current, started, quote, opened, i, end = "", False, "", 0, 0, len(text)
+    while i < end:
+        ch = text[i]
+        if quote:
+            if ch == "\\" and i + 1 < end and text[i + 1] == quote:
+                current += quote
+                i += 1
+            elif ch == quote:
+                quote = ""
+            else:
+                current += ch
+        elif (ch == '"' or ch == "'") and not started:
+            quote, opened, started = ch, i, True
+        elif ch in _WS_CHARS:
+            if started:
+                args.append(current)
+                current, started = "", False
+        else:
+            current += ch
+            started = True
+        if quote and i == end - 1:  # never closed: the quote is text, the word is read again after it
+            quote, current, i = "", text[opened], opened
+        i += 1
+    if started:
+        args.append(current)
+    return args
+
+
+#: ``templates.argument_splitting`` → the splitter.
+SPLITTERS = {"pi-0.84": parse_args, "pi-1.6": parse_args_16}
+
+
+def split_args(text: str, splitting: str = "pi-0.84") -> list[str]:
+    """The arguments in ``text`` by the named rule (``templates.argument_splitting``)."""
+    return SPLITTERS[splitting](text)
+
+
 def _inner(m: re.Match) -> str:
     return m.group(1) if m.group(1) is not None else m.group(2)
 
@@ -65,20 +110,22 @@ class Invocation:
 
     name: str
     args_text: str
+    splitting: str = "pi-0.84"
 
     @property
     def args(self) -> list[str]:
-        return parse_args(self.args_text)
+        return split_args(self.args_text, self.splitting)
 
 
-def match_invocation(text: str) -> Invocation | None:
-    """Split ``/name args``; None when ``text`` has not that shape (``/``, ``/ x``, ``x``)."""
+def match_invocation(text: str, splitting: str = "pi-0.84") -> Invocation | None:
+    """Split ``/name args``; None when ``text`` has not that shape (``/``, ``/ x``, ``x``).
+    ``splitting`` names how the arguments are split (``templates.argument_splitting``)."""
     if not text.startswith("/"):
         return None
     m = _INVOCATION.match(text)
     if m is None:
         return None
-    return Invocation(m.group(1), m.group(2) or "")
+    return Invocation(m.group(1), m.group(2) or "", splitting)
 
 
 def find_template(name: str, templates: Iterable[Invocable]) -> Invocable | None:
@@ -86,9 +133,9 @@ def find_template(name: str, templates: Iterable[Invocable]) -> Invocable | None
     return next((t for t in templates if t.name == name), None)
 
 
-def expand_input(text: str, templates: Iterable[Invocable]) -> str:
+def expand_input(text: str, templates: Iterable[Invocable], splitting: str = "pi-0.84") -> str:
     """The expansion of ``/name args`` when ``name`` is a known template, else ``text``."""
-    call = match_invocation(text)
+    call = match_invocation(text, splitting)
     found = find_template(call.name, templates) if call else None
     if found is None:
         return text

@@ -1,0 +1,78 @@
+"""Section patches: what changed between two renders, as a model that already has the first one needs it.
+
+A render's *record* maps each section's name to its text, in output order
+(:func:`section_record`). Between the record a model has and the one wanted:
+
+* :func:`section_patch`: every wanted section whose text differs from the model's (or
+  that the model lacks), in the wanted order, then ``None`` for every section the
+  model has that is no longer wanted, in the model's order; ``None`` when nothing changed.
+* :func:`apply_patch` / :func:`replay`: a record with patches applied in turn, as a
+  mapping is updated: ``None`` deletes a name, a known name keeps its place with the
+  new text, a new name goes last. A model without mid-conversation system messages is
+  sent the replay as its one system prompt (:func:`join_record`), which can order
+  sections differently from a fresh render.
+* :func:`frame_patch`: the patch as the text of a mid-conversation system message, with
+  the profile's words (``system_prompt.patch``).
+
+Pure: no profile is read here beyond the texts passed in.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Optional
+
+from pipeline.model.profile import PatchTexts
+from pipeline.prompt.render import RenderedSection
+
+Record = Mapping[str, str]
+Patch = dict[str, Optional[str]]
+
+#: Between sections (and message contents) of a replayed prompt when the profile sets no ``join``.
+DEFAULT_JOIN = "\n\n"
+
+
+def section_record(sections: Iterable[RenderedSection]) -> dict[str, str]:
+    """Name → text of rendered sections, in output order."""
+    return {s.name or s.id: s.text for s in sections}
+
+
+def section_patch(previous: Record, current: Record) -> Optional[Patch]:
+    """Changed and added sections (``current`` order), then removed ones as ``None`` (``previous`` order)."""
+    patch: Patch = {name: text for name, text in current.items() if name not in previous or previous[name] != text}
+    patch.update({name: None for name in previous if name not in current})
+    return patch or None
+
+
+def apply_patch(record: Record, patch: Optional[Mapping[str, Optional[str]]]) -> dict[str, str]:
+    """``record`` with ``patch`` applied: ``None`` removes, a known name keeps its place, a new one goes last."""
+    out = dict(record)
+    for name, text in (patch or {}).items():
+        if text is None:
+            out.pop(name, None)
+        else:
+            out[name] = text
+    return out
+
+
+def replay(leading: Record, patches: Iterable[Optional[Mapping[str, Optional[str]]]]) -> dict[str, str]:
+    """The record a conversation's system messages add up to: ``leading``, then each patch in turn."""
+    record = dict(leading)
+    for patch in patches:
+        record = apply_patch(record, patch)
+    return record
+
+
+def join_record(record: Record, join: Optional[str] = None, contents: Iterable[str] = ()) -> str:
+    """One system prompt: message ``contents``, then the record's texts; empty parts dropped, the rest joined."""
+    parts = [*contents, *record.values()]
+    return (DEFAULT_JOIN if join is None else join).join(p for p in parts if p)
+
+
+def frame_patch(patch: Mapping[str, Optional[str]], texts: PatchTexts) -> str:
+    """The patch as a mid-conversation message: per entry the `changed` line, a blank line and the
+    section's text, or the `removed` line; parts joined by ``texts.separator``."""
+    parts = [
+        texts.removed.render({"name": name}) if text is None else f"{texts.changed.render({'name': name})}\n\n{text}"
+        for name, text in patch.items()
+    ]
+    return texts.separator.join(parts)
