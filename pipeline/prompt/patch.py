@@ -76,3 +76,28 @@ def frame_patch(patch: Mapping[str, Optional[str]], texts: PatchTexts) -> str:
         for name, text in patch.items()
     ]
     return texts.separator.join(parts)
+
+
+def turn_patch(
+    leading: Record, patches: Iterable[Optional[Mapping[str, Optional[str]]]], current: Record
+) -> Optional[Patch]:
+    """The patch to record before a new prompt: ``current`` against the replay of the
+    conversation's system messages so far (so the replay's order is the base)."""
+    return section_patch(replay(leading, patches), current)
+
+
+def system_view(
+    leading: Record, patches: Iterable[Optional[Mapping[str, Optional[str]]]], *, mid_conversation: bool,
+    texts: Optional[PatchTexts], join: Optional[str] = None,
+) -> tuple[str, tuple[str, ...]]:
+    """What a provider is sent: the leading system prompt and the framed later system messages.
+
+    A model that reads mid-conversation system messages keeps the leading prompt unchanged
+    (its cached prefix survives) and gets each patch framed where it was recorded; any
+    other model gets the replay as its one prompt and no later system messages."""
+    patches = [p for p in patches if p]
+    if not mid_conversation:
+        return join_record(replay(leading, patches), join), ()
+    if texts is None:
+        raise ValueError("framing patches needs the profile's system_prompt.patch texts")
+    return join_record(leading, join), tuple(frame_patch(p, texts) for p in patches)
