@@ -58,6 +58,10 @@ class Scenario(_Strict):
     append: tuple[str, ...] = Field((), description="append prompts, joined with a blank line")
     context_files: tuple[ScenarioContextFile, ...] = ()
     skills: tuple[ScenarioSkill, ...] = ()
+    hidden_tools: tuple[str, ...] = Field((), description="selected tools the prompt does not describe")
+    sections: dict[str, str] = Field(
+        default_factory=dict, description="the caller's named sections, in order (the profile's caller_sections rule)"
+    )
     overlay: Optional[dict[str, Any]] = Field(
         None, description="a partial profile laid over the profile under test (a team overlay), as with `extends:`"
     )
@@ -79,6 +83,8 @@ class Scenario(_Strict):
             append_prompts=self.append,
             context_files=tuple(ContextFile(f.path, f.content) for f in self.context_files),
             skills=tuple(_skill(s) for s in self.skills),
+            hidden_tools=self.hidden_tools,
+            sections=self.sections,
         )
 
 

@@ -44,3 +44,13 @@ def test_no_change_sends_nothing(tmp_path: Path) -> None:
 def test_markdown_is_refused(tmp_path: Path) -> None:
     done = run("builtin:pi-1", "builtin:pi-1", "--patch", "--format", "markdown", cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+def test_scenarios_bring_caller_sections_and_hidden_tools(tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text(
+        "cwd: /w\ntools: [read, bash]\nhidden_tools: [read]\nsections: {todo: Ship it., cwd: elsewhere}\n", encoding="utf-8")
+    (tmp_path / "new.yaml").write_text(OVERLAY, encoding="utf-8")
+    done = run("builtin:pi-1", "new.yaml", "--patch", "--format", "json", "--scenario", "s.yaml", cwd=tmp_path)
+    [scenario] = json.loads(done.stdout)
+    assert scenario["patch"] == {"docs": None}  # the caller's cwd replaces both profiles' cwd section
+    assert "<todo>\nShip it.\n</todo>" in scenario["replayed_prompt"] and "- read:" not in scenario["replayed_prompt"]
