@@ -129,6 +129,18 @@ class Pipeline(CompiledProfile):
 
         return join_record(replay(leading, patches), self.profile.system_prompt.join)
 
+    def system_view(
+        self, leading: Mapping[str, str], patches: Iterable[Mapping[str, str | None] | None], *,
+        mid_conversation: bool,
+    ) -> tuple[str, tuple[str, ...]]:
+        """What a provider is sent for a conversation's system messages: the replay alone
+        (``mid_conversation=False``), or the unchanged leading prompt and each patch framed
+        in the profile's words (:func:`pipeline.prompt.system_view`)."""
+        from pipeline.prompt import system_view
+
+        prompt = self.profile.system_prompt
+        return system_view(leading, patches, mid_conversation=mid_conversation, texts=prompt.patch, join=prompt.join)
+
     def _record(self, side: RenderContext | Mapping[str, str], catalog: bool) -> Mapping[str, str]:
         if isinstance(side, Mapping):
             return side
