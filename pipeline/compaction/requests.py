@@ -11,7 +11,8 @@ Every request is one system prompt (``summary.system_prompt``) and one user text
   budget ``summary_budget.turn_prefix``;
 * branch: ``<conversation>`` block + ``instructions.branch`` (``${schema}`` = the branch
   schema) + custom instructions (or the custom instructions alone when they replace the
-  profile's), budget ``compaction.branch.max_tokens``, never reasoning;
+  profile's), budget ``compaction.branch.max_tokens`` (the model's maximum under
+  ``summary_budget.limit: model``), never reasoning;
 * corrective retry: the original user text + blank line + ``instructions.schema_retry``.
 
 Texts are rendered here; the tags come from ``summary.tags``. Nothing is cached: each
@@ -159,7 +160,10 @@ def branch_request(
         base = ctx.summary.instructions.branch.render(schema=schema)
         instructions = _with_custom(base, custom_instructions, ctx)
     user = conversation_block(messages, ctx) + instructions
-    return _request(ctx, user, ctx.compaction.branch.max_tokens, reasoning=None, kind="branch", asked=asked)
+    budget = ctx.compaction.branch.max_tokens
+    if ctx.compaction.summary_budget.limit == "model" and ctx.max_output_tokens:
+        budget = ctx.max_output_tokens
+    return _request(ctx, user, budget, reasoning=None, kind="branch", asked=asked)
 
 
 def corrective_request(

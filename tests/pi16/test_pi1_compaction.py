@@ -134,3 +134,17 @@ def test_the_default_profile_keeps_084_budgets() -> None:
         plan = pipe.plan_compaction(ROOT / case["session"], keep_recent_tokens=100)
         budgets[pipe.profile.name] = [r.max_tokens for r in planned_requests(plan, pipe.profile, pipe.profile.summarizer)]
     assert budgets == {"default": case["pi084_maxTokens"], "pi-1": [64000, 64000]}
+
+
+def test_branch_summaries_take_the_models_limit_under_pi1() -> None:
+    from pipeline.compaction.requests import RequestContext, branch_request
+    from pipeline.session import parse_message
+
+    messages = [parse_message({"role": "user", "content": "hello", "timestamp": 1})]
+    budgets = {}
+    for name in ("default", "builtin:pi-1"):
+        profile = compile_profile(name).profile
+        for model_max in (None, 50000):
+            ctx = RequestContext(summary=profile.summary, compaction=profile.compaction, max_output_tokens=model_max)
+            budgets[(profile.name, model_max)] = branch_request(messages, ctx).max_tokens
+    assert budgets == {("default", None): 2048, ("default", 50000): 2048, ("pi-1", None): 2048, ("pi-1", 50000): 50000}
