@@ -148,3 +148,62 @@ def test_branch_summaries_take_the_models_limit_under_pi1() -> None:
             ctx = RequestContext(summary=profile.summary, compaction=profile.compaction, max_output_tokens=model_max)
             budgets[(profile.name, model_max)] = branch_request(messages, ctx).max_tokens
     assert budgets == {("default", None): 2048, ("default", 50000): 2048, ("pi-1", None): 2048, ("pi-1", 50000): 50000}
+
+
+BRANCH_CASES = [c for c in DATA["summary_requests"] if c["session"] and "oldLeafId" in c["request"] and c["calls"]]
+
+
+class Recorder:
+    """A summary client that answers from the vector's responses and keeps every request."""
+
+    provider = "recorder"
+
+    def __init__(self, responses: list) -> None:
+        self.responses, self.requests = list(responses), []
+
+    def build_body(self, request):  # pragma: no cover - not used by the branch path
+        return {}
+
+    def complete(self, request):
+        from pipeline.llm.types import Completion
+        from pipeline.session import Usage
+
+        self.requests.append(request)
+        answer = self.responses.pop(0)
+        return Completion(answer["text"], Usage.from_json(answer.get("usage") or {}), "stop", "m", "recorder")
+
+
+@pytest.mark.parametrize("case", BRANCH_CASES, ids=lambda c: json.dumps(c["request"], sort_keys=True)[:70])
+def test_branch_requests_have_pi16_structure(case: dict) -> None:
+    from pipeline.compaction.branch import branch_entries, summarize_branch
+    from pipeline.compaction.engine import request_context
+    from pipeline.session import ContextTexts, SessionFile
+
+    request = case["request"]
+    pipe = compile_profile("builtin:pi-1", {"summary.on_schema_violation": "warn"})  # pi makes no corrective call
+    session = SessionFile.open(ROOT / case["session"])
+    collected = branch_entries(session.tree, request["oldLeafId"], request["targetId"])
+    ctx = request_context(pipe.profile, pipe.profile.compaction, pipe.profile.summarizer)
+    client = Recorder(case["responses"])
+    summarize_branch(collected.entries, client, ctx, ContextTexts.from_profile(pipe.profile),
+                     context_window=request.get("model", {}).get("contextWindow"),
+                     custom_instructions=request.get("customInstructions"),
+                     replace_instructions=bool(request.get("replaceInstructions")))
+    assert len(client.requests) == len(case["calls"])
+    for mine, theirs in zip(client.requests, case["calls"]):
+        _, conversation, rest = split(mine.user_text)
+        _, want_conversation, want_rest = split(theirs["userText"])
+        assert masked_lines(conversation, pipe.profile) == re.sub(r"P16_\d+", "P16", want_conversation)
+        assert structure(rest, True) == structure(want_rest, False)
+        assert structure(mine.system_prompt, True) == structure(theirs["systemPrompt"], False)
+
+
+def masked_lines(text: str, profile) -> str:
+    """Our summary texts inside a conversation (earlier summaries put back) as pi's masked lines."""
+    summary = profile.summary
+    texts = [summary.projection.compaction.open, summary.projection.compaction.close, summary.projection.branch.open,
+             summary.projection.branch.close, summary.branch_preamble, summary.no_history, summary.branch_empty]
+    lines = {line for t in texts for line in t.render().split("\n") if line and not re.fullmatch(r"</?[\w-]+>", line)}
+    for line in sorted(lines, key=len, reverse=True):
+        text = text.replace(line, "P16")
+    return text
