@@ -27,7 +27,8 @@ PLAIN = {"keepRecentTokens", "reserveTokens"}
 
 def expressible(case: dict) -> bool:
     request = case["request"]
-    return (case["session"] is not None and not {"oldLeafId", "settingsFor"} & set(request)
+    source = case["session"] is not None or (case["op"] == "summary_request" and "entries" in request)
+    return (source and not {"oldLeafId", "settingsFor"} & set(request)
             and set(request.get("settings", {})) <= PLAIN and case["calls"])
 
 
@@ -63,7 +64,18 @@ def split(user_text: str) -> tuple[str, str, str]:
     return ("update" if rest.startswith("<previous-summary>") else "history"), body, rest
 
 
-def our_requests(case: dict) -> list:
+def session_file(case: dict, tmp: Path) -> Path:
+    """The case's session: a shared file, or its entries written under a version 3 header."""
+    if case["session"] is not None:
+        return ROOT / case["session"]
+    header = {"type": "session", "version": 3, "id": "00000000-0000-7000-8000-000000000000",
+              "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
+    path = tmp / "session.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in [header, *case["request"]["entries"]]), encoding="utf-8")
+    return path
+
+
+def our_requests(case: dict, tmp: Path) -> list:
     request, model = case["request"], case["request"].get("model", {})
     settings = request.get("settings", {})
     overrides = {"compaction.keep_recent_tokens": settings.get("keepRecentTokens", 20000),
@@ -74,19 +86,19 @@ def our_requests(case: dict) -> list:
     if model.get("contextWindow"):
         overrides["summarizer.context_window"] = model["contextWindow"]
     pipeline = compile_profile("builtin:pi-1", overrides)
-    plan = pipeline.plan_compaction(ROOT / case["session"])
+    plan = pipeline.plan_compaction(session_file(case, tmp))
     return planned_requests(plan, pipeline.profile, pipeline.profile.summarizer,
                             custom_instructions=request.get("customInstructions"),
                             thinking_level=request.get("thinkingLevel", "off"))  # the oracle's level, not the session's
 
 
 def test_enough_cases_are_compared() -> None:
-    assert len(CASES) >= 10, [c["session"] for c in CASES]
+    assert len(CASES) >= 15, [c["session"] for c in CASES]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{Path(c['session']).stem}-{json.dumps(c['request'], sort_keys=True)[:60]}")
-def test_summary_requests_have_pi16_structure(case: dict) -> None:
-    ours = our_requests(case)
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{Path(c['session'] or 'entries').stem}-{json.dumps({k: v for k, v in c['request'].items() if k != 'entries'}, sort_keys=True)[:60]}")
+def test_summary_requests_have_pi16_structure(case: dict, tmp_path: Path) -> None:
+    ours = our_requests(case, tmp_path)
     assert len(ours) == len(case["calls"])
     model = case["request"].get("model", {})
     for mine, theirs in zip(ours, case["calls"]):
@@ -128,7 +140,7 @@ def test_serialization_leaves_thinking_out(index: int) -> None:
 def test_the_default_profile_keeps_084_budgets() -> None:
     default = compile_profile("default", {"summarizer.max_tokens": 64000})
     pi1 = compile_profile("builtin:pi-1", {"summarizer.max_tokens": 64000})
-    case = next(c for c in CASES if c["session"].endswith("short-chat.jsonl"))
+    case = next(c for c in CASES if (c["session"] or "").endswith("short-chat.jsonl"))
     budgets = {}
     for pipe in (default, pi1):
         plan = pipe.plan_compaction(ROOT / case["session"], keep_recent_tokens=100)
