@@ -1,12 +1,14 @@
 """``builtin:pi-1``'s summary requests against pi 1.6.0's (``tests/data/pi16/compaction.json``).
 
 Compared where the profile's settings express pi's rules: the cases that compact a session
-file with plain settings (``keepRecentTokens``, ``reserveTokens``, custom instructions, a
+(a shared file, or the case's entries) with plain settings (``keepRecentTokens``, ``reserveTokens``, custom instructions, a
 thinking level, a model's output limit and reasoning). Per call: its shape (history, update,
 turn prefix), the serialized conversation exactly (thinking left out), the structure of every
 text around it (our lines and pi's masked lines both become one placeholder; headings, blank
 lines, tags and the custom-instructions line's user part stay), no budget from
-``reserveTokens`` (the model's own limit) and the reasoning level asked for.
+``reserveTokens`` (the model's own limit) and the reasoning level asked for. Also the branch
+summary requests (earlier summaries in their conversation masked as pi's lines are), the
+thinking-free serialization on ``serialize``, and the budgets of both profiles.
 """
 
 from __future__ import annotations
