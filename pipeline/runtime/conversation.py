@@ -255,7 +255,7 @@ class Conversation:
             if changed is not None:
                 text = changed
         skill = expand_skill(text, self.skills, self.runtime.skill)
-        return skill if skill is not None else expand_input(text, self.templates)
+        return skill if skill is not None else expand_input(text, self.templates, self.profile.templates.argument_splitting)
 
     def prompt(self, text: str) -> str:
         """Start a run with the user's ``text``: expansion, the compaction check before a

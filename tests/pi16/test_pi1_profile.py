@@ -86,3 +86,28 @@ def test_patch_from_two_contexts_through_the_facade() -> None:
     assert PIPE.section_patch(before, after) == {"cwd": "<cwd>\n/b\n</cwd>", "note": "<note>\nN\n</note>"}
     assert PIPE.section_patch(after, before) == {"cwd": "<cwd>\n/a\n</cwd>", "note": None}
     assert PIPE.section_patch(before, before) is None
+
+
+def test_pi1_sets_every_block_the_default_sets() -> None:
+    from pipeline import compile_profile
+
+    default = compile_profile("default").profile
+    assert default.model_fields_set <= PIPE.profile.model_fields_set
+    assert set(default.system_prompt.tools) == set(PIPE.profile.system_prompt.tools)
+
+
+def test_the_runtime_splits_arguments_as_the_profile_declares(tmp_path) -> None:
+    from pipeline import compile_profile
+    from pipeline.runtime import Conversation, ModelInfo
+    from pipeline.session import SessionFile
+    from pipeline.templates import PromptTemplate
+
+    model = ModelInfo(id="m", provider="local", context_window=100000, max_tokens=4000)
+    template = [PromptTemplate("say", "", "[$1][$2]")]
+    got = {}
+    for name in ("default", "builtin:pi-1"):
+        session = SessionFile.create(tmp_path / f"{name.replace(':', '_')}.jsonl", cwd=str(tmp_path))
+        conv = Conversation(compile_profile(name).profile, session, model=model, tools=[], cwd=str(tmp_path),
+                            templates=template)
+        got[name] = conv.expand("/say doesn't '' x")
+    assert got == {"default": "[doesnt  x][]", "builtin:pi-1": "[doesn't][]"}
