@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Mapping, Optional
 
-from pipeline.errors import PipelineError, Problem
+from pipeline.errors import PipelineError, Problem, ProfileError
 from pipeline.js import JS_WS_RE, js_trim
 from pipeline.model import Profile, Rule, Section, Text, When
 from pipeline.prompt.context import RenderContext, Skill
@@ -115,7 +115,7 @@ def _check_caller_names(profile: Profile, context: RenderContext) -> None:
             problems.append(Problem(f"section name {name!r} {why}", key=f"sections.{name}", hint=hint,
                                     code="profile.bad-section-name"))
     if problems:
-        raise PipelineError(*problems)
+        raise ProfileError(problems)
 
 
 def _with_caller_sections(out: list[RenderedSection], profile: Profile, context: RenderContext) -> list[RenderedSection]:

@@ -100,3 +100,12 @@ def test_default_profile_renders_as_before_with_the_new_inputs_unused() -> None:
     context = RenderContext(cwd="/w")
     assert default.render_system_prompt(context) == default.render_system_prompt(context.replace(hidden_tools=()))
     assert default.system_sections(context) == {s.id: s.text for s in default.render_sections(context)}
+
+
+def test_every_refused_name_is_reported_at_once(pipe) -> None:
+    from pipeline.errors import ProfileError
+
+    with pytest.raises(ProfileError) as err:
+        render(pipe, sections={"Up": "x", "ok": "y", "head": "z"})
+    assert [p.key for p in err.value.problems] == ["sections.Up", "sections.head"]
+    assert "is reserved" in err.value.problems[1].message
