@@ -168,7 +168,8 @@ class Checker:
         )
 
     def run(self) -> None:
-        for check in (self.sections, self.compaction, self.summary, self.summarizer, self.templates):
+        for check in (self.sections, self.compaction, self.compaction_policy, self.summary, self.summarizer,
+                      self.templates):
             self.group = _RULE_CODES[check.__name__]
             check()
 
@@ -291,6 +292,47 @@ class Checker:
                 warning=True,
             )
 
+    def compaction_policy(self) -> None:
+        """Triggers, strategies, pins and per-model overrides, each model against its window."""
+        c = self.profile.compaction
+        strategies = {c.strategy} | {o.strategy for o in c.model_overrides.values() if o.strategy}
+        if strategies & {"mask_tool_results", "hybrid"} and c.masking.placeholder is None:
+            self.add(("compaction", "masking"), "a masking strategy needs `masking.placeholder`",
+                     "the text a masked tool result shows instead (`${tool}`, `${chars}`)")
+        pins = c.pins
+        if (pins.first_request or pins.messages or pins.files) and pins.item is None:
+            self.add(("compaction", "pins"), "something is pinned but `pins.item` is not set",
+                     "`item` lays out one pinned text (`${text}`, `${source}`)")
+        for i, rule in enumerate(pins.messages):
+            try:
+                re.compile(rule.pattern)
+            except re.error as err:
+                self.add(("compaction", "pins", "messages", i, "pattern"), f"not a regular expression: {err}",
+                         at_key=False)
+        for key, override in c.model_overrides.items():
+            path = ("compaction", "model_overrides", key)
+            if "/" not in key.strip("/"):
+                self.add(path, f"`{key}` is not `provider/model`", "write the provider, a slash, the model id")
+            if override.context_window is not None:
+                self.model_window(path, c.for_model(*key.split("/", 1)), override.context_window)
+        window = self.profile.summarizer.context_window
+        if window is not None and c.trigger is not None:
+            self.model_window(("compaction", "trigger"), c, window)
+
+    def model_window(self, path: tuple, settings, window: int) -> None:
+        """One model's settings against its window: a positive threshold above what is kept."""
+        threshold = settings.threshold(window)
+        if threshold <= 0:
+            self.add(path, f"compaction would fire on every turn: the threshold for a window of {window} is "
+                     f"{threshold:g} tokens", "lower reserve_tokens or raise percent_of_window")
+        elif threshold > window:
+            self.add(path, f"compaction never fires in a window of {window}: the threshold is {threshold:g} tokens",
+                     "the context overflows first; lower the trigger", warning=True)
+        elif settings.keep_recent_tokens >= threshold:
+            self.add(path, f"keep_recent_tokens ({settings.keep_recent_tokens}) must be below the threshold "
+                     f"({threshold:g}) in a window of {window}",
+                     "what compaction keeps would already be over the threshold, so every turn would compact again")
+
     # ------------------------------------------------------------------ summary, summarizer
 
     def summary(self) -> None:
@@ -398,6 +440,7 @@ class Checker:
 
 #: the registered code of each group of cross-field rules
 _RULE_CODES = {
+    "compaction_policy": "profile.compaction-rule",
     "sections": "profile.sections-rule",
     "compaction": "profile.compaction-rule",
     "summary": "profile.summary-rule",

@@ -137,6 +137,10 @@ CODES: dict[str, str] = {
     "provider.response-too-large": "a response body larger than summarizer.max_response_bytes",
     "provider.summary-too-long": "a summary far longer than its token budget allows",
     "provider.summary-schema": "a summary lacks sections the schema requires",
+    "session.pin-unreadable": "a file compaction.pins names cannot be read",
+    "provider.summary-length": "a summary answer stopped at the output limit",
+    "provider.summary-tool-call": "a summary answer calls a tool",
+    "provider.summary-empty": "a summary answer is empty",
 }
 
 

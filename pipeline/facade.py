@@ -242,6 +242,21 @@ class Pipeline(CompiledProfile):
             progress=progress, thinking_level=thinking_level,
         )
 
+    def compact_with_strategy(
+        self, session: SessionFile | PathLike, client: SummaryClient | None = None,
+        instructions: str | None = None, *, window: int = 0, provider: str | None = None,
+        model: str | None = None, progress: Callable[[str], None] | None = None,
+        thinking_level: str | None = None,
+    ) -> Any:
+        """Compact with ``compaction.strategy`` (the settings of ``provider/model`` when given):
+        summarize, mask old tool results, or both (``window`` decides ``hybrid``); a ``StrategyResult``."""
+        from pipeline.compaction.strategies import run_strategy
+
+        return run_strategy(
+            _session(session), self.profile, client or self.summary_client(), window=window, provider=provider,
+            model=model, custom_instructions=instructions, progress=progress, thinking_level=thinking_level,
+        )
+
     def navigate(
         self, session: SessionFile | PathLike, target_id: str, client: SummaryClient | None = None, *,
         instructions: str | None = None, replace_instructions: bool = False,

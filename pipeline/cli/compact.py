@@ -82,6 +82,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="thinking level for the summary calls (off|minimal|low|medium|high|xhigh; default: the session's)",
     )
     parser.add_argument("--branch-to", metavar="ID", help="move to entry ID (id or unique prefix) with a branch summary")
+    parser.add_argument("--window", metavar="N", type=_tokens,
+                        help="the model's context window: --plan says whether compaction would fire; hybrid decides by it")
+    parser.add_argument("--strategy", choices=("summarize", "mask_tool_results", "hybrid"),
+                        help="override compaction.strategy")
+    parser.add_argument("--for-model", metavar="PROVIDER/MODEL",
+                        help="use the compaction settings of this model (compaction.model_overrides)")
     parser.add_argument(
         "--replace-instructions", action="store_true",
         help="with --branch-to: --instructions replace the profile's branch instructions",
@@ -155,6 +161,7 @@ PROFILE_FLAGS = {
     "--model": ("summarizer.model", "model"),
     "--base-url": ("summarizer.base_url", "base_url"),
     "--api-key-env": ("summarizer.api_key_env", "api_key_env"),
+    "--strategy": ("compaction.strategy", "strategy"),
 }
 
 
@@ -218,19 +225,45 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _show_plan(args, session, pipeline) -> int:
-    from pipeline.compaction import NothingToCompact
+    from pipeline.compaction import NothingToCompact, plan_session
     from pipeline.js import js_json
 
-    settings = pipeline.profile.compaction
-    plan = pipeline.plan_compaction(session)
+    settings = pipeline.profile.compaction.for_model(*_model(args))
+    plan = plan_session(session, settings)
+    trigger = _trigger(args, session, settings)
     if args.format == "json":
-        print(js_json(plan.to_json()))
-    elif isinstance(plan, NothingToCompact):
+        data = plan.to_json()
+        print(js_json(data if trigger is None else {**data, "trigger": trigger.to_json()}))
+        return 0
+    if trigger is not None:
+        verdict = "fires" if trigger.fires else "does not fire"
+        print(f"trigger:          {verdict}: {trigger.tokens} tokens, threshold {trigger.threshold:g}"
+              f" ({trigger.rule}, window {trigger.window})")
+    if isinstance(plan, NothingToCompact):
         print(_nothing(plan, settings))
     else:
         for line in _plan_lines(plan, session):
             print(line)
     return 0
+
+
+def _model(args) -> tuple[str | None, str | None]:
+    if not args.for_model:
+        return None, None
+    provider, _, model = args.for_model.partition("/")
+    return provider, model
+
+
+def _trigger(args, session, settings):
+    """``--window N``: would compaction fire on the branch as it is now?"""
+    if args.window is None:
+        return None
+    from pipeline.compaction.tokens import context_tokens_newest_first
+    from pipeline.compaction.triggers import would_trigger
+    from pipeline.session.projection import build_session_context
+
+    messages = build_session_context(session).messages
+    return would_trigger(context_tokens_newest_first(reversed(messages), settings), args.window, settings)
 
 
 def _nothing(plan, settings) -> str:
@@ -300,6 +333,9 @@ def _redactor(summarizer):
 def _compact(args, session, pipeline) -> int:
     from pipeline.compaction import NothingToCompact
 
+    settings = pipeline.profile.compaction.for_model(*_model(args))
+    if settings.strategy != "summarize":
+        return _strategy(args, session, pipeline)
     client = _ready_client(pipeline)
     with _retries_shown():
         outcome = pipeline.compact(
@@ -347,4 +383,26 @@ def _print_written(summary: str, what: str, session: str) -> int:
         drop_pending_output()
         print_notices([Problem(f"the {what} WAS appended, but its summary could not be printed: {err.reason}",
                                Location(session), severity="warning", code="session.summary-not-printed")])
+    return 0
+
+
+def _strategy(args, session, pipeline) -> int:
+    """``mask_tool_results`` or ``hybrid``: a mask entry, and for hybrid a summary when still over."""
+    client = _ready_client(pipeline)
+    provider, model = _model(args)
+    with _retries_shown():
+        done = pipeline.compact_with_strategy(
+            session, client, args.instructions, window=args.window or 0, provider=provider, model=model,
+            progress=_progress, thinking_level=args.reasoning,
+        )
+    if not done.did_anything:
+        print(_nothing(done.nothing, pipeline.profile.compaction) if done.nothing else "nothing to mask")
+        return 0
+    if done.mask_entry is not None:
+        _progress(f"appended mask {done.mask_entry.id}: {len(done.mask.placeholders)} tool results masked,"
+                  f" about {done.mask.tokens_before:g} -> {done.mask.tokens_after:g} tokens")
+    if done.compacted is not None:
+        report(done.compacted.result.warnings)
+        _progress(f"appended compaction {done.compacted.entry.id}: kept from {done.compacted.entry.first_kept_entry_id}")
+        print(done.compacted.entry.summary)
     return 0

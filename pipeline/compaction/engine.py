@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pipeline.compaction.branch import BranchResult, branch_entries, navigation_leaf, summarize_branch
+from pipeline.compaction.pins import pinned_block, request_note
 from pipeline.compaction.plan import CompactionPlan, NothingToCompact, plan_compaction
 from pipeline.compaction.requests import RequestContext
 from pipeline.compaction.summarize import CompactionResult, Progress, plan_calls, summarize_plan
@@ -55,7 +56,8 @@ def request_context(
     profile: Profile, settings: Compaction, summarizer: Summarizer, thinking_level: str | None = None
 ) -> RequestContext:
     """The texts and budgets of every request; reasoning = the thinking level when the model supports it."""
-    reasoning = thinking_level if summarizer.reasoning and thinking_level in REASONING_LEVELS else None
+    level = summarizer.reasoning_effort or thinking_level  # the summarizer's own effort wins
+    reasoning = level if summarizer.reasoning and level in REASONING_LEVELS else None
     return RequestContext(
         summary=profile.summary,
         compaction=settings,
@@ -117,8 +119,10 @@ def compact_session(
     with compaction_deadline(summarizer.compaction_deadline_s):
         for _ in range(MAX_REPLANS + 1):
             ctx = request_context(profile, settings, summarizer, thinking_level or plan.thinking_level)
+            pinned = pinned_block(session, settings)
             result = summarize_plan(plan, client, ctx, texts, custom_instructions=custom_instructions,
-                                    progress=progress)
+                                    progress=progress, note=request_note(pinned.block, settings.pins))
+            result = pinned.apply(result, settings.pins)
             with session.exclusive() as appended:
                 fresh = plan_session(session, settings) if appended else plan
                 if isinstance(fresh, NothingToCompact):

@@ -23,7 +23,7 @@ clients of :mod:`pipeline.llm` and the offline summarizer alike.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from pipeline.compaction.fileops import format_file_lists
@@ -36,6 +36,7 @@ from pipeline.compaction.requests import (
     user_requests,
 )
 from pipeline.compaction.summary_schema import missing_sections
+from pipeline.compaction.validity import SummaryOutcome, invalid_problem, retry_request, verdict_of
 from pipeline.errors import Problem, ProviderError
 from pipeline.llm.errors import LLMError
 from pipeline.llm.types import Completion, SummaryClient, SummaryRequest
@@ -49,7 +50,12 @@ Progress = Callable[[str], None]
 
 
 class SummaryFailed(ProviderError):
-    """A summary call failed, or its answer broke the schema under ``on_schema_violation: fail``."""
+    """A summary call failed, its answers were all invalid (``summary.validity``), or its answer
+    broke the schema under ``on_schema_violation: fail``. ``outcomes``: the verdicts so far."""
+
+    def __init__(self, problems, *, outcomes: tuple = (), **kwargs) -> None:
+        super().__init__(problems, **kwargs)
+        self.outcomes = outcomes
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,7 @@ class Summarized:
     text: str
     usage: Usage
     warnings: tuple[Problem, ...] = ()
+    outcomes: tuple[SummaryOutcome, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,7 @@ class CompactionResult:
     files: FileLists
     produced_by: str
     warnings: tuple[Problem, ...] = field(default=())
+    outcomes: tuple[SummaryOutcome, ...] = field(default=())
 
     @property
     def details(self) -> dict[str, object]:
@@ -107,31 +115,69 @@ def _violation(call: Call, missing: Sequence[str], mode: str) -> Problem:
     )
 
 
+def _valid_complete(
+    client: SummaryClient, call: Call, ctx: RequestContext, progress: Progress | None, outcomes: list
+) -> tuple[Completion, Usage]:
+    """A call whose answer passes ``summary.validity`` (retried as it says), with the usage of every attempt."""
+    validity, request, usage = ctx.summary.validity, call.request, Usage()
+    for attempt in range(1, validity.retries + 2):
+        completion = _complete(client, Call(request, call.label, call.schema))
+        usage = usage + completion.usage
+        verdict = verdict_of(completion, validity)
+        if verdict == "valid":
+            return completion, usage
+        final = attempt > validity.retries
+        problem = invalid_problem(call.label, verdict, request, final=final)
+        outcomes.append(SummaryOutcome(call.label, attempt, verdict, not final, problem))
+        if final:
+            raise SummaryFailed(problem, outcomes=tuple(outcomes))
+        if progress is not None:
+            progress(f"  {problem.message}…")
+        request = retry_request(call.request, verdict, validity)
+    raise AssertionError("unreachable")
+
+
 def run_call(client: SummaryClient, call: Call, ctx: RequestContext, progress: Progress | None = None) -> Summarized:
-    """One call with the schema check and, when the profile says so, one corrective retry."""
-    completion = _complete(client, call)
+    """One call with the validity and schema checks and, when the profile says so, retries."""
+    outcomes: list[SummaryOutcome] = []
+    completion, usage = _valid_complete(client, call, ctx, progress, outcomes)
     fmt, mode = ctx.summary.schema_format, ctx.summary.on_schema_violation
     missing = missing_sections(completion.text, call.schema, fmt)
     if not missing:
-        return Summarized(completion.text, completion.usage)
+        outcomes.append(SummaryOutcome(call.label, len(outcomes) + 1, "valid"))
+        return Summarized(completion.text, usage, (), tuple(outcomes))
     retry = corrective_request(call.request, missing, call.schema, ctx) if mode != "warn" else None
-    usage = completion.usage
     if retry is not None:
         if progress is not None:
             progress(f"  the summary lacks {', '.join(missing)}; asking once more…")
-        completion = _complete(client, Call(retry, f"{call.label} (corrective retry)", call.schema))
-        usage = usage + completion.usage
+        outcomes.append(SummaryOutcome(call.label, len(outcomes) + 1, "schema", True, _violation(call, missing, "retry")))
+        completion, more = _valid_complete(client, Call(retry, f"{call.label} (corrective retry)", call.schema),
+                                           ctx, progress, outcomes)
+        usage = usage + more
         missing = missing_sections(completion.text, call.schema, fmt)
         if not missing:
-            return Summarized(completion.text, usage)
+            outcomes.append(SummaryOutcome(call.label, len(outcomes) + 1, "valid"))
+            return Summarized(completion.text, usage, (), tuple(outcomes))
     problem = _violation(call, missing, mode)
+    outcomes.append(SummaryOutcome(call.label, len(outcomes) + 1, "schema", False, problem))
     if mode == "fail":
-        raise SummaryFailed(problem)
-    return Summarized(completion.text, usage, (problem,))
+        raise SummaryFailed(problem, outcomes=tuple(outcomes))
+    return Summarized(completion.text, usage, (problem,), tuple(outcomes))
 
 
-def plan_calls(plan: CompactionPlan, ctx: RequestContext, texts: ContextTexts, custom: str | None) -> list[Call]:
-    """The calls a compaction of ``plan`` makes, in order (history first, then the turn prefix)."""
+def plan_calls(
+    plan: CompactionPlan, ctx: RequestContext, texts: ContextTexts, custom: str | None, note: str | None = None
+) -> list[Call]:
+    """The calls a compaction of ``plan`` makes, in order (history first, then the turn prefix).
+
+    ``note`` (what is pinned, :mod:`pipeline.compaction.pins`) is appended to each request after a blank line."""
+    calls = _calls(plan, ctx, texts, custom)
+    if note is None:
+        return calls
+    return [replace(c, request=replace(c.request, user_text=c.request.user_text + "\n\n" + note)) for c in calls]
+
+
+def _calls(plan: CompactionPlan, ctx: RequestContext, texts: ContextTexts, custom: str | None) -> list[Call]:
     calls = []
     split = plan.is_split_turn and bool(plan.turn_prefix)
     if plan.summarize or not split:
@@ -158,9 +204,10 @@ def summarize_plan(
     *,
     custom_instructions: str | None = None,
     progress: Progress | None = None,
+    note: str | None = None,
 ) -> CompactionResult:
     """Make the plan's calls and assemble the compaction summary (nothing is written)."""
-    calls = plan_calls(plan, ctx, texts, custom_instructions)
+    calls = plan_calls(plan, ctx, texts, custom_instructions, note)
     done = []
     for number, call in enumerate(calls, 1):
         if progress is not None:
@@ -176,6 +223,7 @@ def summarize_plan(
         files=lists,
         produced_by=client.provider,
         warnings=tuple(w for d in done for w in d.warnings),
+        outcomes=tuple(o for d in done for o in d.outcomes),
     )
 
 

@@ -158,7 +158,8 @@ def context_tokens_newest_first(
 
 
 def should_compact(tokens: int | float, context_window: int, settings: Compaction = _DEFAULT) -> bool:
-    """pi's ``shouldCompact``: enabled and ``tokens > window - reserve`` (window 0 → always true)."""
-    if not settings.enabled:
-        return False
-    return tokens > context_window - settings.reserve_tokens
+    """pi's ``shouldCompact``: enabled and ``tokens > window - reserve`` (window 0 → always true),
+    or the profile's ``compaction.trigger`` (:mod:`pipeline.compaction.triggers`)."""
+    from pipeline.compaction.triggers import fires
+
+    return fires(tokens, context_window, settings)

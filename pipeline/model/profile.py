@@ -10,7 +10,7 @@ key; ``pipeline schema`` prints the JSON Schema generated from these classes.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, NoReturn, Optional
+from typing import Any, Literal, NoReturn, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -297,10 +297,92 @@ class BranchSummarySettings(Strict):
     )
 
 
+class ReserveTrigger(Strict):
+    """pi's rule: compact above ``window - reserve_tokens``."""
+
+    reserve_tokens: int = Field(ge=0, le=MAX_TOKENS, description="compact when fewer than this many tokens of the window are left")
+
+
+class PercentTrigger(Strict):
+    """Compact above a share of the window."""
+
+    percent_of_window: float = Field(gt=0, le=100, description="compact above this percentage of the window")
+
+
+class TokensTrigger(Strict):
+    """Compact above a fixed context size, whatever the window."""
+
+    tokens: int = Field(gt=0, le=MAX_TOKENS, description="compact when the context holds more tokens than this")
+
+
+Trigger = Union[ReserveTrigger, PercentTrigger, TokensTrigger]
+Strategy = Literal["summarize", "mask_tool_results", "hybrid"]
+
+
+class Masking(Strict):
+    """How ``mask_tool_results`` stands in for an old tool result."""
+
+    placeholder: Optional[Text] = Field(
+        None,
+        description="required by `mask_tool_results` and `hybrid`; replaces the result's content;"
+        " `${tool}` = the tool's name, `${chars}` = its length",
+    )
+
+
+class PinRule(Strict):
+    """Messages whose text matches ``pattern`` (a regular expression) are pinned."""
+
+    pattern: str = Field(min_length=1)
+    roles: tuple[Literal["user", "assistant", "toolResult"], ...] = ("user",)
+
+
+class Pins(Strict):
+    """What survives every compaction verbatim, and where it goes."""
+
+    first_request: bool = Field(False, description="pin the branch's first user request")
+    messages: tuple[PinRule, ...] = ()
+    files: tuple[str, ...] = Field((), description="files (relative to the session's cwd) pinned with their text")
+    placement: Literal["before_summary", "after_summary"] = "before_summary"
+    item: Optional[Text] = Field(
+        None, description="one pinned text (required when anything is pinned); `${text}` = it, `${source}` = where from"
+    )
+    open: Optional[Text] = Field(None, description="before the pinned texts")
+    close: Optional[Text] = Field(None, description="after the pinned texts")
+    separator: str = Field("\n\n", description="between pinned texts")
+    note: Optional[Text] = Field(
+        None,
+        description="appended (after a blank line) to summary requests when something is pinned; `${pinned}` = the texts",
+    )
+
+
+#: The keys a ``compaction.model_overrides`` entry may set (``enabled`` cannot be overridden, as in pi 1.6).
+OVERRIDABLE = ("reserve_tokens", "keep_recent_tokens", "trigger", "strategy")
+
+
+class ModelOverride(Strict):
+    """Compaction settings for one ``provider/model``; a key left out falls back to the profile's."""
+
+    reserve_tokens: Optional[int] = Field(None, ge=0, le=MAX_TOKENS)
+    keep_recent_tokens: Optional[int] = Field(None, ge=0, le=MAX_TOKENS)
+    trigger: Optional[Trigger] = None
+    strategy: Optional[Strategy] = None
+    context_window: Optional[int] = Field(None, gt=0, le=MAX_TOKENS, description="the model's window, for `validate`")
+
+
 class Compaction(Strict):
     enabled: bool = True
     reserve_tokens: int = Field(16384, ge=0, le=MAX_TOKENS)
     keep_recent_tokens: int = Field(20000, ge=0, le=MAX_TOKENS)
+    trigger: Optional[Trigger] = Field(
+        None, description="when to compact; none = pi's rule with `reserve_tokens`"
+    )
+    strategy: Strategy = Field("summarize", description="what compacting does")
+    masking: Masking = Masking()
+    pins: Pins = Pins()
+    model_overrides: dict[str, ModelOverride] = Field(
+        default_factory=dict,
+        description="`provider/model` -> settings of that model (each key left out falls back to the ones above)",
+    )
     chars_per_token: int = Field(4, gt=0, le=MAX_CHARS_PER_TOKEN)
     image_chars: int = Field(4800, ge=0, le=MAX_CHARS, description="characters charged per image")
     tool_result_max_chars: int = Field(
@@ -309,6 +391,29 @@ class Compaction(Strict):
     summary_budget: SummaryBudget = SummaryBudget.model_construct()
     overflow_retries: int = Field(1, ge=0, le=MAX_COUNT, description="compact-and-retry attempts per overflow")
     branch: BranchSummarySettings = BranchSummarySettings.model_construct()
+
+    @field_validator("model_overrides", mode="after")
+    @classmethod
+    def _frozen_overrides(cls, overrides: dict[str, ModelOverride]) -> dict[str, ModelOverride]:
+        return FrozenDict(overrides)
+
+    def threshold(self, context_window: int) -> float:
+        """Compaction fires above this many tokens (``trigger``; none = ``window - reserve_tokens``)."""
+        trigger = self.trigger
+        if isinstance(trigger, TokensTrigger):
+            return trigger.tokens
+        if isinstance(trigger, PercentTrigger):
+            return context_window * trigger.percent_of_window / 100
+        reserve = trigger.reserve_tokens if isinstance(trigger, ReserveTrigger) else self.reserve_tokens
+        return context_window - reserve
+
+    def for_model(self, provider: str | None, model: str | None) -> "Compaction":
+        """The settings of ``provider/model``: its ``model_overrides`` keys, these for the rest."""
+        override = self.model_overrides.get(f"{provider}/{model}") if provider and model else None
+        if override is None:
+            return self
+        given = {name: getattr(override, name) for name in OVERRIDABLE if getattr(override, name) is not None}
+        return self.model_copy(update=given) if given else self
 
 
 # --------------------------------------------------------------------------- retry
@@ -411,6 +516,18 @@ class Offline(Strict):
     )
 
 
+class Validity(Strict):
+    """Answers that are never a summary: cut off at the output limit, calling a tool, or empty."""
+
+    reject: tuple[Literal["length", "tool_call", "empty"], ...] = Field(
+        ("length", "tool_call", "empty"), description="which kinds of answer are invalid"
+    )
+    retries: int = Field(1, ge=0, le=MAX_COUNT, description="calls made again after an invalid answer")
+    retry_note: Optional[Text] = Field(
+        None, description="appended (after a blank line) to the request of a retry; `${problem}` = what was wrong"
+    )
+
+
 class Wrapper(Strict):
     open: Text
     close: Text
@@ -427,6 +544,7 @@ class Summary(Strict):
     branch_schema: tuple[SchemaSection, ...] = ()
     schema_format: SchemaFormat = SchemaFormat.model_construct()
     on_schema_violation: Literal["retry", "warn", "fail"] = "retry"
+    validity: Validity = Field(default_factory=lambda: Validity())
     instructions: Instructions
     tags: Tags = Tags.model_construct()
     labels: Labels = Labels.model_construct()
@@ -530,6 +648,9 @@ class Summarizer(Strict):
     max_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS, description="the model's maximum output tokens")
     reasoning: bool = Field(
         False, description="the model supports reasoning: summaries ask for the session's thinking level"
+    )
+    reasoning_effort: Optional[Literal["off", "minimal", "low", "medium", "high", "xhigh"]] = Field(
+        None, description="the summarizer's own thinking level instead of the session's (with `reasoning: true`)"
     )
     context_window: Optional[int] = Field(None, gt=0, le=MAX_TOKENS)
     timeout_s: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S)

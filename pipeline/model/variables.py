@@ -97,6 +97,16 @@ VARIABLE_TABLE: tuple[FieldVariables, ...] = (
         ),
     ),
     FieldVariables("summary.truncation_marker", (Variable("count", "how many characters were cut"),)),
+    FieldVariables(
+        "compaction.masking.placeholder",
+        (Variable("tool", "the name of the tool whose result is masked"), Variable("chars", "the result's length")),
+    ),
+    FieldVariables(
+        "compaction.pins.item",
+        (Variable("text", "the pinned text, verbatim"), Variable("source", "where it came from (a rule or a path)")),
+    ),
+    FieldVariables("compaction.pins.note", (Variable("pinned", "the pinned texts, as they stand in the summary"),)),
+    FieldVariables("summary.validity.retry_note", (Variable("problem", "what was wrong with the answer"),)),
     FieldVariables("context.bash_execution.ran", (Variable("command", "the command the user ran"),)),
     FieldVariables("context.bash_execution.output", (Variable("output", "the command's output"),)),
     FieldVariables("context.bash_execution.exit_code", (Variable("code", "the non-zero exit code"),)),

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, Mapping, Optional, Sequence
 
 from pipeline.compaction.tokens import context_tokens, estimate_context, should_compact
+from pipeline.compaction.triggers import settings_for
 from pipeline.model.profile import Compaction, Profile
 from pipeline.runtime.classify import (
     Reply,
@@ -150,6 +151,8 @@ def check_compaction(
     estimate's ``chars_per_token``/``image_chars``).
     """
     msg = as_reply(reply)
+    if model is not None:  # the model's own `compaction.model_overrides` entry, key by key
+        settings = settings_for(settings, model.provider, model.id)
     if not settings.enabled or (phase == "after_run" and msg.stop_reason == "aborted"):
         return NOTHING
     if latest_compaction_ms is not None and _not_after(msg, latest_compaction_ms):

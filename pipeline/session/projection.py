@@ -44,6 +44,7 @@ from pipeline.session.messages import (
     UserMessage,
     parse_message,
 )
+from pipeline.session.masks import masked_entries, masked_message
 from pipeline.session.texts import ContextTexts
 from pipeline.session.tree import SessionTree
 
@@ -268,8 +269,15 @@ def build_session_context(source: Source, leaf_id: Any = LAST) -> SessionContext
         leaf_id = _default_leaf(source)
     path = session_path(tree, leaf_id)
     thinking, model = _settings(path)
+    masks = masked_entries(path)
     with gc_paused(promote=True):  # the messages are built once and kept by their entries
-        messages = tuple(_context_messages(context_entries_of_path(path)))
+        if masks:  # masked tool results (pipeline.session.masks): the slower, general path
+            messages = tuple(
+                masked_message(m, masks[e.id]) if e.id in masks else m
+                for e in context_entries_of_path(path) for m in entry_messages(e)
+            )
+        else:
+            messages = tuple(_context_messages(context_entries_of_path(path)))
     return SessionContext(messages, thinking if isinstance(thinking, str) else None, model, thinking)
 
 
