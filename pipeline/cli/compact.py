@@ -19,6 +19,12 @@ one `--llm` names.
                            [--api-key-env NAME] [--instructions TEXT]
       run it: the compaction entry is appended only after the summary succeeded (a
       failure leaves the file untouched), then the summary is printed.
+  pipeline compact SESSION [--strategy summarize|mask_tool_results|hybrid] [--window N]
+                           [--for-model PROVIDER/MODEL]
+      the profile's compaction.strategy (or this one): mask_tool_results appends one
+      entry that shows old tool results as the profile's placeholder; hybrid masks, then
+      summarizes when the context is still over the trigger for the window N.
+      With --plan, --window N also says whether compaction would fire now.
   pipeline compact SESSION --branch-to ID
       move to entry ID with a summary of the branch being left (pi's /tree): a
       branch_summary entry is appended under the new leaf.
@@ -45,6 +51,8 @@ answer out of bounds, an unusable or off-schema summary; the file is left as it 
 examples:
   pipeline compact ~/.pi/agent/sessions/--home-me-proj--/2026-06-01.jsonl
   pipeline compact chat.jsonl --plan --keep-recent 8000
+  pipeline compact chat.jsonl --plan --window 200000 --for-model anthropic/claude-sonnet-4-5
+  pipeline compact chat.jsonl --strategy hybrid --window 200000
   pipeline compact chat.jsonl --print-request --llm anthropic --model claude-sonnet-4-5 --reasoning high
   OPENAI_API_KEY=... pipeline compact chat.jsonl --llm openai --model gpt-5-mini
 """
@@ -334,7 +342,7 @@ def _compact(args, session, pipeline) -> int:
     from pipeline.compaction import NothingToCompact
 
     settings = pipeline.profile.compaction.for_model(*_model(args))
-    if settings.strategy != "summarize":
+    if settings.strategy != "summarize" or args.for_model:
         return _strategy(args, session, pipeline)
     client = _ready_client(pipeline)
     with _retries_shown():

@@ -18,7 +18,7 @@ line, ``${pinned}`` = the block) so the model knows what it need not repeat.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -114,8 +114,6 @@ class PinnedBlock:
         """``result`` (a ``CompactionResult``) with the block placed and the warnings added."""
         if not self.block and not self.warnings:
             return result
-        from dataclasses import replace
-
         return replace(result, summary=place(result.summary, self.block, pins),
                        warnings=result.warnings + self.warnings)
 

@@ -16,7 +16,6 @@ a session file. Settings are the model's own (``compaction.model_overrides``) wh
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -124,8 +123,3 @@ def _summarized(strategy, masking, entry, done) -> StrategyResult:
         return StrategyResult(strategy, masking, entry, None, done)
     return StrategyResult(strategy, masking, entry, done)
 
-
-def tokens_after_summary(plan: CompactionPlan, summary_tokens: int) -> float:
-    """A rough context size after summarizing: the kept part plus the summary."""
-    summarized = sum(estimate_tokens(p.message, plan.settings) for p in (*plan.summarize, *plan.turn_prefix))
-    return max(plan.tokens_before - summarized, 0) + summary_tokens if not math.isnan(plan.tokens_before) else 0

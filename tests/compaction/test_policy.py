@@ -248,3 +248,19 @@ def test_pi_opens_a_masked_file_and_shows_the_results_unmasked():
     assert pi["toolResults"] == [result_text(m) for m in original if m.role == "toolResult"]
     differ = [(a, b) for a, b in zip(pi["toolResults"], (result_text(m) for m in ours if m.role == "toolResult")) if a != b]
     assert len(differ) == 28 and all("left out to save room" in b for _, b in differ)
+
+
+def test_compact_command_runs_a_strategy_and_a_models_override(copy_session, capsys, tmp_path):
+    path = copy_session(LONG)
+    code, out, err = run(capsys, "compact", str(path), "--strategy", "mask_tool_results")
+    assert code == 0 and "appended mask" in err and "28 tool results masked" in err and out == ""
+    code, out, err = run(capsys, "compact", str(path), "--strategy", "mask_tool_results")
+    assert code == 0 and out.startswith("nothing to mask")
+    profile = tmp_path / "o.yaml"
+    profile.write_text('extends: builtin:default\nname: o\ncompaction:\n  model_overrides:\n'
+                       '    "p/m": {keep_recent_tokens: 2000}\n', encoding="utf-8")
+    fresh = copy_session("tests/data/sessions/real/compacted-branched.jsonl")
+    code, out, err = run(capsys, "compact", str(fresh), "--profile", str(profile), "--plan", "--for-model", "p/m")
+    assert code == 0 and out.startswith("cut:") and "keep_recent_tokens 2000" in out
+    code, out, err = run(capsys, "compact", str(fresh), "--profile", str(profile), "--for-model", "p/m")
+    assert code == 0 and "appended compaction" in err and out.startswith("## Goal")

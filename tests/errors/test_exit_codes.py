@@ -38,10 +38,12 @@ INVALID = {
     "compact": ["missing.jsonl"],
     "context": ["missing.jsonl"],
     "diff": ["missing.yaml", "default"],
+    "eval": ["missing.jsonl"],
     "expand": ["/x", "--profile", "missing.yaml"],
     "explain": ["missing.yaml"],
     "render": ["missing.yaml"],
     "run": ["hi", "--session", "missing.jsonl", "--model", "m"],
+    "replay": ["missing"],
     "schema": ["--check", "."],
     "session": ["check", "missing.jsonl"],
     "templates": ["--profile", "missing.yaml"],
@@ -49,7 +51,7 @@ INVALID = {
 }
 POSITIONALS = {"compact": ["s.jsonl"], "context": ["s.jsonl"], "diff": ["a", "b"], "expand": ["/x"],
                "explain": ["default"], "session": ["check", "s.jsonl"],
-               "run": ["hi", "--session", "s.jsonl"], "chat": ["--session", "s.jsonl"]}
+               "run": ["hi", "--session", "s.jsonl"], "chat": ["--session", "s.jsonl"], "replay": ["a"]}
 
 
 def test_every_command_is_in_the_table():

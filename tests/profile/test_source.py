@@ -61,7 +61,7 @@ def test_unknown_profile_names():
     assert str(err.value) == "defualt: no such profile file (did you mean `builtin:default`?)"
     with pytest.raises(PipelineError) as err:
         load_profile("builtin:nope")
-    assert str(err.value) == "unknown built-in profile `builtin:nope` (built-in profiles: default, examples/team, minimal, pi-1)"
+    assert str(err.value) == "unknown built-in profile `builtin:nope` (built-in profiles: default, examples/compaction-policy, examples/team, minimal, pi-1)"
 
 
 def test_a_directory_is_not_a_profile(tmp_path):

@@ -1,0 +1,97 @@
+"""``pipeline replay``: 1,000 generated sessions from a tar, in parallel, with a progress bar and a table."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from pipeline import compile_profile
+from pipeline.cli import main
+from pipeline.evaluation.generate import generate, write_corpus
+from pipeline.evaluation.replay import archive_members, replay_messages
+from pipeline.session import SessionFile
+from pipeline.session.projection import build_session_context
+
+SMALL = "extends: builtin:default\nname: small\ncompaction: {reserve_tokens: 2000, keep_recent_tokens: 1000}\n"
+LEAN = ("extends: builtin:default\nname: lean\ncompaction: {reserve_tokens: 2000, keep_recent_tokens: 1000,"
+        " strategy: hybrid, trigger: {percent_of_window: 50}}\n")
+
+
+@pytest.fixture
+def profiles(tmp_path):
+    (tmp_path / "p.yaml").write_text(SMALL, encoding="utf-8")
+    (tmp_path / "q.yaml").write_text(LEAN, encoding="utf-8")
+    return tmp_path / "p.yaml", tmp_path / "q.yaml"
+
+
+def _tar(folder: Path, count: int, out: Path) -> Path:
+    """A tar.gz of ``count`` tiny generated sessions, written member by member."""
+    with tarfile.open(out, "w:gz") as tf:
+        for i in range(count):
+            g = generate(i, segments=1, turns=4, result_chars=3000)
+            data = ("\n".join([g.header, *g.segments[0]]) + "\n").encode()
+            info = tarfile.TarInfo(f"archive/s{i:04d}.jsonl")
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+        info = tarfile.TarInfo("archive/broken.jsonl")
+        info.size = 5
+        tf.addfile(info, io.BytesIO(b"nope\n"))
+    return out
+
+
+def test_replay_of_1000_sessions_with_progress_and_table(tmp_path, profiles, capsys):
+    archive = _tar(tmp_path, 1000, tmp_path / "sessions.tar.gz")
+    code = main(["replay", str(archive), "--profile", str(profiles[0]), "--vs", str(profiles[1]),
+                 "--window", "4000", "--progress"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "replaying 1001 sessions" in err and err.endswith("\n")  # a tar stream is not counted ahead
+    rows = {line[:25].strip(): line[25:].split() for line in out.splitlines()[2:]}
+    assert rows["sessions"] == ["1001", "1001", "+0"]
+    assert rows["unreadable files"] == ["1", "1", "+0"]
+    small, lean = int(rows["compactions"][0]), int(rows["compactions"][1])
+    assert small >= 1000 and 0 < lean < small  # masking first leaves fewer compactions
+    assert rows["compactions"][2] == str(lean - small)
+    assert rows["summary budget (mean)"][0] == "1600"
+
+
+def test_replay_json_matches_one_session_replayed_directly(tmp_path, profiles, capsys):
+    folder = tmp_path / "dir"
+    paths = write_corpus(folder, 3, segments=2, turns=6, result_chars=3000)
+    assert main(["replay", str(folder), "--profile", str(profiles[0]), "--window", "8000", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)["profiles"][str(profiles[0])]
+    profile = compile_profile(profiles[0]).profile
+    direct = [replay_messages(p.name, list(build_session_context(SessionFile.open(p)).messages), profile, 8000, None)
+              for p in paths]
+    assert data["compactions"] == sum(r.compactions for r in direct) > 0
+    assert data["meanTokensBefore"] == pytest.approx(sum(sum(r.before) for r in direct) / data["compactions"])
+    assert data["sessionsOverflowing"] == 0
+
+
+def test_overflow_is_counted(tmp_path, profiles, capsys):
+    folder = tmp_path / "dir"
+    write_corpus(folder, 2, segments=1, turns=3, result_chars=3000)
+    assert main(["replay", str(folder), "--profile", str(profiles[0]), "--window", "500", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)["profiles"][str(profiles[0])]
+    assert data["sessionsOverflowing"] == 2 and len(data["overflowingSessions"]) == 2
+
+
+def test_zip_members_are_read(tmp_path):
+    folder = tmp_path / "dir"
+    write_corpus(folder, 2, segments=1, turns=1, result_chars=10)
+    archive = tmp_path / "a.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for p in sorted(folder.glob("*.jsonl")):
+            zf.write(p, p.name)
+        zf.writestr("notes.txt", "ignored")
+    assert [name for name, _ in archive_members(archive)] == ["gen-0000.jsonl", "gen-0001.jsonl"]
+
+
+def test_replay_refuses_a_missing_archive(tmp_path, capsys):
+    assert main(["replay", str(tmp_path / "nope")]) == 1
+    assert "no such directory or archive" in capsys.readouterr().err
