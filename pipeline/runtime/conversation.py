@@ -458,14 +458,15 @@ class Conversation:
         return self.summarizer
 
     def _compact(self, reason: str, *, will_retry: bool = False, instructions: Optional[str] = None) -> Any:
-        from pipeline.compaction import NothingToCompact, compact_session, plan_session
+        from pipeline.compaction import Compacted, NothingToCompact, plan_session
 
-        if isinstance(plan_session(self.session, self.profile.compaction), NothingToCompact) and reason != "manual":
+        current = self.model.current()
+        settings = self.profile.compaction.for_model(current.provider, current.id) if current else self.profile.compaction
+        if isinstance(plan_session(self.session, settings), NothingToCompact) and reason != "manual":
             return None  # pi decides to compact, finds nothing to summarize: no events, no retry
         self._emit(ev.CompactionStart(reason))
         try:
-            done = compact_session(self.session, self.profile, self._summarizer(), custom_instructions=instructions,
-                                   thinking_level=self.thinking_level)
+            done = self._run_strategy(settings, current, instructions)
         except Exception as err:  # the summary call failed: the session is unchanged
             self._emit(ev.CompactionEnd(reason, error=str(err)))
             if isinstance(err, PipelineError) or reason == "manual":
@@ -474,6 +475,8 @@ class Conversation:
         if isinstance(done, NothingToCompact):
             self._emit(ev.CompactionEnd(reason, error=done.message))
             return done
+        if not isinstance(done, Compacted):  # masked only (compaction.strategy): no summary was written
+            return self._masked(reason, done, will_retry)
         self._sync()
         if will_retry:
             last = self.memory.agent[-1] if self.memory.agent else None
@@ -482,6 +485,34 @@ class Conversation:
         entry = done.entry
         self._emit(ev.CompactionEnd(reason, entry.id, entry.first_kept_entry_id, entry.tokens_before,
                                     self.context_tokens(), will_retry=will_retry))
+        return done
+
+    def _run_strategy(self, settings: Any, current: Any, instructions: Optional[str]) -> Any:
+        """``compaction.strategy`` for the current model: pi's summary (a ``Compacted``), or
+        masking / hybrid (a ``StrategyResult``, or its ``Compacted`` when hybrid summarized)."""
+        from pipeline.compaction import compact_session
+        from pipeline.compaction.strategies import run_strategy
+
+        if settings.strategy == "summarize":
+            return compact_session(self.session, self.profile, self._summarizer(), settings=settings,
+                                   custom_instructions=instructions, thinking_level=self.thinking_level)
+        done = run_strategy(
+            self.session, self.profile, self._summarizer(), window=current.context_window if current else 0,
+            provider=current.provider if current else None, model=current.id if current else None,
+            custom_instructions=instructions, thinking_level=self.thinking_level,
+        )
+        return done.compacted or done.nothing or done
+
+    def _masked(self, reason: str, done: Any, will_retry: bool) -> Any:
+        self._sync()
+        if will_retry:
+            last = self.memory.agent[-1] if self.memory.agent else None
+            if isinstance(last, AssistantMessage) and last.stop_reason in ("error", "length"):
+                self.memory.drop_last_reply()
+        entry = done.mask_entry
+        mask = done.mask  # the estimate after masking (the last reply's usage still counts the unmasked results)
+        self._emit(ev.CompactionEnd(reason, entry.id if entry else None, None, mask.tokens_before if mask else None,
+                                    mask.tokens_after if mask else self.context_tokens(), will_retry=will_retry))
         return done
 
     def context_tokens(self) -> float:

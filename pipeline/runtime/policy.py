@@ -39,7 +39,8 @@ from pipeline.runtime.classify import (
     is_retryable_error,
     is_turn_retryable,
 )
-from pipeline.session.entries import CompactionEntry, Entry
+from pipeline.session.entries import CompactionEntry, CustomEntry, Entry
+from pipeline.session.masks import MASK_TYPE
 from pipeline.js import date_ms, js_get
 from pipeline.session.messages import AgentMessage, AssistantMessage, parse_message
 
@@ -70,9 +71,11 @@ class CurrentModel:
 def latest_compaction_time(branch: Sequence[Entry]) -> Optional[float]:
     """Epoch ms of the latest ``compaction`` entry on the branch (root → leaf), or ``None``
     when there is none. An unparseable timestamp gives ``nan`` (pi's ``Invalid Date``:
-    every comparison with it is false)."""
+    every comparison with it is false). A mask entry (``compaction.strategy``
+    ``mask_tool_results``, :mod:`pipeline.session.masks`) counts as a compaction: replies
+    before it report the unmasked size."""
     for entry in reversed(branch):
-        if isinstance(entry, CompactionEntry):
+        if isinstance(entry, CompactionEntry) or (isinstance(entry, CustomEntry) and entry.custom_type == MASK_TYPE):
             ms = date_ms(js_get(entry.raw, "timestamp"))
             return math.nan if ms is None else float(ms)
     return None
