@@ -240,6 +240,9 @@ class Checker:
         """The rules that need the model's window: ``name`` says where ``window`` came from."""
         c = self.profile.compaction
         own = name == "summarizer.context_window"
+        if c.trigger is not None:  # a declared trigger has its own threshold
+            self.model_window(("compaction", "trigger"), c, window, name)
+            return
         threshold = window - c.reserve_tokens
         model = f"a {window}-token model window ({name})"
         if threshold <= 0:
@@ -315,22 +318,20 @@ class Checker:
                 self.add(path, f"`{key}` is not `provider/model`", "write the provider, a slash, the model id")
             if override.context_window is not None:
                 self.model_window(path, c.for_model(*key.split("/", 1)), override.context_window)
-        window = self.profile.summarizer.context_window
-        if window is not None and c.trigger is not None:
-            self.model_window(("compaction", "trigger"), c, window)
 
-    def model_window(self, path: tuple, settings, window: int) -> None:
+    def model_window(self, path: tuple, settings, window: int, name: str | None = None) -> None:
         """One model's settings against its window: a positive threshold above what is kept."""
         threshold = settings.threshold(window)
+        where = f"a window of {window}" + (f" ({name})" if name else "")
         if threshold <= 0:
-            self.add(path, f"compaction would fire on every turn: the threshold for a window of {window} is "
+            self.add(path, f"compaction would fire on every turn: the threshold for {where} is "
                      f"{threshold:g} tokens", "lower reserve_tokens or raise percent_of_window")
         elif threshold > window:
-            self.add(path, f"compaction never fires in a window of {window}: the threshold is {threshold:g} tokens",
+            self.add(path, f"compaction never fires in {where}: the threshold is {threshold:g} tokens",
                      "the context overflows first; lower the trigger", warning=True)
         elif settings.keep_recent_tokens >= threshold:
             self.add(path, f"keep_recent_tokens ({settings.keep_recent_tokens}) must be below the threshold "
-                     f"({threshold:g}) in a window of {window}",
+                     f"({threshold:g}) in {where}",
                      "what compaction keeps would already be over the threshold, so every turn would compact again")
 
     # ------------------------------------------------------------------ summary, summarizer

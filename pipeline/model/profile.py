@@ -300,7 +300,9 @@ class BranchSummarySettings(Strict):
 class ReserveTrigger(Strict):
     """pi's rule: compact above ``window - reserve_tokens``."""
 
-    reserve_tokens: int = Field(ge=0, le=MAX_TOKENS, description="compact when fewer than this many tokens of the window are left")
+    reserve_tokens: int = Field(
+        ge=0, le=MAX_TOKENS, description="compact when fewer than this many tokens of the window are left"
+    )
 
 
 class PercentTrigger(Strict):

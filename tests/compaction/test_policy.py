@@ -264,3 +264,14 @@ def test_compact_command_runs_a_strategy_and_a_models_override(copy_session, cap
     assert code == 0 and out.startswith("cut:") and "keep_recent_tokens 2000" in out
     code, out, err = run(capsys, "compact", str(fresh), "--profile", str(profile), "--for-model", "p/m")
     assert code == 0 and "appended compaction" in err and out.startswith("## Goal")
+
+
+def test_validate_model_window_checks_a_declared_trigger(tmp_path, capsys):
+    path = tmp_path / "w.yaml"
+    path.write_text("extends: builtin:default\nname: w\ncompaction:\n  trigger: {percent_of_window: 50}\n"
+                    "  keep_recent_tokens: 30000\n", encoding="utf-8")
+    code, out, err = run(capsys, "validate", str(path), "--model-window", "50000", "--model-window", "200000")
+    text = out + err
+    assert code == 1 and f"{path}:4:3: compaction.trigger: keep_recent_tokens (30000) must be below the threshold " \
+        "(25000) in a window of 50000 (--model-window)" in text
+    assert "200000" not in text  # 100000 is above what is kept there
