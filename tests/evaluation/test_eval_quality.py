@@ -114,3 +114,20 @@ def test_html_report_opens_in_chromium(tmp_path, capsys):
 def test_write_corpus(tmp_path):
     paths = write_corpus(tmp_path, 3, segments=1, turns=2, result_chars=100)
     assert [p.name for p in paths] == ["gen-0000.jsonl", "gen-0001.jsonl", "gen-0002.jsonl"]
+
+
+def test_eval_with_an_http_summarizer_on_the_loopback_server(capsys, monkeypatch):
+    from pipeline.testing.loopback import LoopbackServer
+
+    good = "\n\n".join(f"## {h}\n- x" for h in ("Goal", "Constraints & Preferences", "Progress", "Key Decisions",
+                                                 "Next Steps"))
+    monkeypatch.setenv("LOOPBACK_KEY", "k-loopback")
+    with LoopbackServer([{"text": "cut", "stopReason": "length"}, good]) as server:
+        code = main(["eval", "--generated", "1", "--strategy", "summarize", "--format", "json", "--llm", "openai",
+                     "--model", "m", "--base-url", server.openai_base_url, "--api-key-env", "LOOPBACK_KEY"])
+        calls = len(server.bodies)
+    data = json.loads(capsys.readouterr().out)
+    row = data["strategies"][0]
+    assert code == 0 and data["summarizer"] == "openai"
+    assert calls > 5 and 0 < row["validity"] < 1  # the first answer was cut off and asked for again
+    assert row["recall"]["5"] < row["recall"]["1"]
