@@ -188,3 +188,39 @@ def test_a_key_from_the_environment_is_sent_but_never_printed(capsys, monkeypatc
     assert code != 0 and echo_server.keys and set(echo_server.keys) == {KEY}  # the key was really sent
     assert_no_key(text)
     assert session.read_bytes() == before
+
+
+# --------------------------------------------------------------------------- run and chat
+
+
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_run_and_chat_refuse_a_key_given_as_a_name_or_in_a_url(capsys, tmp_path, command):
+    """`run` and `chat` set the same profile values through the same override path."""
+    session = tmp_path / "new.jsonl"
+    tail = ["hi"] if command == "run" else []
+    for flag, value, problem in (("--api-key-env", KEY, "summarizer.api_key_env: "),
+                                 ("--base-url", f"http://user:{KEY}@127.0.0.1:9/v1", "summarizer.base_url: ")):
+        code, text = run(capsys, command, "--session", str(session), "--new", "--model", "m", flag, value, *tail)
+        assert code == 1 and text.startswith(f"{flag}: {problem}"), text
+        assert_no_key(text)
+        assert not session.exists()  # refused before anything is written
+
+
+def test_a_chat_client_built_directly_refuses_a_key_as_the_name():
+    from pipeline.llm import LLMConfigError
+    from pipeline.llm.chat import ChatClient
+    from pipeline.runtime import ModelInfo
+
+    model = ModelInfo(id="m", provider="openai", api="openai-completions", context_window=1000, max_tokens=10)
+    with pytest.raises(LLMConfigError) as refused:
+        ChatClient("openai", model=model.target(), aborted_text="x", api_key_env=KEY)
+    assert_no_key(str(refused.value) + repr(refused.value)) and HINT in str(refused.value)
+
+
+def test_run_sends_a_key_from_the_environment_but_never_prints_it(capsys, monkeypatch, tmp_path, echo_server):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    session = tmp_path / "new.jsonl"
+    url = f"http://127.0.0.1:{echo_server.server_address[1]}/v1"
+    code, text = run(capsys, "run", "--session", str(session), "--new", "--model", "m", "--base-url", url, "hi")
+    assert code == 3 and echo_server.keys and set(echo_server.keys) == {KEY}, text
+    assert_no_key(text + session.read_text())

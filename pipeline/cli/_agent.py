@@ -39,6 +39,23 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-tokens", metavar="N", type=positive, help="the model's maximum output tokens")
 
 
+#: Flags that set a profile value (the one override path: checked as the profile's last
+#: layer, problems name the flag, a key given as a name or in a URL is refused unshown).
+#: `--context-window` and `--max-tokens` describe the chat model, not the summarizer: no override.
+PROFILE_FLAGS = {
+    "--model": ("summarizer.model", "model"),
+    "--base-url": ("summarizer.base_url", "base_url"),
+    "--api-key-env": ("summarizer.api_key_env", "api_key_env"),
+}
+
+
+def profile_overrides(args: argparse.Namespace) -> tuple[dict, dict]:
+    """The flags given, as dotted profile overrides and the flag that set each."""
+    given = {key: (flag, getattr(args, attr)) for flag, (key, attr) in PROFILE_FLAGS.items()
+             if getattr(args, attr) is not None}
+    return {key: value for key, (_, value) in given.items()}, {key: flag for key, (flag, _) in given.items()}
+
+
 @dataclass
 class AgentSetup:
     agent: Any
@@ -63,7 +80,7 @@ def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
     from pipeline.runtime.tools import OPT_IN, READ_ONLY, builtin_tools
     from pipeline.session import SessionFile
 
-    pipeline = compile_profile(args.profile)
+    pipeline = compile_profile(args.profile, *profile_overrides(args))
     profile = pipeline.profile
     if profile.runtime is None:
         raise PipelineError(Problem("the profile has no `runtime` block, which `pipeline run` needs",

@@ -28,7 +28,7 @@ from pipeline.llm.convert import (
     from_openai_stream,
 )
 from pipeline.llm.errors import LLMError, one_line, redact
-from pipeline.llm.factory import CLIENTS
+from pipeline.llm.factory import CLIENTS, _check_env_name
 
 _DONE = object()
 
@@ -46,6 +46,8 @@ class ChatClient:
                  clock: Callable[[], float] = lambda: float(int(time.time() * 1000)), **options: Any) -> None:
         if wire not in CLIENTS:
             raise ValueError(f"unknown wire format {wire!r}; expected one of {', '.join(CLIENTS)}")
+        if api_key_env is not None:
+            _check_env_name(api_key_env)  # a key given as the name is refused, never shown
         self.wire, self.model, self.aborted_text, self.clock = wire, model, aborted_text, clock
         self._http = CLIENTS[wire](model=model.id, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
                                    env=env, **options)
