@@ -77,8 +77,10 @@ class Agent:
         if step.action == "fail":
             self._emit(ev.Failure(step.error or "the run failed"))
         self._emit(ev.RunEnd(answer, step.reply.stop_reason))
-        return RunResult(answer, step.reply.stop_reason, step.error if step.action == "fail" else None,
-                         tuple(self._events))
+        error = step.error if step.action == "fail" else None
+        if error is None and step.reply.stop_reason == "error":  # e.g. an overflow with nothing to compact
+            error = step.reply.error_message or "the model reported an error"
+        return RunResult(answer, step.reply.stop_reason, error, tuple(self._events))
 
     def _turns(self, cancel: threading.Event) -> Next:
         conv, index = self.conversation, 0

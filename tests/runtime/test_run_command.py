@@ -96,6 +96,23 @@ def test_a_second_overflow_is_a_failure(project, capsys):
     assert "the run failed" in err and "overflows" in err and "loopback-key" not in err
 
 
+def test_an_overflow_with_nothing_left_to_compact_is_a_failure_not_an_empty_answer(project, capsys):
+    """Right after a compaction nothing is left to summarize: the run ends on the error
+    reply (as pi's does), and the command says so with exit 3 instead of printing nothing."""
+    with RoutedServer([LONG], ["unused"]) as server:
+        assert _run(project, server, LONG, str(project / "small.yaml"), new=True) == 0
+    with RoutedServer([OVERFLOW], ["## Goal\nshort"]) as server:
+        assert _run(project, server, "second", str(project / "small.yaml")) == 3  # compacted, then fails again
+    capsys.readouterr()
+    before = (project / "s.jsonl").read_bytes()
+    with RoutedServer([OVERFLOW], ["## Goal\nshort"]) as server:
+        code = _run(project, server, "third", str(project / "small.yaml"))
+    out, err = capsys.readouterr()
+    assert code == 3 and out == "", (code, out, err)
+    assert "the run failed" in err and "prompt is too long" in err
+    assert (project / "s.jsonl").read_bytes().startswith(before)  # nothing lost
+
+
 def test_an_unreachable_endpoint_is_a_clear_error_and_loses_nothing(project, capsys, tmp_path):
     overlay = tmp_path / "quick.yaml"
     overlay.write_text("extends: builtin:default\nname: quick\nretry: {base_delay_ms: 1, max_retries: 1}\n")
