@@ -5,7 +5,7 @@ back (error messages, quoted error bodies, retry and progress lines, printed req
 goes through a :class:`Redactor` first. It hides three things:
 
 * **known secret values** (the API key read from the environment, the password of a URL's
-  user info), wherever they appear, also JSON-escaped (``\\/`` for ``/``) or URL-encoded;
+  user info; at least :data:`MIN_SECRET_CHARS` long), wherever they appear, also JSON-escaped (``\\/`` for ``/``) or URL-encoded;
   a text cut short (``truncated=True``) also loses a secret's beginning at its very end;
 * **URL user info**: ``https://user:password@host`` becomes ``https://***@host``;
 * **credential headers echoed back** by a server: the value of ``Authorization``,
@@ -25,6 +25,9 @@ from typing import Iterable, Mapping
 from urllib.parse import quote, unquote, urlsplit
 
 MASK = "***"
+#: A value shorter than this is no key but a placeholder (``OPENAI_API_KEY=x`` for a local
+#: server): hidden by value, every such letter of every message would become ``***``.
+MIN_SECRET_CHARS = 4
 
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s?#\"'<>]*@")
 _HEADER = re.compile(
@@ -49,7 +52,8 @@ class Redactor:
     """Hides known secret values, URL user info and echoed credential headers (see the module)."""
 
     def __init__(self, secrets: Iterable[str | None] = ()) -> None:
-        values = {form for secret in secrets if secret for form in _variants(secret)}
+        values = {form for secret in secrets if secret and len(secret) >= MIN_SECRET_CHARS
+                  for form in _variants(secret)}
         self._values = tuple(sorted(values, key=len, reverse=True))
 
     @property

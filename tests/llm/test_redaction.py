@@ -98,3 +98,10 @@ def test_secrets_is_a_bottom_layer():
     for name in imported:
         top = name.split(".")[0]
         assert top in sys.stdlib_module_names or name == "pipeline.errors" or top == "__future__", name
+
+
+def test_a_placeholder_key_too_short_to_be_one_does_not_mangle_messages():
+    """`OPENAI_API_KEY=x` (a local server checks none): the error text stays readable."""
+    text = 'prompt is too long: 213456 tokens > 200000 maximum (context_length_exceeded)'
+    assert redact(text, ["x"]) == text and redact(text, ["too"]) == text
+    assert redact("key: long", ["long"]) == "key: ***"  # from four characters on, hidden
