@@ -13,9 +13,9 @@ from pathlib import Path
 
 from pipeline.errors import Problem
 
-from pipeline.source.chain import BUILTIN, Layer, builtin_names, display_path, read_chain
+from pipeline.source.chain import BUILTIN, builtin_names, display_path, read_chain
 from pipeline.source.merge import merge_layers
-from pipeline.source.reader import MAX_BYTES, MAX_DEPTH, MAX_NODES, parse
+from pipeline.source.reader import parse
 from pipeline.source.tree import SourceEntry, SourceMap, Span, flatten
 
 
@@ -40,10 +40,6 @@ def load_merged_with_warnings(path: Path, label: str) -> tuple[object, SourceMap
 
 __all__ = [
     "BUILTIN",
-    "Layer",
-    "MAX_BYTES",
-    "MAX_DEPTH",
-    "MAX_NODES",
     "SourceEntry",
     "SourceMap",
     "Span",
@@ -53,5 +49,4 @@ __all__ = [
     "load_merged",
     "load_merged_with_warnings",
     "parse",
-    "read_chain",
 ]
