@@ -72,3 +72,42 @@ def test_an_indirect_import_breaks_a_forbidden_contract(tmp_path, capsys, cache_
                                'forbidden_modules = ["pipeline.compiler"]\n')
     kept, out = _lint(config, capsys, cache_dir)
     assert not kept and "pipeline.facade" in out
+
+
+#: The names the root package loads on first use (``pipeline/__init__.py``'s ``_LAZY``).
+_ROOT_LAZY = set(__import__("pipeline")._LAZY)
+_BELOW_THE_FACADE = ("templates", "prompt", "session", "compaction", "llm", "runtime", "compiler", "checks",
+                     "source", "model", "agentdir", "resources", "js", "secrets", "gcpause", "errors", "codes")
+
+
+def _root_imports(path: Path) -> list[str]:
+    """Names a module takes from the root package: ``from pipeline import X`` and ``pipeline.X``
+    after ``import pipeline`` (import-linter sees only an import of ``pipeline`` itself)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = [a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "pipeline" and not n.level
+             for a in n.names]
+    if any(isinstance(n, ast.Import) and any(a.name == "pipeline" for a in n.names) for n in ast.walk(tree)):
+        names += [n.attr for n in ast.walk(tree)
+                  if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "pipeline"]
+    return names
+
+
+def test_no_layer_below_the_facade_reaches_it_through_the_root_package():
+    """``from pipeline import compile_profile`` in a stage would be an arrow back to the facade
+    that the contracts cannot see (the root package loads it lazily)."""
+    found = {}
+    for name in _BELOW_THE_FACADE:
+        base = ROOT / "pipeline" / name
+        for path in ([*base.rglob("*.py")] if base.is_dir() else [base.with_suffix(".py")]):
+            used = _ROOT_LAZY.intersection(_root_imports(path))
+            if used:
+                found[str(path.relative_to(ROOT))] = sorted(used)
+    assert found == {}
+
+
+def test_the_root_package_check_can_fail(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from pipeline import compile_profile\n    import pipeline\n    return pipeline.Pipeline\n")
+    assert sorted(_ROOT_LAZY.intersection(_root_imports(module))) == ["Pipeline", "compile_profile"]
