@@ -1,0 +1,182 @@
+"""The part every adapter shares: a framework's message list kept as a pi session.
+
+A framework owns its loop and its message list; the :class:`ContextBridge` keeps the same
+conversation as a pi 0.84.0 JSONL session (the record), and applies the profile's policy
+to it through the facade:
+
+* :meth:`ContextBridge.system_prompt` renders the profile's system prompt for the tools the
+  framework will really send;
+* :meth:`ContextBridge.sync` appends the messages the framework added (pi message JSON,
+  converted by the adapter) and, given the prompt that starts a new run, first runs the
+  compaction check our own loop runs after a run (:func:`pipeline.runtime.check_compaction`,
+  phase ``after_run``, on the last reply with the in-memory context), then appends the
+  prompt, so the entries come in the order our loop writes them;
+  :meth:`ContextBridge.after_run` runs the same check at once (a host that knows a run
+  just ended). When it compacts (:meth:`Pipeline.compact`, the profile's summarizer), the
+  new context comes back: the profile's summary message and the kept messages
+  (:meth:`Pipeline.project`), which the adapter hands back to the framework.
+
+Only threshold compaction happens here: a provider error surfaces in the framework as an
+exception, not as a recorded reply, so overflow recovery stays with our own loop.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence, Union
+
+from pipeline.facade import Pipeline, compile_profile
+from pipeline.prompt import RenderContext
+from pipeline.runtime import CompactionDecision, CurrentModel, check_compaction, latest_compaction_time
+from pipeline.session import SessionFile
+
+__all__ = ["Compaction", "ContextBridge", "require"]
+
+JSON = dict
+
+
+def require(module: str, extra: str) -> Any:
+    """Import a framework, or fail naming the extra that installs it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise ImportError(
+            f"this adapter needs {module.split('.')[0]}: pip install 'context-pipeline[{extra}]'"
+        ) from err
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """One compaction the bridge ran: the check's decision and the facade's result."""
+
+    decision: CompactionDecision
+    result: Any
+    messages: tuple[JSON, ...]
+
+
+class ContextBridge:
+    """A framework conversation recorded as a pi session, with the profile's policy.
+
+    ``profile``: a :class:`Pipeline`, a compiled profile or a profile name/path;
+    ``session``: a :class:`SessionFile` or a path (created when missing); ``context_window``
+    (and ``model``/``provider``, the reply's identity in the session) describe the model the
+    framework talks to; ``client``: the summary client (default: the profile's summarizer);
+    ``context``: a :class:`RenderContext` for everything but the tools (default: ``cwd``);
+    ``tool_snippets``: one-line snippets of tools the profile's catalog does not describe.
+    """
+
+    def __init__(
+        self, profile: Union[Pipeline, Any, str], session: Union[SessionFile, str, os.PathLike], *,
+        context_window: int, model: str = "model", provider: str = "openai", api: str = "openai-completions",
+        max_tokens: int = 0, cwd: Optional[str] = None, client: Any = None,
+        context: Optional[RenderContext] = None, tool_snippets: Optional[Mapping[str, str]] = None,
+    ) -> None:
+        self.pipeline = profile if isinstance(profile, Pipeline) else compile_profile(profile)
+        self.cwd = cwd or os.getcwd()
+        self.session = _open(session, self.cwd)
+        self.model = CurrentModel(provider, model, context_window, max_tokens)
+        self.api = api
+        self.client = client
+        self.context = context or RenderContext(cwd=self.cwd)
+        self.tool_snippets = dict(tool_snippets or {})
+        self.compactions: list[Compaction] = []
+        self._last_ms = 0
+
+    # ------------------------------------------------------------------ prompt
+
+    def system_prompt(self, tools: Sequence[str]) -> str:
+        """The profile's system prompt for exactly ``tools`` (in the order given)."""
+        snippets = {**self.context.tool_snippets, **self.tool_snippets}
+        context = self.context.replace(tools=tuple(tools), tool_snippets=snippets)
+        return self.pipeline.render_system_prompt(context)
+
+    # ------------------------------------------------------------------ messages
+
+    def now(self) -> int:
+        """A message timestamp (epoch ms), strictly increasing across the bridge's messages."""
+        self._last_ms = max(int(time.time() * 1000), self._last_ms + 1)
+        return self._last_ms
+
+    def reply_fields(self) -> JSON:
+        """pi's identity fields of an assistant reply from this model."""
+        return {"api": self.api, "provider": self.model.provider, "model": self.model.id}
+
+    def sync(self, new: Sequence[JSON], prompt: Optional[Sequence[JSON]] = None) -> Optional[list[JSON]]:
+        """Append ``new`` (pi message JSON the framework added) to the session; with
+        ``prompt`` (the messages that start a new run), check and maybe compact first, then
+        append the prompt. Returns the context after a compaction (pi LLM messages, the
+        prompt included), else ``None``."""
+        for message in new:
+            self.session.append_message(message)
+        if prompt is None:
+            return None
+        compacted = self._check()
+        for message in prompt:
+            self.session.append_message(message)
+        return None if compacted is None else self._compacted(*compacted)
+
+    def after_run(self) -> Optional[list[JSON]]:
+        """The check our loop runs after a run, on the session as it is: the context after a
+        compaction (pi LLM messages), else ``None``."""
+        compacted = self._check()
+        return None if compacted is None else self._compacted(*compacted)
+
+    def _compacted(self, decision: CompactionDecision, result: Any) -> list[JSON]:
+        messages = [m.raw for m in self.pipeline.project(self.session).messages]
+        self.compactions.append(Compaction(decision, result, tuple(messages)))
+        return messages
+
+    def _check(self) -> Optional[tuple[CompactionDecision, Any]]:
+        decision = self.decision()
+        if decision.action != "compact":
+            return None
+        return decision, self.pipeline.compact(self.session, self.client)
+
+    def decision(self) -> CompactionDecision:
+        """What the check would decide now (on the session's last reply), for callers and tests."""
+        branch = self.session.path_to()
+        reply = _last_reply(branch)
+        if reply is None:
+            return CompactionDecision()
+        return check_compaction(
+            reply, phase="after_run", model=self.model, latest_compaction_ms=latest_compaction_time(branch),
+            messages=self.pipeline.project(self.session).agent_messages, settings=self.pipeline.profile.compaction,
+        )
+
+
+def _open(session: Union[SessionFile, str, os.PathLike], cwd: str) -> SessionFile:
+    if isinstance(session, SessionFile):
+        return session
+    path = Path(session)
+    if path.exists():
+        return SessionFile.open(path)
+    return SessionFile.create(path, cwd=cwd)
+
+
+def _last_reply(branch: Sequence[Any]) -> Optional[Any]:
+    for entry in reversed(branch):
+        message = getattr(entry, "message", None)
+        if message is not None and getattr(message, "role", None) == "assistant":
+            return message
+    return None
+
+
+def usage_json(input: int = 0, output: int = 0, cache_read: int = 0, cache_write: int = 0) -> JSON:
+    """pi's usage record (no prices here: cost 0, as pi records for an unknown model)."""
+    total = input + output + cache_read + cache_write
+    cost = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    return {"input": input, "output": output, "cacheRead": cache_read, "cacheWrite": cache_write,
+            "totalTokens": total, "cost": cost}
+
+
+def text_of(content: Any) -> str:
+    """The text of pi content (a string or blocks)."""
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text") or "" for b in content or () if b.get("type") == "text")
+

@@ -1,0 +1,141 @@
+"""LangChain v1: the profile as an ``AgentMiddleware`` (``pip install 'context-pipeline[langchain]'``).
+
+::
+
+    from pipeline.adapters.langchain import ProfileMiddleware
+
+    middleware = ProfileMiddleware.create("default", "chat.jsonl", context_window=200_000)
+    agent = create_agent(model, tools=[...], middleware=[middleware])
+    state = agent.invoke({"messages": [HumanMessage("hi")]})
+
+``before_model`` records the new messages in the pi session and, when a run starts (the
+state ends with a user message), runs the profile's compaction check; when it compacts, the
+state's messages become the summary message and the kept messages. ``wrap_model_call``
+sets the system message to the profile's prompt for the tools of that request (a system
+prompt given to ``create_agent`` follows it). ``after_agent`` records the final reply.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Iterable, Optional
+
+from pipeline.adapters._bridge import JSON, ContextBridge, require, text_of, usage_json
+
+require("langchain.agents", "langchain")
+
+from langchain.agents.middleware import AgentMiddleware  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage  # noqa: E402
+from langgraph.graph.message import REMOVE_ALL_MESSAGES  # noqa: E402
+
+__all__ = ["ProfileMiddleware", "from_pi", "to_pi"]
+
+
+class ProfileMiddleware(AgentMiddleware):
+    """The profile's system prompt and compaction policy for ``create_agent``."""
+
+    def __init__(self, bridge: ContextBridge) -> None:
+        super().__init__()
+        self.bridge = bridge
+        self._known: set[str] = set()
+
+    @classmethod
+    def create(cls, profile: Any, session: Any, **bridge: Any) -> "ProfileMiddleware":
+        """A middleware over a new :class:`ContextBridge` (``bridge``: its keyword arguments)."""
+        return cls(ContextBridge(profile, session, **bridge))
+
+    def before_model(self, state: Any, runtime: Any) -> Optional[dict[str, Any]]:
+        messages = list(state["messages"])
+        new = [m for m in messages if m.id not in self._known]
+        self._known.update(m.id for m in new)
+        run_start = bool(new) and isinstance(new[-1], HumanMessage)
+        earlier, prompt = (new[:-1], new[-1:]) if run_start else (new, [])
+        context = self.bridge.sync(to_pi(earlier, self.bridge), to_pi(prompt, self.bridge) if run_start else None)
+        if context is None:
+            return None
+        kept = from_pi(context[:-1]) + prompt
+        self._known = {m.id for m in kept}
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *kept]}
+
+    def after_agent(self, state: Any, runtime: Any) -> None:
+        new = [m for m in state["messages"] if m.id not in self._known]
+        self._known.update(m.id for m in new)
+        self.bridge.sync(to_pi(new, self.bridge))
+        return None
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        return handler(self._with_prompt(request))
+
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        return await handler(self._with_prompt(request))
+
+    def _with_prompt(self, request: Any) -> Any:
+        tools = [t["name"] if isinstance(t, dict) else t.name for t in request.tools]
+        prompt = self.bridge.system_prompt(tools)
+        if request.system_message is not None and request.system_message.text:
+            prompt = prompt + "\n\n" + request.system_message.text
+        return request.override(system_message=SystemMessage(prompt))
+
+
+# --------------------------------------------------------------------------- LangChain -> pi
+
+
+def to_pi(messages: Iterable[Any], bridge: ContextBridge) -> list[JSON]:
+    """LangChain messages as pi message JSON (system messages are left out: the profile
+    gives the system prompt)."""
+    out: list[JSON] = []
+    for message in messages:
+        if isinstance(message, AIMessage):
+            out.append(_reply(message, bridge))
+        elif isinstance(message, ToolMessage):
+            out.append({"role": "toolResult", "toolCallId": message.tool_call_id, "toolName": message.name or "",
+                        "content": [{"type": "text", "text": message.text}], "isError": message.status == "error",
+                        "timestamp": bridge.now()})
+        elif isinstance(message, HumanMessage):
+            out.append({"role": "user", "content": [{"type": "text", "text": message.text}], "timestamp": bridge.now()})
+    return out
+
+
+def _reply(message: Any, bridge: ContextBridge) -> JSON:
+    content: list[JSON] = [{"type": "text", "text": message.text}] if message.text else []
+    content += [{"type": "toolCall", "id": c["id"], "name": c["name"], "arguments": c.get("args") or {}}
+                for c in message.tool_calls]
+    finish = (message.response_metadata or {}).get("finish_reason")
+    stop = "length" if finish == "length" else ("toolUse" if message.tool_calls else "stop")
+    return {"role": "assistant", "content": content, **bridge.reply_fields(), "usage": _usage(message.usage_metadata),
+            "stopReason": stop, "timestamp": bridge.now()}
+
+
+def _usage(usage: Any) -> JSON:
+    usage = usage or {}
+    details = usage.get("input_token_details") or {}
+    read, write = details.get("cache_read") or 0, details.get("cache_creation") or 0
+    return usage_json(max((usage.get("input_tokens") or 0) - read - write, 0), usage.get("output_tokens") or 0,
+                      read, write)
+
+
+# --------------------------------------------------------------------------- pi -> LangChain
+
+
+def from_pi(messages: Iterable[JSON]) -> list[Any]:
+    """pi LLM messages (user, assistant, toolResult) as LangChain messages, each with an id."""
+    out: list[Any] = []
+    for message in messages:
+        role, text, mid = message.get("role"), text_of(message.get("content")), str(uuid.uuid4())
+        if role == "assistant":
+            calls = [{"id": b.get("id"), "name": b.get("name"), "args": b.get("arguments") or {}, "type": "tool_call"}
+                     for b in message.get("content") or () if b.get("type") == "toolCall"]
+            out.append(AIMessage(content=text, tool_calls=calls, id=mid, usage_metadata=_metadata(message)))
+        elif role == "toolResult":
+            out.append(ToolMessage(content=text, tool_call_id=message.get("toolCallId"), name=message.get("toolName"),
+                                   status="error" if message.get("isError") else "success", id=mid))
+        else:
+            out.append(HumanMessage(content=text, id=mid))
+    return out
+
+
+def _metadata(message: JSON) -> Any:
+    u = message.get("usage") or {}
+    prompt = u.get("input", 0) + u.get("cacheRead", 0) + u.get("cacheWrite", 0)
+    return {"input_tokens": prompt, "output_tokens": u.get("output", 0), "total_tokens": prompt + u.get("output", 0),
+            "input_token_details": {"cache_read": u.get("cacheRead", 0), "cache_creation": u.get("cacheWrite", 0)}}

@@ -1,0 +1,122 @@
+"""What the three adapter tests share: one scripted conversation, the profile, and our own loop's answer.
+
+The conversation has three runs. Run 1 calls a tool and answers; run 2's answer reports a
+context beyond ``window - reserve``; so the compaction check our own loop runs after a run
+(``pipeline.runtime.check_compaction``) compacts after run 2, and the adapter must compact
+at the same place: after run 2's reply, before run 3's prompt is appended. The summary call
+goes to the same loopback server (the profile's summarizer points there).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from pipeline.facade import Pipeline, compile_profile
+from pipeline.runtime import CurrentModel, check_compaction, latest_compaction_time
+from pipeline.session import CompactionEntry, MessageEntry, SessionFile
+
+WINDOW = 4000
+RESERVE = 1000
+KEY_ENV = "ADAPTER_LOOPBACK_KEY"
+SUMMARY = "## Goal\nAnswer three questions about the fixture.\n\n## Progress\nLooked up the first one."
+PROMPTS = (
+    "First question: " + "describe the fixture in detail, " * 20,
+    "Second question: " + "compare the two fixtures carefully, " * 30,
+    "Third question: what is left?",
+)
+#: the scripted replies, in the order the framework and the summarizer ask for them
+REPLIES = [
+    {"toolCalls": [{"name": "lookup", "arguments": {"topic": "fixture"}, "id": "call_lookup_1"}],
+     "usage": {"input": 300, "output": 20}},
+    {"text": "The fixture is small.", "usage": {"input": 480, "output": 20}},
+    {"text": "They differ in size.", "usage": {"input": 3400, "output": 100}},   # 3500 > 4000 - 1000
+    SUMMARY,                                                                      # the summarizer's call
+    {"text": "Nothing is left.", "usage": {"input": 900, "output": 10}},
+]
+TOOL_RESULT = "fixture: 3 files"
+
+
+def profile(server: Any, monkeypatch: Any) -> Pipeline:
+    """The default profile with small limits and its summarizer on the loopback server."""
+    monkeypatch.setenv(KEY_ENV, "dummy-key")
+    return compile_profile("default", {
+        "summarizer.provider": "openai", "summarizer.base_url": server.openai_base_url,
+        "summarizer.model": "loopback-summarizer", "summarizer.api_key_env": KEY_ENV,
+        "compaction.reserve_tokens": RESERVE, "compaction.keep_recent_tokens": 200,
+        "summary.on_schema_violation": "warn",
+    })
+
+
+def messages(session: SessionFile) -> list[Any]:
+    return [e for e in session.path_to() if isinstance(e, (MessageEntry, CompactionEntry))]
+
+
+def our_loop_decisions(pipeline: Pipeline, session_path: Path, model: CurrentModel) -> list[tuple[int, str]]:
+    """Replay the adapter's session through our own loop's check: the messages in order,
+    ``check_compaction`` after each run (the reply before a user prompt, and the last one),
+    compacting in a copy where it says so. Returns ``(index of the reply, action)`` per run."""
+    entries = [e for e in SessionFile.open(session_path).path_to() if isinstance(e, MessageEntry)]
+    replay = SessionFile.create(session_path.with_name("replay.jsonl"), cwd="/")
+    decisions = []
+    for i, entry in enumerate(entries):
+        replay.append_message(entry.message.raw)
+        ends_run = entry.message.role == "assistant" and (i + 1 == len(entries) or entries[i + 1].message.role == "user")
+        if not ends_run:
+            continue
+        branch = replay.path_to()
+        decision = check_compaction(entry.message, phase="after_run", model=model,
+                                    latest_compaction_ms=latest_compaction_time(branch),
+                                    messages=pipeline.project(replay).agent_messages,
+                                    settings=pipeline.profile.compaction)
+        decisions.append((i, decision.action))
+        if decision.action == "compact":
+            plan = pipeline.plan_compaction(replay)
+            replay.append_compaction("(replayed)", plan.first_kept_entry_id, plan.tokens_before)
+    return decisions
+
+
+def compaction_positions(session_path: Path) -> list[int]:
+    """For each compaction entry: how many message entries come before it on the branch."""
+    out, count = [], 0
+    for entry in SessionFile.open(session_path).path_to():
+        if isinstance(entry, CompactionEntry):
+            out.append(count)
+        elif isinstance(entry, MessageEntry):
+            count += 1
+    return out
+
+
+def summary_message(pipeline: Pipeline) -> str:
+    """The user message the profile wraps a compaction summary in."""
+    words = pipeline.profile.summary.projection.compaction
+    return words.open.render({}) + SUMMARY + words.close.render({})
+
+
+def user_texts(body: dict) -> list[str]:
+    """The user messages' texts of an OpenAI chat request body."""
+    out = []
+    for m in body.get("messages") or ():
+        if m.get("role") != "user":
+            continue
+        content = m.get("content")
+        out.append(content if isinstance(content, str) else "".join(p.get("text", "") for p in content))
+    return out
+
+
+def system_text(body: dict) -> str:
+    return "\n\n".join(m["content"] if isinstance(m["content"], str) else "".join(p.get("text", "") for p in m["content"])
+                       for m in body.get("messages") or () if m.get("role") in ("system", "developer"))
+
+
+def model_bodies(server: Any) -> list[dict]:
+    """The framework's requests (the summarizer's call left out)."""
+    return [b for b in server.bodies if b.get("model") != "loopback-summarizer"]
+
+
+def assert_session_valid(path: Path, expected_roles: Sequence[str]) -> SessionFile:
+    session = SessionFile.open(path)
+    assert session.problems == []
+    roles = [e.message.role if isinstance(e, MessageEntry) else "compaction" for e in messages(session)]
+    assert roles == list(expected_roles)
+    return session

@@ -1,0 +1,63 @@
+"""The LangChain v1 middleware with the real langchain and langchain-openai against the loopback model server."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("langchain.agents", reason="the langchain extra (part of the test extra)")
+pytest.importorskip("langchain_openai", reason="the langchain extra (part of the test extra)")
+
+from langchain.agents import create_agent  # noqa: E402
+from langchain_core.messages import HumanMessage  # noqa: E402
+from langchain_core.tools import tool  # noqa: E402
+from langchain_openai import ChatOpenAI  # noqa: E402
+
+from pipeline.adapters.langchain import ProfileMiddleware  # noqa: E402
+from pipeline.testing.loopback import LoopbackServer  # noqa: E402
+from tests.adapters import adapter_common as common  # noqa: E402
+
+
+@tool
+def read(path: str) -> str:
+    """Read a file."""
+    return "unused"
+
+
+@tool
+def lookup(topic: str) -> str:
+    """Look a topic up."""
+    return common.TOOL_RESULT
+
+
+def test_three_runs_compact_where_our_loop_does(tmp_path, monkeypatch):
+    with LoopbackServer(common.REPLIES) as server:
+        pipeline = common.profile(server, monkeypatch)
+        middleware = ProfileMiddleware.create(pipeline, tmp_path / "chat.jsonl", context_window=common.WINDOW,
+                                              model="loopback-model", cwd=str(tmp_path))
+        model = ChatOpenAI(model="loopback-model", base_url=server.openai_base_url, api_key="dummy", max_retries=0)
+        agent = create_agent(model, tools=[read, lookup], middleware=[middleware])
+        messages, answers = [], []
+        for prompt in common.PROMPTS:
+            state = agent.invoke({"messages": [*messages, HumanMessage(prompt)]})
+            messages = state["messages"]
+            answers.append(messages[-1].text)
+        bodies = common.model_bodies(server)
+
+    assert answers == ["The fixture is small.", "They differ in size.", "Nothing is left."]
+    assert len(middleware.bridge.compactions) == 1
+    assert common.compaction_positions(tmp_path / "chat.jsonl") == [6]
+    decisions = common.our_loop_decisions(pipeline, tmp_path / "chat.jsonl", middleware.bridge.model)
+    assert decisions == [(3, "none"), (5, "compact"), (7, "none")]
+    # the state after the third run holds the summary, the kept turn and the third run
+    assert messages[0].text == common.summary_message(pipeline)
+    third = bodies[-1]
+    users = common.user_texts(third)
+    assert users[0] == common.summary_message(pipeline)
+    assert users[-1] == common.PROMPTS[2]
+    assert common.PROMPTS[0] not in users
+    tools = [t["function"]["name"] for t in third["tools"]]
+    assert tools == ["read", "lookup"]
+    assert common.system_text(third) == middleware.bridge.system_prompt(tools)
+    assert common.system_text(bodies[0]) == middleware.bridge.system_prompt(tools)
+    common.assert_session_valid(tmp_path / "chat.jsonl", [
+        "user", "assistant", "toolResult", "assistant", "user", "assistant", "compaction", "user", "assistant"])

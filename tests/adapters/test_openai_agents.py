@@ -1,0 +1,59 @@
+"""The OpenAI Agents SDK adapter with the real openai-agents against the loopback model server."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("agents", reason="the openai-agents extra (part of the test extra)")
+
+from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool  # noqa: E402
+from openai import AsyncOpenAI  # noqa: E402
+
+from pipeline.adapters.openai_agents import ProfileSession  # noqa: E402
+from pipeline.testing.loopback import LoopbackServer  # noqa: E402
+from tests.adapters import adapter_common as common  # noqa: E402
+
+
+@function_tool
+def read(path: str) -> str:
+    """Read a file."""
+    return "unused"
+
+
+@function_tool
+def lookup(topic: str) -> str:
+    """Look a topic up."""
+    return common.TOOL_RESULT
+
+
+def test_three_runs_compact_where_our_loop_does(tmp_path, monkeypatch):
+    with LoopbackServer(common.REPLIES) as server:
+        pipeline = common.profile(server, monkeypatch)
+        session = ProfileSession.create(pipeline, tmp_path / "chat.jsonl", context_window=common.WINDOW,
+                                        model="loopback-model", cwd=str(tmp_path))
+        client = AsyncOpenAI(base_url=server.openai_base_url, api_key="dummy", max_retries=0)
+        model = OpenAIChatCompletionsModel(model="loopback-model", openai_client=client)
+        agent = Agent(name="coder", instructions=session.instructions, tools=[read, lookup], model=model)
+        answers = []
+        for prompt in common.PROMPTS:
+            result = Runner.run_sync(agent, prompt, session=session,
+                                     run_config=session.run_config(tracing_disabled=True))
+            answers.append(result.final_output)
+        bodies = common.model_bodies(server)
+
+    assert answers == ["The fixture is small.", "They differ in size.", "Nothing is left."]
+    assert len(session.bridge.compactions) == 1
+    assert common.compaction_positions(tmp_path / "chat.jsonl") == [6]
+    decisions = common.our_loop_decisions(pipeline, tmp_path / "chat.jsonl", session.bridge.model)
+    assert decisions == [(3, "none"), (5, "compact"), (7, "none")]
+    third = bodies[-1]
+    users = common.user_texts(third)
+    assert users[0] == common.summary_message(pipeline)
+    assert users[-1] == common.PROMPTS[2]
+    assert common.PROMPTS[0] not in users
+    tools = [t["function"]["name"] for t in third["tools"]]
+    assert tools == ["read", "lookup"]
+    assert common.system_text(third) == session.bridge.system_prompt(tools)
+    assert common.system_text(bodies[0]) == session.bridge.system_prompt(tools)
+    common.assert_session_valid(tmp_path / "chat.jsonl", [
+        "user", "assistant", "toolResult", "assistant", "user", "assistant", "compaction", "user", "assistant"])

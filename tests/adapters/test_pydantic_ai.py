@@ -1,0 +1,67 @@
+"""The pydantic-ai adapter with the real pydantic-ai against the loopback model server."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pydantic_ai", reason="the pydantic-ai extra (part of the test extra)")
+
+from pydantic_ai import Agent  # noqa: E402
+from pydantic_ai.models.openai import OpenAIChatModel  # noqa: E402
+from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
+
+from pipeline.adapters.pydantic_ai import ProfileCapability  # noqa: E402
+from pipeline.testing.loopback import LoopbackServer  # noqa: E402
+from tests.adapters import adapter_common as common  # noqa: E402
+
+
+def _agent(server, capability):
+    model = OpenAIChatModel("loopback-model", provider=OpenAIProvider(base_url=server.openai_base_url, api_key="dummy"))
+    agent = Agent(model, capabilities=[capability])
+
+    @agent.tool_plain
+    def read(path: str) -> str:
+        """Read a file."""
+        return "unused"
+
+    @agent.tool_plain
+    def lookup(topic: str) -> str:
+        """Look a topic up."""
+        return common.TOOL_RESULT
+
+    return agent
+
+
+def test_three_runs_compact_where_our_loop_does(tmp_path, monkeypatch):
+    with LoopbackServer(common.REPLIES) as server:
+        pipeline = common.profile(server, monkeypatch)
+        capability = ProfileCapability.create(pipeline, tmp_path / "chat.jsonl", context_window=common.WINDOW,
+                                              model="loopback-model", cwd=str(tmp_path))
+        agent = _agent(server, capability)
+        history = None
+        answers = []
+        for prompt in common.PROMPTS:
+            result = agent.run_sync(prompt, message_history=history)
+            answers.append(result.output)
+            history = result.all_messages()
+        bodies = common.model_bodies(server)
+
+    assert answers == ["The fixture is small.", "They differ in size.", "Nothing is left."]
+    # one compaction, after run 2's reply: after 6 messages (prompt, call, result, answer, prompt, answer)
+    assert len(capability.bridge.compactions) == 1
+    assert common.compaction_positions(tmp_path / "chat.jsonl") == [6]
+    model = capability.bridge.model
+    assert common.our_loop_decisions(pipeline, tmp_path / "chat.jsonl", model) == [(3, "none"), (5, "compact"), (7, "none")]
+    # the third run's request starts with the profile's summary message, then the kept turn
+    third = bodies[-1]
+    users = common.user_texts(third)
+    assert users[0] == common.summary_message(pipeline)
+    assert users[-1] == common.PROMPTS[2]
+    assert common.PROMPTS[0] not in users
+    # the instructions are the profile's prompt for the tools the request carries
+    tools = [t["function"]["name"] for t in third["tools"]]
+    assert sorted(tools) == ["lookup", "read"]
+    assert common.system_text(third) == capability.bridge.system_prompt(tools)
+    assert common.system_text(bodies[0]) == capability.bridge.system_prompt(tools)
+    common.assert_session_valid(tmp_path / "chat.jsonl", [
+        "user", "assistant", "toolResult", "assistant", "user", "assistant", "compaction", "user", "assistant"])
