@@ -52,10 +52,12 @@ def messages(session: SessionFile) -> list[Any]:
     return [e for e in session.path_to() if isinstance(e, (MessageEntry, CompactionEntry))]
 
 
-def our_loop_decisions(pipeline: Pipeline, session_path: Path, model: CurrentModel) -> list[tuple[int, str]]:
+def our_loop_decisions(pipeline: Pipeline, session_path: Path, model: CurrentModel) -> list[tuple]:
     """Replay the adapter's session through our own loop's check: the messages in order,
     ``check_compaction`` after each run (the reply before a user prompt, and the last one),
-    compacting in a copy where it says so. Returns ``(index of the reply, action)`` per run."""
+    and where it compacts, the facade's plan (``Pipeline.plan_compaction``) appended as the
+    compaction. Returns ``(index of the reply, action)`` per run, and for a compaction
+    ``(index of the reply, action, index of the first kept message, tokensBefore)``."""
     entries = [e for e in SessionFile.open(session_path).path_to() if isinstance(e, MessageEntry)]
     replay = SessionFile.create(session_path.with_name("replay.jsonl"), cwd="/")
     decisions = []
@@ -69,11 +71,26 @@ def our_loop_decisions(pipeline: Pipeline, session_path: Path, model: CurrentMod
                                     latest_compaction_ms=latest_compaction_time(branch),
                                     messages=pipeline.project(replay).agent_messages,
                                     settings=pipeline.profile.compaction)
-        decisions.append((i, decision.action))
-        if decision.action == "compact":
-            plan = pipeline.plan_compaction(replay)
-            replay.append_compaction("(replayed)", plan.first_kept_entry_id, plan.tokens_before)
+        if decision.action != "compact":
+            decisions.append((i, decision.action))
+            continue
+        plan = pipeline.plan_compaction(replay)
+        kept = [e.id for e in replay.path_to() if isinstance(e, MessageEntry)].index(plan.first_kept_entry_id)
+        decisions.append((i, decision.action, kept, plan.tokens_before))
+        replay.append_compaction("(replayed)", plan.first_kept_entry_id, plan.tokens_before)
     return decisions
+
+
+def adapter_compactions(session_path: Path) -> list[tuple]:
+    """For each compaction entry the adapter wrote: ``(index of the reply before it,
+    "compact", index of the first kept message, tokensBefore)``, as :func:`our_loop_decisions` gives them."""
+    out, ids = [], []
+    for entry in SessionFile.open(session_path).path_to():
+        if isinstance(entry, MessageEntry):
+            ids.append(entry.id)
+        elif isinstance(entry, CompactionEntry):
+            out.append((len(ids) - 1, "compact", ids.index(entry.raw["firstKeptEntryId"]), entry.raw["tokensBefore"]))
+    return out
 
 
 def compaction_positions(session_path: Path) -> list[int]:

@@ -15,6 +15,7 @@ from langchain_openai import ChatOpenAI  # noqa: E402
 from pipeline.adapters.langchain import ProfileMiddleware  # noqa: E402
 from pipeline.testing.loopback import LoopbackServer  # noqa: E402
 from tests.adapters import adapter_common as common  # noqa: E402
+from tests.adapters.test_pi_sessions import DATA, shape  # noqa: E402
 
 
 @tool
@@ -46,8 +47,9 @@ def test_three_runs_compact_where_our_loop_does(tmp_path, monkeypatch):
     assert answers == ["The fixture is small.", "They differ in size.", "Nothing is left."]
     assert len(middleware.bridge.compactions) == 1
     assert common.compaction_positions(tmp_path / "chat.jsonl") == [6]
+    assert common.adapter_compactions(tmp_path / "chat.jsonl")[0][:3] == (5, "compact", 4)  # kept from run 2's prompt
     decisions = common.our_loop_decisions(pipeline, tmp_path / "chat.jsonl", middleware.bridge.model)
-    assert decisions == [(3, "none"), (5, "compact"), (7, "none")]
+    assert decisions == [(3, "none"), common.adapter_compactions(tmp_path / "chat.jsonl")[0], (7, "none")]
     # the state after the third run holds the summary, the kept turn and the third run
     assert messages[0].text == common.summary_message(pipeline)
     third = bodies[-1]
@@ -61,3 +63,16 @@ def test_three_runs_compact_where_our_loop_does(tmp_path, monkeypatch):
     assert common.system_text(bodies[0]) == middleware.bridge.system_prompt(tools)
     common.assert_session_valid(tmp_path / "chat.jsonl", [
         "user", "assistant", "toolResult", "assistant", "user", "assistant", "compaction", "user", "assistant"])
+    assert shape(tmp_path / "chat.jsonl") == shape(DATA / "langchain.jsonl")  # the file pi 0.84.0 opened
+
+
+def test_a_system_prompt_given_to_create_agent_follows_the_profiles(tmp_path):
+    with LoopbackServer(["Short answer."]) as server:
+        middleware = ProfileMiddleware.create("default", tmp_path / "chat.jsonl", context_window=common.WINDOW,
+                                              cwd=str(tmp_path))
+        model = ChatOpenAI(model="loopback-model", base_url=server.openai_base_url, api_key="dummy", max_retries=0)
+        agent = create_agent(model, tools=[lookup], system_prompt="Answer in one line.", middleware=[middleware])
+        state = agent.invoke({"messages": [HumanMessage("hi")]})
+        [body] = server.bodies
+    assert state["messages"][-1].text == "Short answer."
+    assert common.system_text(body) == middleware.bridge.system_prompt(["lookup"]) + "\n\nAnswer in one line."

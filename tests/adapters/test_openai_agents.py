@@ -12,6 +12,7 @@ from openai import AsyncOpenAI  # noqa: E402
 from pipeline.adapters.openai_agents import ProfileSession  # noqa: E402
 from pipeline.testing.loopback import LoopbackServer  # noqa: E402
 from tests.adapters import adapter_common as common  # noqa: E402
+from tests.adapters.test_pi_sessions import DATA, shape  # noqa: E402
 
 
 @function_tool
@@ -44,8 +45,9 @@ def test_three_runs_compact_where_our_loop_does(tmp_path, monkeypatch):
     assert answers == ["The fixture is small.", "They differ in size.", "Nothing is left."]
     assert len(session.bridge.compactions) == 1
     assert common.compaction_positions(tmp_path / "chat.jsonl") == [6]
+    assert common.adapter_compactions(tmp_path / "chat.jsonl")[0][:3] == (5, "compact", 4)  # kept from run 2's prompt
     decisions = common.our_loop_decisions(pipeline, tmp_path / "chat.jsonl", session.bridge.model)
-    assert decisions == [(3, "none"), (5, "compact"), (7, "none")]
+    assert decisions == [(3, "none"), common.adapter_compactions(tmp_path / "chat.jsonl")[0], (7, "none")]
     third = bodies[-1]
     users = common.user_texts(third)
     assert users[0] == common.summary_message(pipeline)
@@ -57,3 +59,17 @@ def test_three_runs_compact_where_our_loop_does(tmp_path, monkeypatch):
     assert common.system_text(bodies[0]) == session.bridge.system_prompt(tools)
     common.assert_session_valid(tmp_path / "chat.jsonl", [
         "user", "assistant", "toolResult", "assistant", "user", "assistant", "compaction", "user", "assistant"])
+    assert shape(tmp_path / "chat.jsonl") == shape(DATA / "openai_agents.jsonl")  # the file pi 0.84.0 opened
+
+
+def test_the_input_filter_puts_the_profile_first_before_an_agents_own_instructions(tmp_path):
+    with LoopbackServer(["Short answer."]) as server:
+        session = ProfileSession.create("default", tmp_path / "chat.jsonl", context_window=common.WINDOW,
+                                        cwd=str(tmp_path))
+        client = AsyncOpenAI(base_url=server.openai_base_url, api_key="dummy", max_retries=0)
+        model = OpenAIChatCompletionsModel(model="loopback-model", openai_client=client)
+        agent = Agent(name="coder", instructions="Answer in one line.", tools=[lookup], model=model)
+        result = Runner.run_sync(agent, "hi", run_config=session.run_config(tracing_disabled=True))
+        [body] = server.bodies
+    assert result.final_output == "Short answer."
+    assert common.system_text(body) == session.bridge.system_prompt(["lookup"]) + "\n\nAnswer in one line."

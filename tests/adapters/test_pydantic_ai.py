@@ -13,6 +13,7 @@ from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
 from pipeline.adapters.pydantic_ai import ProfileCapability  # noqa: E402
 from pipeline.testing.loopback import LoopbackServer  # noqa: E402
 from tests.adapters import adapter_common as common  # noqa: E402
+from tests.adapters.test_pi_sessions import DATA, shape  # noqa: E402
 
 
 def _agent(server, capability):
@@ -50,8 +51,9 @@ def test_three_runs_compact_where_our_loop_does(tmp_path, monkeypatch):
     # one compaction, after run 2's reply: after 6 messages (prompt, call, result, answer, prompt, answer)
     assert len(capability.bridge.compactions) == 1
     assert common.compaction_positions(tmp_path / "chat.jsonl") == [6]
-    model = capability.bridge.model
-    assert common.our_loop_decisions(pipeline, tmp_path / "chat.jsonl", model) == [(3, "none"), (5, "compact"), (7, "none")]
+    assert common.adapter_compactions(tmp_path / "chat.jsonl")[0][:3] == (5, "compact", 4)  # kept from run 2's prompt
+    decisions = common.our_loop_decisions(pipeline, tmp_path / "chat.jsonl", capability.bridge.model)
+    assert decisions == [(3, "none"), common.adapter_compactions(tmp_path / "chat.jsonl")[0], (7, "none")]
     # the third run's request starts with the profile's summary message, then the kept turn
     third = bodies[-1]
     users = common.user_texts(third)
@@ -65,3 +67,19 @@ def test_three_runs_compact_where_our_loop_does(tmp_path, monkeypatch):
     assert common.system_text(bodies[0]) == capability.bridge.system_prompt(tools)
     common.assert_session_valid(tmp_path / "chat.jsonl", [
         "user", "assistant", "toolResult", "assistant", "user", "assistant", "compaction", "user", "assistant"])
+    assert shape(tmp_path / "chat.jsonl") == shape(DATA / "pydantic_ai.jsonl")  # the file pi 0.84.0 opened
+
+
+def test_an_agents_own_instructions_follow_the_profiles(tmp_path):
+    with LoopbackServer(["Short answer."]) as server:
+        capability = ProfileCapability.create("default", tmp_path / "chat.jsonl", context_window=common.WINDOW,
+                                              cwd=str(tmp_path))
+        model = OpenAIChatModel("loopback-model",
+                                provider=OpenAIProvider(base_url=server.openai_base_url, api_key="dummy"))
+        agent = Agent(model, instructions="Answer in one line.", capabilities=[capability])
+        result = agent.run_sync("hi")
+        [body] = server.bodies
+    assert result.output == "Short answer."
+    system = common.system_text(body)
+    assert system.startswith(capability.bridge.system_prompt([]))
+    assert system.endswith("Answer in one line.")
