@@ -67,13 +67,14 @@ class ContextBridge:
     (and ``model``/``provider``, the reply's identity in the session) describe the model the
     framework talks to; ``client``: the summary client (default: the profile's summarizer);
     ``context``: a :class:`RenderContext` for everything but the tools (default: ``cwd``);
+    ``thinking_level``: recorded when the session is new (with the model);
     ``tool_snippets``: one-line snippets of tools the profile's catalog does not describe.
     """
 
     def __init__(
         self, profile: Union[Pipeline, Any, str], session: Union[SessionFile, str, os.PathLike], *,
         context_window: int, model: str = "model", provider: str = "openai", api: str = "openai-completions",
-        max_tokens: int = 0, cwd: Optional[str] = None, client: Any = None,
+        max_tokens: int = 0, thinking_level: str = "off", cwd: Optional[str] = None, client: Any = None,
         context: Optional[RenderContext] = None, tool_snippets: Optional[Mapping[str, str]] = None,
     ) -> None:
         self.pipeline = profile if isinstance(profile, Pipeline) else compile_profile(profile)
@@ -86,6 +87,9 @@ class ContextBridge:
         self.tool_snippets = dict(tool_snippets or {})
         self.compactions: list[Compaction] = []
         self._last_ms = 0
+        if not self.session.entries:  # a new session starts with its model and thinking level, as pi's does
+            self.session.append_model_change(provider, model)
+            self.session.append_thinking_level_change(thinking_level)
 
     # ------------------------------------------------------------------ prompt
 

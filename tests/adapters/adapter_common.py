@@ -137,3 +137,25 @@ def assert_session_valid(path: Path, expected_roles: Sequence[str]) -> SessionFi
     roles = [e.message.role if isinstance(e, MessageEntry) else "compaction" for e in messages(session)]
     assert roles == list(expected_roles)
     return session
+
+
+def our_loop_session(tmp_path: Path, monkeypatch: Any) -> Path:
+    """The same three runs through our own agent loop (``pipeline.runtime.Agent`` on
+    ``Pipeline.conversation``) against a loopback server with the same script; the session
+    file it leaves."""
+    from pipeline.runtime import Agent, ModelInfo, Tool, model_client
+    from pipeline.testing.loopback import LoopbackServer
+
+    path = tmp_path / "our-loop.jsonl"
+    with LoopbackServer(REPLIES) as server:
+        pipeline = profile(server, monkeypatch)
+        model = ModelInfo(id="loopback-model", provider="openai", context_window=WINDOW)
+        tools = [Tool(name=name, parameters={"type": "object", "properties": {}}, function=lambda args: TOOL_RESULT)
+                 for name in ("read", "lookup")]
+        conversation = pipeline.conversation(SessionFile.create(path, cwd=str(tmp_path)), model=model, tools=tools,
+                                             cwd=str(tmp_path), summarizer=pipeline.summary_client())
+        client = model_client(pipeline.profile, model, "openai", base_url=server.openai_base_url, api_key_env=KEY_ENV)
+        agent = Agent(conversation, client, wire="openai")
+        answers = [agent.run(prompt).answer for prompt in PROMPTS]
+    assert answers == ["The fixture is small.", "They differ in size.", "Nothing is left."]
+    return path

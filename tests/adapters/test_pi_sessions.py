@@ -35,7 +35,7 @@ def test_our_reader_sees_what_pi_sees(name):
     session = SessionFile.open(DATA / f"{name}.jsonl")
     assert session.problems == []
     opened = pi["session_open"]
-    assert len(session.entries) == opened["entryCount"] == 9
+    assert len(session.entries) == opened["entryCount"] == 11
     assert [e.id for e in session.path_to()] == opened["branch"]
     assert session.leaf_id == opened["leafId"]
     ours = compile_profile("default").project(session).messages
@@ -43,7 +43,7 @@ def test_our_reader_sees_what_pi_sees(name):
     assert [m.raw["role"] for m in ours] == [m["role"] for m in theirs] == ["user", "user", "assistant", "user",
                                                                             "assistant"]
     # the summary message is worded by each side's own texts around the same summary; the rest is equal
-    summary = session.path_to()[6].raw["summary"]
+    summary = session.path_to()[8].raw["summary"]
     assert summary in ours[0].raw["content"][0]["text"] and summary in theirs[0]["content"][0]["text"]
     assert [m.raw for m in ours[1:]] == theirs[1:]
 
@@ -51,5 +51,5 @@ def test_our_reader_sees_what_pi_sees(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_the_vectors_have_the_scenarios_shape(name):
     types = [t for t, _, _ in shape(DATA / f"{name}.jsonl")]
-    assert types == ["message"] * 6 + ["compaction"] + ["message"] * 2
-    assert [p for _, _, p in shape(DATA / f"{name}.jsonl")] == [None, 0, 1, 2, 3, 4, 5, 6, 7]
+    assert types == ["model_change", "thinking_level_change"] + ["message"] * 6 + ["compaction"] + ["message"] * 2
+    assert [p for _, _, p in shape(DATA / f"{name}.jsonl")] == [None, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]

@@ -68,6 +68,10 @@ def test_three_runs_compact_where_our_loop_does(tmp_path, monkeypatch):
     common.assert_session_valid(tmp_path / "chat.jsonl", [
         "user", "assistant", "toolResult", "assistant", "user", "assistant", "compaction", "user", "assistant"])
     assert shape(tmp_path / "chat.jsonl") == shape(DATA / "pydantic_ai.jsonl")  # the file pi 0.84.0 opened
+    # our own agent loop, same script: the same entries, and the same compaction
+    ours = common.our_loop_session(tmp_path, monkeypatch)
+    assert shape(tmp_path / "chat.jsonl") == shape(ours)
+    assert common.adapter_compactions(tmp_path / "chat.jsonl") == common.adapter_compactions(ours)
 
 
 def test_an_agents_own_instructions_follow_the_profiles(tmp_path):
