@@ -159,3 +159,9 @@ def our_loop_session(tmp_path: Path, monkeypatch: Any) -> Path:
         answers = [agent.run(prompt).answer for prompt in PROMPTS]
     assert answers == ["The fixture is small.", "They differ in size.", "Nothing is left."]
     return path
+
+
+def assert_summarized_by_profile(pipeline: Pipeline, bodies: Sequence[dict]) -> None:
+    """One summary call went to the profile's summarizer, with the profile's summary system prompt."""
+    [call] = [b for b in bodies if b.get("model") == "loopback-summarizer"]
+    assert system_text(call) == pipeline.profile.summary.system_prompt.render({})

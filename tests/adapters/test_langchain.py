@@ -43,6 +43,7 @@ def test_three_runs_compact_where_our_loop_does(tmp_path, monkeypatch):
             messages = state["messages"]
             answers.append(messages[-1].text)
         bodies = common.model_bodies(server)
+        common.assert_summarized_by_profile(pipeline, server.bodies)
 
     assert answers == ["The fixture is small.", "They differ in size.", "Nothing is left."]
     assert len(middleware.bridge.compactions) == 1

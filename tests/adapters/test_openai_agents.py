@@ -41,6 +41,7 @@ def test_three_runs_compact_where_our_loop_does(tmp_path, monkeypatch):
                                      run_config=session.run_config(tracing_disabled=True))
             answers.append(result.final_output)
         bodies = common.model_bodies(server)
+        common.assert_summarized_by_profile(pipeline, server.bodies)
 
     assert answers == ["The fixture is small.", "They differ in size.", "Nothing is left."]
     assert len(session.bridge.compactions) == 1

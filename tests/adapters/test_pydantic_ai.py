@@ -46,6 +46,7 @@ def test_three_runs_compact_where_our_loop_does(tmp_path, monkeypatch):
             answers.append(result.output)
             history = result.all_messages()
         bodies = common.model_bodies(server)
+        common.assert_summarized_by_profile(pipeline, server.bodies)
 
     assert answers == ["The fixture is small.", "They differ in size.", "Nothing is left."]
     # one compaction, after run 2's reply: after 6 messages (prompt, call, result, answer, prompt, answer)
