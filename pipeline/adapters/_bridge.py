@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
+from pipeline.compaction import Compacted
 from pipeline.facade import Pipeline, compile_profile
 from pipeline.prompt import RenderContext
 from pipeline.runtime import CompactionDecision, CurrentModel, check_compaction, latest_compaction_time
@@ -139,7 +140,8 @@ class ContextBridge:
         decision = self.decision()
         if decision.action != "compact":
             return None
-        return decision, self.pipeline.compact(self.session, self.client)
+        result = self.pipeline.compact(self.session, self.client)
+        return (decision, result) if isinstance(result, Compacted) else None  # else nothing to compact yet
 
     def decision(self) -> CompactionDecision:
         """What the check would decide now (on the session's last reply), for callers and tests."""

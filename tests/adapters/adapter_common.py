@@ -139,7 +139,21 @@ def assert_session_valid(path: Path, expected_roles: Sequence[str]) -> SessionFi
     return session
 
 
-def our_loop_session(tmp_path: Path, monkeypatch: Any) -> Path:
+#: a tool-call reply beyond the threshold in the middle of run 2: no compaction there (our
+#: loop checks after a run), one after run 2 because its last reply is beyond it too
+MID_RUN_PROMPTS = PROMPTS
+MID_RUN_REPLIES = [
+    {"text": "The fixture is small.", "usage": {"input": 480, "output": 20}},
+    {"toolCalls": [{"name": "lookup", "arguments": {"topic": "fixture"}, "id": "call_lookup_1"}],
+     "usage": {"input": 3500, "output": 20}},
+    {"text": "They differ in size.", "usage": {"input": 3600, "output": 20}},
+    SUMMARY,
+    {"text": "Nothing is left.", "usage": {"input": 900, "output": 10}},
+]
+
+
+def our_loop_session(tmp_path: Path, monkeypatch: Any, prompts: Sequence[str] = PROMPTS,
+                     replies: Sequence[Any] = REPLIES) -> Path:
     """The same three runs through our own agent loop (``pipeline.runtime.Agent`` on
     ``Pipeline.conversation``) against a loopback server with the same script; the session
     file it leaves."""
@@ -147,7 +161,7 @@ def our_loop_session(tmp_path: Path, monkeypatch: Any) -> Path:
     from pipeline.testing.loopback import LoopbackServer
 
     path = tmp_path / "our-loop.jsonl"
-    with LoopbackServer(REPLIES) as server:
+    with LoopbackServer(replies) as server:
         pipeline = profile(server, monkeypatch)
         model = ModelInfo(id="loopback-model", provider="openai", context_window=WINDOW)
         tools = [Tool(name=name, parameters={"type": "object", "properties": {}}, function=lambda args: TOOL_RESULT)
@@ -156,8 +170,8 @@ def our_loop_session(tmp_path: Path, monkeypatch: Any) -> Path:
                                              cwd=str(tmp_path), summarizer=pipeline.summary_client())
         client = model_client(pipeline.profile, model, "openai", base_url=server.openai_base_url, api_key_env=KEY_ENV)
         agent = Agent(conversation, client, wire="openai")
-        answers = [agent.run(prompt).answer for prompt in PROMPTS]
-    assert answers == ["The fixture is small.", "They differ in size.", "Nothing is left."]
+        answers = [agent.run(prompt).answer for prompt in prompts]
+    assert answers[-1] == "Nothing is left."
     return path
 
 

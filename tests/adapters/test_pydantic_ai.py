@@ -88,3 +88,19 @@ def test_an_agents_own_instructions_follow_the_profiles(tmp_path):
     system = common.system_text(body)
     assert system.startswith(capability.bridge.system_prompt([]))
     assert system.endswith("Answer in one line.")
+
+
+def test_a_reply_beyond_the_threshold_in_the_middle_of_a_run_waits_for_the_run_to_end(tmp_path, monkeypatch):
+    with LoopbackServer(common.MID_RUN_REPLIES) as server:
+        pipeline = common.profile(server, monkeypatch)
+        capability = ProfileCapability.create(pipeline, tmp_path / "chat.jsonl", context_window=common.WINDOW,
+                                              model="loopback-model", cwd=str(tmp_path))
+        agent = _agent(server, capability)
+        history = None
+        for prompt in common.MID_RUN_PROMPTS:
+            history = agent.run_sync(prompt, message_history=history).all_messages()
+    # run 1 (2 messages), run 2's prompt, call (3520 tokens: no compaction inside the run), result, answer
+    assert common.compaction_positions(tmp_path / "chat.jsonl") == [6]
+    ours = common.our_loop_session(tmp_path, monkeypatch, common.MID_RUN_PROMPTS, common.MID_RUN_REPLIES)
+    assert shape(tmp_path / "chat.jsonl") == shape(ours)
+    assert common.adapter_compactions(tmp_path / "chat.jsonl") == common.adapter_compactions(ours)
