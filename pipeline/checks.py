@@ -19,7 +19,7 @@ from typing import Any
 
 from pipeline.errors import Problem, did_you_mean
 from pipeline.model import Profile
-from pipeline.model.profile import When
+from pipeline.model.profile import DialectSource, When
 from pipeline.model.text import Text
 from pipeline.model.envname import ENV_NAME_HINT, SECRET_KEYS, env_name_problem, url_secret_problem  # noqa: F401
 from pipeline.model.variables import variables_for
@@ -27,7 +27,7 @@ from pipeline.source import SourceMap
 from pipeline.source.locate import SECTIONS, KeyNames, var_locations
 
 LIST_KINDS = ("tool_list", "rules", "context_files", "skills")
-TEMPLATE_KEYWORDS = ("project", "global")
+TEMPLATE_KEYWORDS = ("project", "global", "pi", "claude-code", "opencode", "gemini", "codex")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
 
@@ -58,12 +58,22 @@ def budgets(profile: Profile) -> Budgets:
     )
 
 
+def source_path(entry: object) -> str | None:
+    """The path a ``templates.sources`` entry names, or None for a keyword
+    (``project``, ``global``, a dialect) and a ``{dialect}`` without ``path``."""
+    if isinstance(entry, DialectSource):
+        return entry.path
+    return None if entry in TEMPLATE_KEYWORDS else str(entry)
+
+
 def template_source_path(profile: Profile, source_map: SourceMap, index: int) -> Path:
     """An explicit ``templates.sources`` path, resolved against the file that lists it."""
-    source = Path(profile.templates.sources[index]).expanduser()
+    raw = profile.templates.sources[index]
+    source = Path(source_path(raw) or "").expanduser()
     if source.is_absolute():
         return source
-    entry = source_map.get(("templates", "sources", index)) or source_map.get(("templates", "sources"))
+    key = ("templates", "sources", index)
+    entry = source_map.get((*key, "path")) or source_map.get(key) or source_map.get(("templates", "sources"))
     base = Path(entry.value.file).parent if entry else Path.cwd()
     return base / source
 
@@ -422,17 +432,17 @@ class Checker:
         for i, source in enumerate(sources):
             path = ("templates", "sources", i)
             if source in sources[:i]:
-                self.add(path, f"template source `{source}` is listed twice", warning=True, at_key=False)
+                self.add(path, f"template source `{_shown(source)}` is listed twice", warning=True, at_key=False)
                 continue
-            if source in TEMPLATE_KEYWORDS:
+            if source_path(source) is None:
                 continue
             resolved = template_source_path(self.profile, self.source_map, i)
             if not resolved.exists():
                 # A relative path is resolved against the profile file, so it exists or not
                 # wherever the agent runs: missing, it is a mistake (an error). An absolute or
                 # `~` path depends on the machine: a warning (an error under `validate --strict`).
-                relative = not Path(source).expanduser().is_absolute()
-                hint = did_you_mean(source, TEMPLATE_KEYWORDS)
+                relative = not Path(source_path(source)).expanduser().is_absolute()
+                hint = did_you_mean(source, TEMPLATE_KEYWORDS) if isinstance(source, str) else None
                 if relative and hint is None:
                     hint = "a relative path is read from the directory of the profile file that lists it"
                 self.add(path, f"template source {resolved} does not exist", hint, warning=not relative,
@@ -448,6 +458,12 @@ _RULE_CODES = {
     "summarizer": "profile.summarizer-rule",
     "templates": "profile.templates-rule",
 }
+
+
+def _shown(source: object) -> str:
+    if isinstance(source, DialectSource):
+        return f"{{dialect: {source.dialect}" + (f", path: {source.path}}}" if source.path else "}")
+    return str(source)
 
 
 def _fill_targets(schema) -> set[str]:

@@ -26,6 +26,7 @@ from pipeline.checks import (
     Budgets,
     budgets,
     check_profile,
+    source_path,
     template_source_path,
     variable_problems,
 )
@@ -42,7 +43,7 @@ PathLike = Union[str, os.PathLike]
 Overrides = Mapping[str, Any]
 
 __all__ = [
-    "LIST_KINDS", "TEMPLATE_KEYWORDS", "Budgets", "CompiledProfile", "LoadedProfile", "budgets", "compile_model",
+    "LIST_KINDS", "TEMPLATE_KEYWORDS", "Budgets", "source_path", "CompiledProfile", "LoadedProfile", "budgets", "compile_model",
     "compile_profile", "fingerprint", "load_profile", "resolve", "template_source_path",
 ]
 
@@ -90,10 +91,14 @@ class CompiledProfile:
         """``templates.sources`` in order: ``"global"``/``"project"`` as written, every
         other entry as a path resolved against the directory of the file that lists it."""
         sources = self.profile.templates.sources
-        return tuple(
-            s if s in TEMPLATE_KEYWORDS else _absolute(template_source_path(self.profile, self.source_map, i))
-            for i, s in enumerate(sources)
-        )
+        out: list = []
+        for i, s in enumerate(sources):
+            if source_path(s) is None:
+                out.append(s)
+                continue
+            resolved = _absolute(template_source_path(self.profile, self.source_map, i))
+            out.append(resolved if isinstance(s, str) else s.model_copy(update={"path": str(resolved)}))
+        return tuple(out)
 
 
 # --------------------------------------------------------------------------- front end

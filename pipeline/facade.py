@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Union
 
 from pipeline import compiler
-from pipeline.compiler import TEMPLATE_KEYWORDS, CompiledProfile, Overrides, template_source_path
+from pipeline.compiler import CompiledProfile, Overrides, source_path, template_source_path
 from pipeline.errors import Location, Problem
 from pipeline.model import Profile
 
@@ -320,17 +320,17 @@ def template_problems(pipeline: CompiledProfile) -> list[Problem]:
     lists explicitly in ``templates.sources`` (``global``/``project`` depend on where the
     agent runs, so they are not checked here). Missing paths are already compile warnings.
     """
-    from pipeline.templates import explicit_sources, load_sources
+    from pipeline.templates import load_sources, profile_sources
 
     problems: list[Problem] = []
     for i, source in enumerate(pipeline.profile.templates.sources):
-        if source in TEMPLATE_KEYWORDS or source in pipeline.profile.templates.sources[:i]:
+        if source_path(source) is None or source in pipeline.profile.templates.sources[:i]:
             continue
         path = template_source_path(pipeline.profile, pipeline.source_map, i)
         if not path.exists():
             continue
         try:
-            loaded = load_sources(explicit_sources([path.absolute()]))
+            loaded = load_sources(profile_sources([pipeline.template_sources[i]], pipeline.profile.templates))
             found = list(loaded.problems) + [p for t in loaded.templates for p in t.problems()]
         except Exception as err:  # a bug in the template stage must not hide the other results
             where = pipeline.source_map.value_location(("templates", "sources", i))

@@ -93,7 +93,7 @@ def _table(templates) -> list[str]:
     if not templates:
         return ["(no templates found)"]
     rows = [_HEAD] + [
-        ("/" + t.name, _cell(t.description), _cell(t.argument_hint or "-"),
+        ("/" + t.name, _cell(t.description), _cell(t.hint_text or "-"),
          t.analyze().arity.hint() or "-", printable(str(t.path or "-")))
         for t in templates
     ]

@@ -10,9 +10,9 @@ key; ``pipeline schema`` prints the JSON Schema generated from these classes.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, NoReturn, Optional, Union
+from typing import Annotated, Any, Literal, NoReturn, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from pipeline.agentdir import DEFAULT_AGENT_DIR
 from pipeline.model.text import Text
@@ -241,7 +241,33 @@ class SystemPrompt(Strict):
 
 # --------------------------------------------------------------------------- templates
 
-TemplateSource = str  # "global", "project", or a path
+#: The template dialects a source may be read as (``pi`` is the default).
+Dialect = Literal["pi", "claude-code", "opencode", "gemini", "codex"]
+#: Bare ``templates.sources`` keywords: pi's two directories, then each dialect's own.
+SOURCE_KEYWORDS = ("project", "global", "claude-code", "opencode", "gemini", "codex")
+
+
+class DialectSource(Strict):
+    """A template source read in another tool's dialect: ``{dialect: claude-code, path: x}``."""
+
+    dialect: Dialect = Field(description="the tool whose file format and argument language the files use")
+    path: Optional[str] = Field(
+        None,
+        description="a directory or file, relative to the profile file; none: the dialect's own directories",
+    )
+
+
+def _source_kind(value: Any) -> str:
+    return "[dialect]" if isinstance(value, (dict, DialectSource)) else "[name]"
+
+
+#: "global", "project", a dialect keyword, a path, or a {dialect, path} mapping (a mapping
+#: is checked as one, a scalar as text, so an error names one expectation; the bracketed
+#: tags are left out of key paths like pydantic's own)
+TemplateSource = Annotated[
+    Union[Annotated[str, Tag("[name]")], Annotated[DialectSource, Tag("[dialect]")]],
+    Discriminator(_source_kind),
+]
 
 
 #: ``templates.global_dir`` that stands for pi's agent directory (``$PI_CODING_AGENT_DIR/prompts`` when set).
@@ -252,7 +278,8 @@ class Templates(Strict):
     sources: tuple[TemplateSource, ...] = Field(
         ("project", "global"),
         description=(
-            'where prompt templates come from: "project", "global", or paths; order = precedence'
+            'where prompt templates come from: "project", "global", a dialect ("claude-code",'
+            ' "opencode", "gemini", "codex"), paths, or {dialect, path}; order = precedence'
             " (the first template of a name wins)"
         ),
     )

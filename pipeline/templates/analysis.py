@@ -146,6 +146,8 @@ def _findings(template: Template, node: Node):
             src = template.body[node.pos.offset : node.pos.end + 1]
         if node.near_miss:
             yield _NEAR_MISS[node.near_miss](src, line, col)
+    elif isinstance(node, Positional) and _PRICE_TAIL.match(template.body, node.pos.end):
+        yield _price(template, node, src, line, col)
     elif isinstance(node, Positional) and node.index == 0:
         yield Finding("template.zero-index", f"`{src}` is always empty: arguments are numbered from 1",
                       line, col, hint="use `$1` for the first argument")
@@ -157,6 +159,18 @@ def _findings(template: Template, node: Node):
         yield from _slice_findings(node, src, line, col)
     elif isinstance(node, Default):
         yield from _default_findings(node, src, line, col)
+
+
+#: what follows the digits of a price: `$0.50`, `$1,200`
+_PRICE_TAIL = re.compile(r"[.,][0-9]")
+
+
+def _price(template: Template, node: Positional, src: str, line: int, col: int) -> Finding:
+    amount = re.match(r"[0-9.,]*[0-9]", template.body[node.pos.offset + 1 :]).group(0)
+    eaten = "nothing (there is no argument 0)" if node.index == 0 else f"argument {node.index}"
+    return Finding("dollar-amount", f"`${amount}` looks like an amount, but `{src}` is replaced by "
+                   f"{eaten} when the template is expanded", line, col,
+                   hint=f"there is no escape for `$`: write the amount without it (`{amount} USD`)")
 
 
 def _slice_findings(node: Slice, src: str, line: int, col: int):

@@ -32,6 +32,7 @@ from pipeline.agentdir import CONFIG_DIR, agent_dir, expand_home
 from pipeline.errors import Location, PipelineError, Problem
 from pipeline.js import js_trim
 
+from .dialects import DIALECTS, default_dirs, dialect_files, read_dialect_file
 from .files import PromptTemplate, SourceKind, read_template
 from .ignorefile import IgnoreRules
 
@@ -47,6 +48,8 @@ class TemplateSource:
     path: Path
     kind: SourceKind
     filtered: bool = False
+    #: the file format and argument language (``pi``, or one of :data:`~.dialects.DIALECTS`)
+    dialect: str = "pi"
 
 
 @dataclass(frozen=True)
@@ -117,7 +120,10 @@ def profile_sources(
     base = Path(cwd or os.getcwd()).absolute()
     out: list[TemplateSource] = []
     for source in sources:
-        if source == "project":
+        dialect = getattr(source, "dialect", None)
+        if dialect is not None or source in DIALECTS:
+            out.extend(_dialect_sources(source, dialect or str(source), base, settings, agent, home, trusted))
+        elif source == "project":
             if trusted:
                 out.append(TemplateSource(base / expand_home(settings.project_dir, home), "project", filtered=True))
         elif source == "global":
@@ -125,6 +131,20 @@ def profile_sources(
         else:
             out.extend(explicit_sources([source], base))
     return out
+
+
+def _dialect_sources(source, dialect: str, base: Path, settings, agent, home, trusted) -> list[TemplateSource]:
+    """A dialect keyword (its tool's directories) or ``{dialect, path}``."""
+    path = getattr(source, "path", None)
+    if path is not None:
+        resolved = Path(os.path.normpath(base / os.path.expanduser(str(path))))
+        return [TemplateSource(resolved, "path", dialect=dialect)]
+    if dialect == "pi":
+        return profile_sources(["project", "global"], settings, base, agent=agent, home=home, trusted=trusted)
+    if dialect != "codex" and not trusted:
+        return []
+    kind: SourceKind = "user" if dialect == "codex" else "project"
+    return [TemplateSource(d, kind, filtered=True, dialect=dialect) for d in default_dirs(dialect, base, home)]
 
 
 def global_template_dir(
@@ -164,7 +184,7 @@ def load_sources(sources: Iterable[TemplateSource]) -> LoadedTemplates:
         files, trouble = _source_files(source)
         problems += trouble
         for path in _first_sight(source, files, seen):
-            _load_one(path, source.kind, found, problems)
+            _load_one(path, source, found, problems)
     return _dedupe(found, problems)
 
 
@@ -185,9 +205,13 @@ def _first_sight(source: TemplateSource, files: list[Path], seen: set[str]) -> l
     return kept
 
 
-def _load_one(path: Path, kind: SourceKind, found: list, problems: list) -> None:
+def _load_one(path: Path, source: TemplateSource, found: list, problems: list) -> None:
     try:
-        found.append(read_template(path, kind))
+        if source.dialect == "pi":
+            found.append(read_template(path, source.kind))
+        else:
+            root = source.path if source.path.is_dir() else path.parent
+            found.append(read_dialect_file(path, source.dialect, root, source.kind))
     except PipelineError as err:
         problems.extend(err.problems)
 
@@ -196,6 +220,8 @@ def _source_files(source: TemplateSource) -> tuple[list[Path], list[Problem]]:
     path = source.path
     if source.filtered and files.missing(path):
         return [], []  # a default directory that does not exist is normal
+    if source.dialect != "pi":
+        return dialect_files(path, source.dialect)
     if files.is_directory(path):
         return scan_directory(path, filtered=source.filtered)
     if files.is_regular(path) and path.name.endswith(".md"):

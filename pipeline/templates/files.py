@@ -18,6 +18,8 @@ from pipeline.errors import Location, PipelineError, Problem, TemplateError
 from pipeline.js import js_trim, js_truthy, u16len, u16slice, yaml_string
 
 from .analysis import TemplateAnalysis, analyze
+from .args import parse_args
+from .hints import hint_list_notes, unquoted_hint
 from .frontmatter import Frontmatter, FrontmatterError, parse_frontmatter
 from .plan import Template, parse_template
 
@@ -32,12 +34,17 @@ class PromptTemplate:
     name: str
     description: str
     body: str
-    argument_hint: str | None = None
+    #: pi's value: text, or a tuple when the YAML wrote a list (``[file]``); see :attr:`hint_text`
+    argument_hint: str | tuple | None = None
     path: Path | None = None
     source: SourceKind = "inline"
     #: where the body starts in the file (1-based), to locate findings
     body_line: int = 1
     body_col: int = 1
+    #: the tool whose format the file is written in (see :mod:`pipeline.templates.dialects`)
+    dialect: str = "pi"
+    #: remarks made while loading (frontmatter, dialect features not run here), located in the file
+    notes: tuple[Problem, ...] = ()
 
     @cached_property
     def template(self) -> Template:
@@ -48,6 +55,18 @@ class PromptTemplate:
         """The body with ``args`` substituted."""
         return self.template.substitute(args)
 
+    @property
+    def hint_text(self) -> str | None:
+        """``argument-hint`` as text: a YAML list is shown in its bracketed form."""
+        value = self.argument_hint
+        if isinstance(value, tuple):
+            return "[" + ", ".join(yaml_string(v) for v in value) + "]"
+        return value
+
+    def invoke(self, args_text: str) -> str:
+        """The expansion of ``/name args_text`` (the argument string as typed)."""
+        return self.template.substitute(parse_args(args_text))
+
     def analyze(self) -> TemplateAnalysis:
         """Static analysis of the body (positions relative to the body)."""
         return analyze(self.template)
@@ -55,7 +74,7 @@ class PromptTemplate:
     def problems(self) -> list[Problem]:
         """The analysis findings as problems (warnings and infos) located in the template file."""
         file = str(self.path) if self.path is not None else f"/{self.name}"
-        return [self._locate(f.to_problem(file)) for f in self.analyze().findings]
+        return list(self.notes) + [self._locate(f.to_problem(file)) for f in self.analyze().findings]
 
     def _locate(self, problem: Problem) -> Problem:
         loc = problem.location
@@ -70,7 +89,9 @@ class PromptTemplate:
     ) -> "PromptTemplate":
         """Build from file text; raises :class:`FrontmatterError` for invalid YAML."""
         fm = parse_frontmatter(text)
-        return cls(name, describe(fm), fm.body, argument_hint(fm), path, source, fm.body_line, fm.body_col)
+        notes = tuple(hint_list_notes(fm, text, path, name))
+        return cls(name, describe(fm), fm.body, argument_hint(fm), path, source, fm.body_line, fm.body_col,
+                   notes=notes)
 
 
 def describe(fm: Frontmatter) -> str:
@@ -81,9 +102,11 @@ def describe(fm: Frontmatter) -> str:
     return first_line_description(fm.body)
 
 
-def argument_hint(fm: Frontmatter) -> str | None:
-    """The ``argument-hint`` key when truthy, else None."""
+def argument_hint(fm: Frontmatter) -> str | tuple | None:
+    """The ``argument-hint`` key when truthy (a list kept as pi keeps it), else None."""
     value = fm.get("argument-hint")
+    if isinstance(value, list):
+        return tuple(value)
     return yaml_string(value) if js_truthy(value) else None
 
 
@@ -117,5 +140,7 @@ def read_template(path: Path, source: SourceKind = "path") -> PromptTemplate:
         return PromptTemplate.from_text(template_name(path), text, path=path, source=source)
     except FrontmatterError as err:
         loc = Location(str(path), err.line, err.col)
+        quote = unquoted_hint(text, err.line)
+        hint = f"{quote}; the template is skipped" if quote else "the template is skipped"
         raise TemplateError(Problem(err.reason, loc, severity="warning", code="template.frontmatter",
-                                    hint="the template is skipped")) from None
+                                    hint=hint)) from None

@@ -139,4 +139,5 @@ def expand_input(text: str, templates: Iterable[Invocable], splitting: str = "pi
     found = find_template(call.name, templates) if call else None
     if found is None:
         return text
-    return found.template.substitute(call.args)
+    invoke = getattr(found, "invoke", None)  # a template of another dialect expands its own way
+    return invoke(call.args_text) if invoke is not None else found.template.substitute(call.args)
