@@ -24,8 +24,16 @@ The exit code is 0 (1 for a profile that does not compile); with --strict it is 
 anything is noticed but an info (a broken template file, a missing path, a `${1}`), so
 CI fails on broken templates.
 
+`pipeline templates export --to claude-code|opencode|gemini|codex [-o DIR]` writes each
+template in that tool's format instead (default DIR: the tool's project directory,
+.claude/commands, .opencode/commands, .gemini/commands or .codex/prompts). A template
+using what the tool cannot express (slices, defaults, $@ in Gemini...) is not written:
+the reasons are printed, and the exit code is 1. Notes on differences that show only
+with unusual input (quoted arguments) are printed for the templates written.
+
 examples:
   pipeline templates
+  pipeline templates export --to claude-code -o .claude/commands
   pipeline templates --profile team.yaml --untrusted
   pipeline templates --templates-dir prompts/ --templates-dir ~/shared/review.md
   pipeline templates --format json
@@ -47,16 +55,21 @@ HELP = "list the prompt templates with their descriptions, argument hints and ar
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", nargs="?", choices=("export",), help="export: write the templates in another dialect")
     add_template_options(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when a template file is broken or anything else is noticed but an info")
+    parser.add_argument("--to", choices=("claude-code", "opencode", "gemini", "codex"), help="export: the target dialect")
+    parser.add_argument("-o", "--output-dir", metavar="DIR", help="export: where to write (default: the tool's directory)")
 
 
 def run(args: argparse.Namespace) -> int:
     from pipeline.js import js_json
 
     tolerant_output()
+    if args.action == "export" or args.to or args.output_dir:
+        return _export(args)
     loaded = load(args)
     noticed = [*loaded.problems, *(problem for template in loaded for problem in template.problems())]
     report(noticed)
@@ -84,6 +97,27 @@ def _json_item(t) -> dict:
         "source": t.source,
         "findings": [p.to_json() for p in t.problems()],
     }
+
+
+def _export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from pipeline.errors import UsageError
+    from pipeline.templates.dialects.export import DEFAULT_DIRS, export_template, write_exported
+
+    if args.action != "export" or not args.to:
+        raise UsageError("--to and -o belong to `pipeline templates export --to DIALECT`")
+    items = [export_template(t, args.to) for t in load(args)]
+    directory = Path(args.output_dir or DEFAULT_DIRS[args.to])
+    written = iter(write_exported(items, directory))
+    for item in items:
+        if item.text is None:
+            print(f"/{item.name}: not written: " + "; ".join(item.reasons), file=sys.stderr)
+            continue
+        print(f"/{item.name}: wrote {printable(str(next(written)))}")
+        for note in item.notes:
+            print(f"/{item.name}: note: {note}", file=sys.stderr)
+    return 1 if any(i.text is None for i in items) else 0
 
 
 _HEAD = ("NAME", "DESCRIPTION", "ARGUMENT HINT", "ARITY", "FILE")
