@@ -201,7 +201,18 @@ class PatchTexts(Strict):
     separator: str = Field("\n\n", description="between the parts of the framed patch")
 
 
+#: pi's context-file names, tried in this order in each directory (the first that exists is used).
+DEFAULT_CONTEXT_FILES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
+
+
 class SystemPrompt(Strict):
+    context_file_names: tuple[Annotated[str, Field(min_length=1, pattern=r"^[^/\\]+$")], ...] = Field(
+        DEFAULT_CONTEXT_FILES,
+        description=(
+            "project instruction files looked for in the agent directory and in every directory from the"
+            " root down to the cwd; in each, the first name that exists is used"
+        ),
+    )
     default_tools: tuple[str, ...] = Field(
         ("read", "bash", "edit", "write"), description="tools selected when the caller names none"
     )

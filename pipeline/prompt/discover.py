@@ -35,9 +35,10 @@ from pipeline.agentdir import agent_dir as default_agent_dir
 from pipeline.errors import PipelineError
 from pipeline.js import js_trim, js_truthy
 from pipeline.limits import WALK_MAX_DEPTH
+from pipeline.model.profile import DEFAULT_CONTEXT_FILES
 from pipeline.prompt.context import ContextFile, Skill
 
-CONTEXT_FILE_NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
+CONTEXT_FILE_NAMES = DEFAULT_CONTEXT_FILES
 
 
 @dataclass(frozen=True)
@@ -82,9 +83,9 @@ def read_text(path: str, kind: str = "context file") -> str:
 # --------------------------------------------------------------------------- context files
 
 
-def context_file_in(directory: str) -> Optional[ContextFile]:
+def context_file_in(directory: str, names: Iterable[str] = CONTEXT_FILE_NAMES) -> Optional[ContextFile]:
     """The first existing, regular, readable candidate file in ``directory``."""
-    for name in CONTEXT_FILE_NAMES:
+    for name in names:
         path = os.path.join(directory, name)
         if not files.is_regular(path):
             continue
@@ -101,13 +102,17 @@ def _ancestors_root_first(directory: str) -> list[str]:
     return chain[::-1]
 
 
-def discover_context_files(cwd: str, agent_dir: Optional[str] = None) -> tuple[ContextFile, ...]:
-    """Context files in pi's order: agent dir first, then the file-system root down to ``cwd``."""
+def discover_context_files(
+    cwd: str, agent_dir: Optional[str] = None, names: Iterable[str] = CONTEXT_FILE_NAMES
+) -> tuple[ContextFile, ...]:
+    """Context files in pi's order: agent dir first, then the file-system root down to ``cwd``
+    (``names``: ``system_prompt.context_file_names``)."""
+    names = tuple(names)
     found: list[ContextFile] = []
     seen: set[str] = set()
     candidates = [resolve_path(_agent(agent_dir))] + _ancestors_root_first(resolve_path(cwd))
     for directory in candidates:
-        file = context_file_in(directory)
+        file = context_file_in(directory, names)
         if file is not None and file.path not in seen:
             seen.add(file.path)
             found.append(file)
@@ -351,12 +356,13 @@ def discover(
     home: Optional[str] = None,
     skill_paths: Iterable[str] = (),
     trusted: bool = True,
+    context_names: Iterable[str] = CONTEXT_FILE_NAMES,
 ) -> Discovery:
     """Everything an agent started in ``cwd`` would load: context files, skills, prompt files."""
     custom, appends = discover_prompts(cwd, agent_dir, trusted=trusted)
     skills = discover_skills(cwd, agent_dir, home=home, paths=skill_paths, trusted=trusted)
     return Discovery(
-        context_files=discover_context_files(cwd, agent_dir),
+        context_files=discover_context_files(cwd, agent_dir, context_names),
         skills=skills.skills,
         custom_prompt=custom,
         append_prompts=appends,

@@ -93,7 +93,8 @@ def gather(profile: Profile, request: RenderRequest) -> Gathered:
     _check_skill_paths(request.skill_paths)
     custom, appends, files, skills, notes = None, (), (), (), ()
     if request.discover:
-        found = discover(cwd, request.agent_dir, skill_paths=request.skill_paths, trusted=request.trusted)
+        found = discover(cwd, request.agent_dir, skill_paths=request.skill_paths, trusted=request.trusted,
+                         context_names=profile.system_prompt.context_file_names)
         custom, appends, files, skills, notes = (
             found.custom_prompt, found.append_prompts, found.context_files, found.skills, found.diagnostics
         )

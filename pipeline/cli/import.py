@@ -1,0 +1,67 @@
+"""Write an overlay profile from another agent's setup.
+
+`pipeline import pi [AGENT_DIR] [--project DIR]` reads pi's agent directory (default:
+$PI_CODING_AGENT_DIR, else ~/.pi/agent): settings.json (compaction, branchSummary and
+retry numbers; prompts paths become template sources), SYSTEM.md (the custom prompt:
+the sections it replaces are removed) and APPEND_SYSTEM.md; with --project also the
+project's .pi/settings.json and .pi/SYSTEM.md / APPEND_SYSTEM.md, which pi prefers.
+
+`pipeline import claude-code|opencode|gemini [HOME_DIR] [--project DIR]` names the tool's
+command folders as template sources in its dialect and its context-file names
+(CLAUDE.md, GEMINI.md...). HOME_DIR defaults to ~/.claude, ~/.config/opencode, ~/.gemini.
+
+The profile is printed (or written to -o FILE, paths relative to it) after it has been
+compiled: an import that would not validate fails with the problems. What was not
+imported goes to stderr.
+
+examples:
+  pipeline import pi -o agent-profiles/pi.yaml
+  pipeline import pi ~/.pi/agent --project . -o profile.yaml
+  pipeline import claude-code --project . > claude.yaml
+  pipeline render agent-profiles/pi.yaml --discover --cwd .
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "write an overlay profile from a pi, Claude Code, opencode or Gemini CLI setup"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("tool", choices=("pi", "claude-code", "opencode", "gemini"), help="whose setup to read")
+    parser.add_argument("dir", nargs="?", metavar="AGENT_DIR", help="the tool's own directory (default: its usual one)")
+    parser.add_argument("--project", metavar="DIR", help="the project whose settings and prompts count too")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the profile to FILE instead of printing it")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from pipeline.agentdir import agent_dir
+    from pipeline.errors import UsageError
+    from pipeline.importers import check, import_pi, import_tool
+
+    out = Path(args.output) if args.output else None
+    project = Path(args.project).absolute() if args.project else None
+    if project is not None and not project.is_dir():
+        raise UsageError(f"--project {args.project}: not a directory")
+    if args.tool == "pi":
+        agent = Path(args.dir).expanduser().absolute() if args.dir else agent_dir()
+        if not agent.is_dir():
+            raise UsageError(f"{agent}: not a directory (the pi agent directory)")
+        imported = import_pi(agent, project, out)
+    else:
+        imported = import_tool(args.tool, Path(args.dir).expanduser().absolute() if args.dir else None, project, out)
+    for note in imported.notes:
+        print(note, file=sys.stderr)
+    if out is None:
+        check(imported)
+        sys.stdout.write(imported.text)
+        return 0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(imported.text, encoding="utf-8")
+    check(imported, out)
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
