@@ -60,6 +60,9 @@ CODES: dict[str, str] = {
     "profile.summarizer-rule": "a rule about the summarizer settings is broken",
     "profile.templates-rule": "a rule about template sources is broken",
     "profile.template-source-missing": "a template path listed in templates.sources does not exist",
+    # ---- profile: pipeline import
+    "profile.import-settings": "another agent's settings file cannot be read",
+    "profile.not-imported": "a setting of another agent that a profile has no place for",
     "profile.override": "a command-line override of a profile value is invalid",
     "profile.internal-error": "a check could not run because of a bug",
     # ---- profile: what renders with it
@@ -94,6 +97,14 @@ CODES: dict[str, str] = {
     "template.name-collision": "two templates with one name",
     "template.unknown": "`/name` names no template",
     "template.missing-argument": "a template was called with fewer arguments than it reads",
+    "template.dollar-amount": "an amount such as `$0.50` whose `$N` is replaced by an argument",
+    "template.argument-hint-list": "an `argument-hint` that YAML reads as a list",
+    "template.argument-hint-unquoted": "an unquoted bracketed `argument-hint`, read as text by a dialect",
+    "template.toml": "a Gemini CLI command file that is not usable TOML",
+    "template.dialect-shell": "a shell command the dialect runs before sending; not run here",
+    "template.dialect-shell-args": "arguments inside a Gemini CLI shell block",
+    "template.dialect-file": "a file the dialect includes; not read here",
+    "template.dialect-key": "a dialect's frontmatter key that has no effect here",
     # ---- session
     "session.unreadable": "the session file is missing or cannot be read",
     "session.file-too-large": "the session file is larger than a session may be",

@@ -120,9 +120,13 @@ def test_import_pi_fails_when_the_result_does_not_validate(isolated, capsys):
     assert "compaction.reserve_tokens" in capsys.readouterr().err
 
 
-def test_import_pi_usage_errors(isolated, capsys):
-    assert main(["import", "pi", str(isolated / "missing")]) == 2
-    assert main(["import", "pi", str(isolated), "--project", str(isolated / "nope")]) == 2
+def test_import_pi_missing_directories(isolated, capsys):
+    assert main(["import", "pi", str(isolated / "missing")]) == 1
+    assert main(["import", "pi", str(isolated), "--project", str(isolated / "nope")]) == 1
+    assert "nope: not a directory (the project)" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:
+        main(["import", "cursor"])
+    assert usage.value.code == 2
 
 
 @pytest.mark.parametrize("tool,files,names,command", [

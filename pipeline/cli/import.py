@@ -40,22 +40,21 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from pipeline.agentdir import agent_dir
-    from pipeline.errors import UsageError
+    from pipeline.cli._report import report_notices
     from pipeline.importers import check, import_pi, import_tool
 
     out = Path(args.output) if args.output else None
     project = Path(args.project).absolute() if args.project else None
     if project is not None and not project.is_dir():
-        raise UsageError(f"--project {args.project}: not a directory")
+        raise _missing(project, "the project")
     if args.tool == "pi":
         agent = Path(args.dir).expanduser().absolute() if args.dir else agent_dir()
         if not agent.is_dir():
-            raise UsageError(f"{agent}: not a directory (the pi agent directory)")
+            raise _missing(agent, "pi's agent directory")
         imported = import_pi(agent, project, out)
     else:
         imported = import_tool(args.tool, Path(args.dir).expanduser().absolute() if args.dir else None, project, out)
-    for note in imported.notes:
-        print(note, file=sys.stderr)
+    report_notices(imported.notes)
     if out is None:
         check(imported)
         sys.stdout.write(imported.text)
@@ -65,3 +64,9 @@ def run(args: argparse.Namespace) -> int:
     check(imported, out)
     print(f"wrote {out}", file=sys.stderr)
     return 0
+
+
+def _missing(path, what: str):
+    from pipeline.errors import Location, Problem, ProfileError
+
+    return ProfileError(Problem(f"not a directory ({what})", Location(str(path)), code="profile.import-settings"))

@@ -46,6 +46,7 @@ examples:
 from __future__ import annotations
 
 import argparse
+import sys
 
 from pipeline.cli._output import printable, tolerant_output
 from pipeline.cli._report import report

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from pipeline.errors import Location, PipelineError, Problem
+from pipeline.errors import Location, ProfileError, Problem
 
 SETTINGS = {
     ("compaction", "enabled"): ("compaction", "enabled"),
@@ -59,11 +59,11 @@ def read_settings(path: Path) -> dict:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise PipelineError(Problem(f"invalid JSON: {err.msg}", Location(str(path), err.lineno, err.colno),
-                                    code="import-settings")) from None
+        raise ProfileError(Problem(f"invalid JSON: {err.msg}", Location(str(path), err.lineno, err.colno),
+                                    code="profile.import-settings")) from None
     if not isinstance(data, dict):
-        raise PipelineError(Problem("settings must be a JSON object", Location(str(path), 1, 1),
-                                    code="import-settings"))
+        raise ProfileError(Problem("settings must be a JSON object", Location(str(path), 1, 1),
+                                    code="profile.import-settings"))
     return data
 
 
@@ -109,7 +109,7 @@ def _prompt_paths(data: dict, base: Path, file: Path, notes: list) -> list[Path]
         return []
     if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
         notes.append(Problem("`prompts` is not a list of paths; not imported", Location(str(file)),
-                             severity="warning", code="import-unused"))
+                             severity="warning", code="profile.not-imported"))
         return []
     return [Path(os.path.normpath(base / os.path.expanduser(e))) for e in entries]
 
@@ -123,11 +123,11 @@ def _unused(data: dict, file: Path) -> list[Problem]:
     for key in data:
         if key not in _READ:
             out.append(Problem(f"`{key}` is not part of a context profile; not imported", Location(str(file)),
-                               severity="info", code="import-unused"))
+                               severity="info", code="profile.not-imported"))
     for (section, key), value in _sub_keys(data):
         if (section, key) not in SETTINGS:
             out.append(Problem(f"`{section}.{key}` has no profile key; not imported", Location(str(file)),
-                               severity="warning", code="import-unused"))
+                               severity="warning", code="profile.not-imported"))
     return out
 
 

@@ -53,7 +53,7 @@ def _context_names(tool: str, home: Path, project: Optional[Path]) -> tuple[tupl
             value = json.loads(settings.read_text(encoding="utf-8")).get("context", {}).get("fileName")
         except (json.JSONDecodeError, AttributeError) as err:
             return CONTEXT_FILES[tool], (Problem(f"cannot read `context.fileName`: {err}", Location(str(settings)),
-                                                severity="warning", code="import-settings"),)
+                                                severity="warning", code="profile.import-settings"),)
         if isinstance(value, str):
             return (value,), ()
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):

@@ -168,7 +168,7 @@ _PRICE_TAIL = re.compile(r"[.,][0-9]")
 def _price(template: Template, node: Positional, src: str, line: int, col: int) -> Finding:
     amount = re.match(r"[0-9.,]*[0-9]", template.body[node.pos.offset + 1 :]).group(0)
     eaten = "nothing (there is no argument 0)" if node.index == 0 else f"argument {node.index}"
-    return Finding("dollar-amount", f"`${amount}` looks like an amount, but `{src}` is replaced by "
+    return Finding("template.dollar-amount", f"`${amount}` looks like an amount, but `{src}` is replaced by "
                    f"{eaten} when the template is expanded", line, col,
                    hint=f"there is no escape for `$`: write the amount without it (`{amount} USD`)")
 

@@ -18,7 +18,7 @@ from pipeline.errors import Location, PipelineError, Problem, TemplateError
 from pipeline.js import js_trim, js_truthy, u16len, u16slice, yaml_string
 
 from .analysis import TemplateAnalysis, analyze
-from .args import parse_args
+from .invoke import parse_args
 from .hints import hint_list_notes, unquoted_hint
 from .frontmatter import Frontmatter, FrontmatterError, parse_frontmatter
 from .plan import Template, parse_template

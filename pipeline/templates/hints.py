@@ -70,5 +70,5 @@ def hint_list_notes(fm: Frontmatter, text: str, path: Optional[Path], name: str)
     file = str(path) if path is not None else f"/{name}"
     message = (f"`argument-hint: {raw}` is read as a YAML list, not as text: pi offers the list "
                f"(`{yaml_string(value)}` where it prints it)")
-    return [Problem(message, Location(file, line, 16), severity="info", code="argument-hint-list",
+    return [Problem(message, Location(file, line, 16), severity="info", code="template.argument-hint-list",
                     hint=f"quote it to keep the brackets: argument-hint: {quoted(raw)}")]

@@ -41,6 +41,7 @@ INVALID = {
     "eval": ["missing.jsonl"],
     "expand": ["/x", "--profile", "missing.yaml"],
     "explain": ["missing.yaml"],
+    "import": ["pi", "missing-agent-dir"],
     "render": ["missing.yaml"],
     "run": ["hi", "--session", "missing.jsonl", "--model", "m"],
     "replay": ["missing"],
@@ -50,7 +51,7 @@ INVALID = {
     "validate": ["missing.yaml"],
 }
 POSITIONALS = {"compact": ["s.jsonl"], "context": ["s.jsonl"], "diff": ["a", "b"], "expand": ["/x"],
-               "explain": ["default"], "session": ["check", "s.jsonl"],
+               "explain": ["default"], "import": ["pi"], "session": ["check", "s.jsonl"],
                "run": ["hi", "--session", "s.jsonl"], "chat": ["--session", "s.jsonl"], "replay": ["a"]}
 
 

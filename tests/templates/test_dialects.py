@@ -45,7 +45,7 @@ def test_claude_namespaces_and_indexed_arguments(tmp_path):
     assert t is not None and t.description == "Make a component"
     assert t.argument_hint == "[name] [style]"
     assert expand_input("/frontend:component Btn 'big red'", loaded) == "Create Btn styled big red (all: Btn 'big red')."
-    assert "argument-hint-unquoted" in codes(t)
+    assert "template.argument-hint-unquoted" in codes(t)
     assert t.analyze().arity.hint() == "<1> <2> [rest...]"
 
 
@@ -67,9 +67,9 @@ def test_claude_features_not_run_are_reported_per_file(tmp_path):
     """)
     t = read_dialect_file(f, "claude-code")
     found = {p.code: p for p in t.problems()}
-    assert set(found) >= {"dialect-key", "dialect-shell", "dialect-file", "dollar-amount"}
-    assert (found["dialect-shell"].location.line, found["dialect-shell"].location.col) == (5, 7)
-    keys = [p.message for p in t.problems() if p.code == "dialect-key"]
+    assert set(found) >= {"template.dialect-key", "template.dialect-shell", "template.dialect-file", "template.dollar-amount"}
+    assert (found["template.dialect-shell"].location.line, found["template.dialect-shell"].location.col) == (5, 7)
+    keys = [p.message for p in t.problems() if p.code == "template.dialect-key"]
     assert any("`allowed-tools`" in m for m in keys) and any("`model`" in m for m in keys)
     # the text stays as written: nothing is run, nothing is dropped
     assert "!`git diff HEAD`" in t.invoke("") and "@src/app.py" in t.invoke("")
@@ -78,7 +78,7 @@ def test_claude_features_not_run_are_reported_per_file(tmp_path):
 def test_claude_invalid_yaml_other_than_the_hint_is_skipped_with_a_warning(tmp_path):
     f = write(tmp_path / "c" / "bad.md", "---\ndescription: [unclosed\n---\nbody\n")
     loaded = load(f.parent, "claude-code")
-    assert len(loaded) == 0 and loaded.problems[0].code == "template-frontmatter"
+    assert len(loaded) == 0 and loaded.problems[0].code == "template.frontmatter"
 
 
 # --- pi: the bracketed hint and prices ---------------------------------------------------------
@@ -89,7 +89,7 @@ def test_pi_unquoted_bracket_hint_is_skipped_with_a_hint_to_quote_it(tmp_path):
     with pytest.raises(Exception) as err:
         read_template(f)
     problem = err.value.problems[0]
-    assert problem.code == "template-frontmatter"
+    assert problem.code == "template.frontmatter"
     assert 'quote the value: argument-hint: "[issue-number] [priority]"' in problem.hint
     assert "the template is skipped" in problem.hint
 
@@ -99,14 +99,14 @@ def test_pi_bracket_hint_as_list_keeps_pis_value_and_says_so(tmp_path):
     t = read_template(f)
     assert t.argument_hint == ("file", "line")  # pi keeps the list
     assert t.hint_text == "[file, line]"
-    note = next(p for p in t.problems() if p.code == "argument-hint-list")
+    note = next(p for p in t.problems() if p.code == "template.argument-hint-list")
     assert note.severity == "info" and "`argument-hint: [file, line]`" in note.message and note.location.line == 2
     assert 'argument-hint: "[file, line]"' in note.hint
 
 
 def test_pi_dollar_amount_is_flagged_where_substitution_eats_it():
     found = [(f.code, f.col) for f in analyze("Costs $0.50, or $5.99 each; $1 is fine.").findings]
-    assert found == [("dollar-amount", 7), ("dollar-amount", 17)]
+    assert found == [("template.dollar-amount", 7), ("template.dollar-amount", 17)]
     message = analyze("$5.99").findings[0].message
     assert "argument 5" in message
 
@@ -118,7 +118,7 @@ def test_opencode_last_position_takes_the_rest(tmp_path):
     f = write(tmp_path / ".opencode" / "command" / "fix.md", "---\nagent: build\n---\nFix $1 in $2\n")
     loaded = load(f.parent, "opencode")
     assert expand_input('/fix bug "src/a b.py" extra', loaded) == "Fix bug in src/a b.py extra"
-    assert "dialect-key" in codes(loaded.get("fix"))
+    assert "template.dialect-key" in codes(loaded.get("fix"))
 
 
 def test_opencode_appends_arguments_without_placeholders(tmp_path):
@@ -150,11 +150,11 @@ def test_gemini_toml_args_and_namespaces(tmp_path):
     assert t.description == "Commit the staged work"
     assert expand_input("/git:commit the parser", loaded).startswith("Write a commit message for the parser.\n")
     assert expand_input("/plain now", loaded) == "Summarise.\n\n/plain now"
-    assert {"dialect-shell", "dialect-file"} <= set(codes(t))
-    shell = next(p for p in t.problems() if p.code == "dialect-shell")
+    assert {"template.dialect-shell", "template.dialect-file"} <= set(codes(t))
+    shell = next(p for p in t.problems() if p.code == "template.dialect-shell")
     assert shell.location.line == 3
     skipped = {Path(p.location.file).name: p.code for p in loaded.problems}
-    assert skipped == {"broken.toml": "template-toml", "noprompt.toml": "template-toml"}
+    assert skipped == {"broken.toml": "template.toml", "noprompt.toml": "template.toml"}
 
 
 # --- profiles ---------------------------------------------------------------------------------
@@ -194,7 +194,7 @@ def test_validate_reports_dialect_findings_of_explicit_sources(tmp_path, capsys)
     assert main(["validate", str(prof)]) == 0
     err = capsys.readouterr()
     out = err.out + err.err
-    assert "dialect-shell" in out or "runs a shell command in Claude Code" in out
+    assert "template.dialect-shell" in out or "runs a shell command in Claude Code" in out
     assert "missing does not exist" in out
     assert main(["validate", "--strict", str(prof)]) == 1
 

@@ -97,14 +97,14 @@ def expected_findings(entry: dict, text: str) -> set[tuple[str, int]]:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     out: set[tuple[str, int]] = set()
     if dialect == "gemini":
-        patterns = {"dialect-shell": SHELL_GEMINI, "dialect-file": FILE_GEMINI}
+        patterns = {"template.dialect-shell": SHELL_GEMINI, "template.dialect-file": FILE_GEMINI}
         body_start = 0
         keys = [m for m in re.finditer(r"(?m)^([A-Za-z_][\w-]*)[ \t]*=", text)
                 if m.group(1) not in ("prompt", "description")]
     else:
-        patterns = {"dollar-amount": PRICE}
+        patterns = {"template.dollar-amount": PRICE}
         if dialect in ("claude", "opencode"):
-            patterns.update({"dialect-shell": SHELL_MD, "dialect-file": FILE_MD})
+            patterns.update({"template.dialect-shell": SHELL_MD, "template.dialect-file": FILE_MD})
         end = text.find("\n---", 3) if text.startswith("---") else -1
         body_start = end + 4 if end != -1 else 0
         head = text[:body_start] if end != -1 else ""
@@ -112,12 +112,12 @@ def expected_findings(entry: dict, text: str) -> set[tuple[str, int]]:
                 if m.group(1) not in ("description", "argument-hint")] if dialect != "pi" else []
     for code, rx in patterns.items():
         for m in rx.finditer(text, body_start):
-            start = m.start() + (1 if code == "dialect-file" and text[m.start()] != "@" else 0)
-            if code == "dollar-amount" and dialect == "codex" and not re.match(r"\$[1-9][.,]", text[start:]):
+            start = m.start() + (1 if code == "template.dialect-file" and text[m.start()] != "@" else 0)
+            if code == "template.dollar-amount" and dialect == "codex" and not re.match(r"\$[1-9][.,]", text[start:]):
                 continue
             out.add((code, text.count("\n", 0, start) + 1))
     for m in keys:
-        out.add(("dialect-key", text.count("\n", 0, m.start()) + 1))
+        out.add(("template.dialect-key", text.count("\n", 0, m.start()) + 1))
     return out
 
 

@@ -61,7 +61,7 @@ def _walk(directory: Path, suffix: str, recursive: bool, found: list, problems: 
     try:
         entries = list(os.scandir(directory))
     except OSError as err:
-        problems.append(_warn(directory, f"cannot read directory: {err.strerror or err}"))
+        problems.append(_warn(directory, f"cannot read directory: {err.strerror or err}", "template.unreadable-dir"))
         return
     for entry in entries:
         if entry.name.startswith(".") or entry.name == "node_modules":
@@ -72,5 +72,5 @@ def _walk(directory: Path, suffix: str, recursive: bool, found: list, problems: 
             found.append(Path(entry.path))
 
 
-def _warn(path: Path, message: str) -> Problem:
-    return Problem(message, Location(str(path)), severity="warning", code="templates-path")
+def _warn(path: Path, message: str, code: str = "template.bad-path") -> Problem:
+    return Problem(message, Location(str(path)), severity="warning", code=code)

@@ -33,28 +33,28 @@ class Feature:
     hint: str
 
 
-SHELL = Feature("dialect-shell", re.compile(r"!`[^`\n]+`"),
+SHELL = Feature("template.dialect-shell", re.compile(r"!`[^`\n]+`"),
                 "`{src}` runs a shell command in {tool} and inserts its output; it is not run here "
                 "and stays as written", "give the output as an argument, or leave the line out")
-FILE_REF = Feature("dialect-file", re.compile(
+FILE_REF = Feature("template.dialect-file", re.compile(
     rf"(?:^|(?<=[\s(]))@(?:\.{{0,2}}/|[\w-]+/|[\w-]+\.{_EXT}\b)[\w./-]*", re.M),
     "`{src}` makes {tool} include that file; it is not read here and stays as written",
     "pass the file's path as an argument and let the agent read it")
-GEMINI_SHELL = Feature("dialect-shell", re.compile(r"!\{[^}\n]*\}"),
+GEMINI_SHELL = Feature("template.dialect-shell", re.compile(r"!\{[^}\n]*\}"),
                        "`{src}` runs a shell command in {tool} and inserts its output; it is not run here "
                        "and stays as written", "give the output as an argument, or leave it out")
-GEMINI_FILE = Feature("dialect-file", re.compile(r"@\{[^}\n]+\}"),
+GEMINI_FILE = Feature("template.dialect-file", re.compile(r"@\{[^}\n]+\}"),
                       "`{src}` makes {tool} include that file or directory; it is not read here and stays "
                       "as written", "pass the path as an argument and let the agent read it")
-GEMINI_SHELL_ARGS = Feature("dialect-shell-args", re.compile(r"!\{[^}\n]*\{\{args\}\}[^}\n]*\}"),
+GEMINI_SHELL_ARGS = Feature("template.dialect-shell-args", re.compile(r"!\{[^}\n]*\{\{args\}\}[^}\n]*\}"),
                             "`{src}`: {tool} puts the arguments, shell-quoted, into a command it runs; "
                             "here the block is kept as text with the arguments inserted as typed",
                             "ask for the command's output as an argument instead")
 
-PRICE = Feature("dollar-amount", re.compile(r"\$[0-9]+(?:[.,][0-9]+)+"),
+PRICE = Feature("template.dollar-amount", re.compile(r"\$[0-9]+(?:[.,][0-9]+)+"),
                 "`{src}` looks like an amount, but {tool} replaces its `$` and digits with an argument",
                 "there is no escape for `$`: write the amount without it")
-CODEX_PRICE = Feature("dollar-amount", re.compile(r"\$[1-9](?:[.,][0-9]+)+"), PRICE.what, PRICE.hint)
+CODEX_PRICE = Feature("template.dollar-amount", re.compile(r"\$[1-9](?:[.,][0-9]+)+"), PRICE.what, PRICE.hint)
 
 BODY_FEATURES = {
     "claude-code": (SHELL, FILE_REF, PRICE),
@@ -99,7 +99,7 @@ def key_notes(dialect: str, data: Mapping[str, object], text: str, file: str,
         line, col = locate(text, m.start()) if m else (None, None)
         out.append(Problem(f"`{key}` ({tool}) is not applied here: only the body, `description` and "
                            "`argument-hint` are used", Location(file, line, col), severity="warning",
-                           code="dialect-key", hint="the setting is kept in the file but has no effect"))
+                           code="template.dialect-key", hint="the setting is kept in the file but has no effect"))
     return out
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..analysis import Arity
-from ..args import parse_args
+from ..invoke import parse_args
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.errors import Location, PipelineError, Problem
+from pipeline.errors import Location, PipelineError, Problem, TemplateError
 from pipeline.js import js_trim, js_truthy, yaml_string
 
 from ..analysis import TemplateAnalysis
@@ -77,7 +77,7 @@ def read_dialect_file(path: Path, dialect: str, root: Path | None = None, kind: 
     try:
         text = files.read_text(path, "template", lenient=True)  # the one bounded reader
     except PipelineError as err:
-        raise PipelineError([replace(p, severity="warning", hint="the template is skipped")
+        raise TemplateError([replace(p, severity="warning", hint="the template is skipped")
                              for p in err.problems]) from None
     name = command_name(path, root or path.parent, dialect)
     if dialect == "gemini":
@@ -110,18 +110,18 @@ def _frontmatter(text: str, file: str) -> tuple[Frontmatter, list[Problem]]:
         if found is None:
             quote = unquoted_hint(text, err.line)
             hint = f"{quote}; the template is skipped" if quote else "the template is skipped"
-            raise PipelineError(Problem(err.reason, Location(file, err.line, err.col), severity="warning",
-                                        code="template-frontmatter", hint=hint)) from None
+            raise TemplateError(Problem(err.reason, Location(file, err.line, err.col), severity="warning",
+                                        code="template.frontmatter", hint=hint)) from None
     line, raw = found
     lines = normalize_newlines(text).split("\n")
     lines[line - 1] = "argument-hint: " + quoted(raw)
     try:
         fm = parse_frontmatter("\n".join(lines))
     except FrontmatterError as err:
-        raise PipelineError(Problem(err.reason, Location(file, err.line, err.col), severity="warning",
-                                    code="template-frontmatter", hint="the template is skipped")) from None
+        raise TemplateError(Problem(err.reason, Location(file, err.line, err.col), severity="warning",
+                                    code="template.frontmatter", hint="the template is skipped")) from None
     note = Problem(f"`argument-hint: {raw}` is not valid YAML (pi skips this file); read here as the text "
-                   "written", Location(file, line, 16), severity="warning", code="argument-hint-unquoted",
+                   "written", Location(file, line, 16), severity="warning", code="template.argument-hint-unquoted",
                    hint=f"quote the value: argument-hint: {quoted(raw)}")
     return fm, [note]
 
@@ -133,7 +133,7 @@ def _argument_hint(fm: Frontmatter, text: str, file: str, dialect: str) -> tuple
         line, raw = found
         note = Problem(f"`argument-hint: {raw}` is a YAML list (pi would show `{yaml_string(value)}`); "
                        "shown here as written", Location(file, line, 16), severity="info",
-                       code="argument-hint-list", hint=f"quote it: argument-hint: {quoted(raw)}")
+                       code="template.argument-hint-list", hint=f"quote it: argument-hint: {quoted(raw)}")
         return raw, [note]
     return (yaml_string(value) if js_truthy(value) else None), []
 
@@ -156,12 +156,12 @@ def _gemini(path: Path, text: str, name: str, kind: SourceKind) -> PromptTemplat
         data = toml.loads(text)
     except toml.TOMLDecodeError as err:
         line, col = _toml_position(str(err))
-        raise PipelineError(Problem(f"invalid TOML: {_toml_reason(str(err))}", Location(file, line, col),
-                                    severity="warning", code="template-toml", hint="the command is skipped"))
+        raise TemplateError(Problem(f"invalid TOML: {_toml_reason(str(err))}", Location(file, line, col),
+                                    severity="warning", code="template.toml", hint="the command is skipped"))
     prompt = data.get("prompt")
     if not isinstance(prompt, str):
         what = "has no `prompt`" if prompt is None else "`prompt` is not a string"
-        raise PipelineError(_skip(path, f"Gemini command {what}", "template-toml"))
+        raise TemplateError(_skip(path, f"Gemini command {what}", "template.toml"))
     desc = data.get("description")
     description = desc if isinstance(desc, str) and desc else first_line_description(prompt)
     start = _prompt_offset(text)
