@@ -1,11 +1,13 @@
 """Print the JSON Schema of profile files, for editors (yaml-language-server) and CI.
 
 The schema accepts standalone profiles and overlays (`extends:`, partial sections,
-`remove`/`replace`/`before`/`after`). The committed copy is docs/profile.schema.json;
-`pipeline schema --check docs/profile.schema.json` exits 1 when it is out of date.
+`remove`/`replace`/`before`/`after`). The committed copies are docs/profile.schema.json
+and configs/profile.schema.json (installed beside the built-in profiles, which name it);
+`pipeline schema --check FILE` exits 1 when FILE is out of date.
 
 Point an editor at the schema with a first line such as
-  # yaml-language-server: $schema=../docs/profile.schema.json
+  # yaml-language-server: $schema=profile.schema.json
+(`pipeline init` writes the schema beside the profile it creates).
 
 examples:
   pipeline schema > profile.schema.json

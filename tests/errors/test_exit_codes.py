@@ -42,11 +42,13 @@ INVALID = {
     "expand": ["/x", "--profile", "missing.yaml"],
     "explain": ["missing.yaml"],
     "import": ["pi", "missing-agent-dir"],
+    "init": ["missing-repository"],
     "render": ["missing.yaml"],
     "run": ["hi", "--session", "missing.jsonl", "--model", "m"],
     "replay": ["missing"],
     "schema": ["--check", "."],
     "session": ["check", "missing.jsonl"],
+    "show": ["missing-profile"],
     "templates": ["--profile", "missing.yaml"],
     "validate": ["missing.yaml"],
 }

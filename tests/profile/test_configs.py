@@ -31,11 +31,31 @@ def test_profile_compiles_without_warnings(path: Path):
 
 
 @pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.relative_to(ROOT).as_posix())
-def test_profile_names_the_committed_schema(path: Path):
+def test_profile_names_the_shipped_schema(path: Path):
+    """The `$schema` line names configs/profile.schema.json by a path relative to the
+    profile, and configs/ is installed as pipeline/configs/ with that file in it, so the
+    line resolves in a checkout and after `pip install` alike."""
     first = path.read_text(encoding="utf-8").splitlines()[0]
     assert first.startswith(SCHEMA_COMMENT)
     target = (path.parent / first[len(SCHEMA_COMMENT) :]).resolve()
-    assert target == (ROOT / "docs" / "profile.schema.json").resolve()
+    assert target == (ROOT / "configs" / "profile.schema.json").resolve()
+
+
+def test_the_schema_is_shipped_beside_the_profiles():
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    from pipeline.model.schema import schema_json
+    from pipeline.resources import data_dir
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    assert project["package-dir"]["pipeline.configs"] == "configs"
+    assert "profile.schema.json" in project["package-data"]["pipeline.configs"]
+    shipped = data_dir("configs") / "profile.schema.json"
+    assert shipped.read_text(encoding="utf-8") == schema_json()
+    assert (ROOT / "docs" / "profile.schema.json").read_text(encoding="utf-8") == schema_json()
 
 
 def test_validate_configs_exits_zero():

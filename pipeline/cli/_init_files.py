@@ -1,0 +1,90 @@
+"""The files ``pipeline init`` writes (tool files: nothing here reaches a model).
+
+``{dir}``, ``{name}``, ``{install}`` and the pre-commit block are filled in by
+:mod:`pipeline.cli.init`.
+"""
+
+PROFILE = """\
+# yaml-language-server: $schema=profile.schema.json
+# {name}: the team's context policy. It extends the built-in `default` profile and
+# writes only what it changes (mappings merge; sections merge by id).
+#   pipeline show default                  the base, with every section id
+#   pipeline explain {dir}/{name}.yaml   every effective value and where it comes from
+#   pipeline render {dir}/{name}.yaml    the system prompt it gives
+extends: builtin:default
+name: {name}
+# For example:
+# compaction:
+#   reserve_tokens: 24000
+"""
+
+PRE_COMMIT_LOCAL = """\
+  # context-pipeline: check the profiles before each commit (uses the `pipeline`
+  # installed in the environment that runs pre-commit).
+  - repo: local
+    hooks:
+      - id: pipeline-validate
+        name: validate context-pipeline profiles
+        entry: pipeline validate --strict
+        language: system
+        files: ^{dir}/.*\\.ya?ml$
+"""
+
+PRE_COMMIT_REMOTE = """\
+  # context-pipeline's own hook, from {repo} at {rev}.
+  - repo: {repo}
+    rev: {rev}
+    hooks:
+      - id: pipeline-validate
+        files: ^{dir}/.*\\.ya?ml$
+"""
+
+WORKFLOW = """\
+# Checks the context profiles in {dir}/ and, on pull requests, comments what they change.
+name: context profiles
+on:
+  pull_request:
+    paths: ["{dir}/**"]
+  push:
+    paths: ["{dir}/**"]
+permissions:
+  contents: read
+  pull-requests: write
+jobs:
+  profiles:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          fetch-depth: 0
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.12"
+      - name: install
+        # {install_note}
+        run: pip install "{install}"
+      - name: validate
+        run: pipeline validate --strict --format github {dir}/
+      - name: diff
+        if: github.event_name == 'pull_request'
+        env:
+          BASE: ${{{{ github.base_ref }}}}
+        run: |
+          : > profile-diff.md
+          for f in {dir}/*.yaml; do
+            if git cat-file -e "origin/$BASE:$f" 2>/dev/null; then old="origin/$BASE:$f"; else old=default; fi
+            echo "### $f" >> profile-diff.md
+            pipeline diff "$old" "$f" --format markdown >> profile-diff.md || [ $? -eq 1 ]
+          done
+      - name: comment
+        if: github.event_name == 'pull_request'
+        env:
+          GH_TOKEN: ${{{{ github.token }}}}
+        run: gh pr comment "${{{{ github.event.pull_request.number }}}}" --body-file profile-diff.md
+"""
+
+#: what the install step says when no --install was given
+PLACEHOLDER_INSTALL = "context-pipeline @ git+https://github.com/<your-org>/context-pipeline@<rev>"
+PLACEHOLDER_NOTE = ("replace <your-org>/context-pipeline with where your copy of context-pipeline lives "
+                    "and <rev> with a tag or commit of it (or run `pipeline init --install SPEC`)")
+GIVEN_NOTE = "written by `pipeline init --install`"

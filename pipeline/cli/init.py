@@ -1,0 +1,103 @@
+"""Start using context-pipeline in a repository: a profile, a pre-commit hook, a CI job.
+
+Writes, relative to the current directory (or DIR):
+
+* `agent-profiles/team.yaml`: an overlay profile (`extends: builtin:default`), and
+  `agent-profiles/profile.schema.json` beside it, which its `$schema` line names;
+* `.pre-commit-config.yaml` with a `pipeline validate --strict` hook for the profiles
+  (a local hook using the installed `pipeline`, or the project's own hook with --repo
+  and --rev); an existing file gets the entry appended under its `repos:`;
+* `.github/workflows/context-profiles.yml`: install, `pipeline validate --strict
+  --format github`, and on pull requests `pipeline diff --format markdown` against the
+  base branch, posted as a comment.
+
+Nothing is overwritten: a file that exists is reported and left as it is (--force
+replaces the profile, the schema and the workflow). See docs/quickstart.md.
+
+examples:
+  pipeline init
+  pipeline init --name backend --install "context-pipeline @ git+https://github.com/acme/context-pipeline@v0.1.0"
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+HELP = "write a starter profile, a pre-commit hook and a CI job into a repository"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dir", nargs="?", default=".", metavar="DIR", help="the repository (default: the current directory)")
+    parser.add_argument("--name", default="team", help="the profile's name and file name (default: team)")
+    parser.add_argument("--profile-dir", default="agent-profiles", metavar="PATH", help="where profiles live (default: agent-profiles)")
+    parser.add_argument("--install", metavar="SPEC", help="the pip requirement the CI job installs (default: a placeholder to fill in)")
+    parser.add_argument("--repo", metavar="URL", help="use context-pipeline's own pre-commit hook from this repository (with --rev)")
+    parser.add_argument("--rev", metavar="REV", help="the tag or commit of --repo")
+    parser.add_argument("--force", action="store_true", help="replace an existing profile, schema and workflow")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from pipeline.cli import _init_files as files
+    from pipeline.errors import UsageError
+    from pipeline.model.schema import schema_json
+
+    if bool(args.repo) != bool(args.rev):
+        raise UsageError("--repo and --rev go together")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", args.name):
+        raise UsageError(f"--name {args.name!r}: use letters, digits, `_`, `.`, `-`")
+    root = Path(args.dir)
+    if not root.is_dir():
+        raise _error(root, "not a directory (the repository to set up)")
+    d = args.profile_dir.strip("/")
+    fill = {"dir": d, "name": args.name}
+    install = args.install or files.PLACEHOLDER_INSTALL
+    note = files.GIVEN_NOTE if args.install else files.PLACEHOLDER_NOTE
+    _write(root / d / f"{args.name}.yaml", files.PROFILE.format(**fill), args.force)
+    _write(root / d / "profile.schema.json", schema_json(), args.force)
+    _write(root / ".github" / "workflows" / "context-profiles.yml",
+           files.WORKFLOW.format(install=install, install_note=note, **fill), args.force)
+    hook = (files.PRE_COMMIT_REMOTE.format(repo=args.repo, rev=args.rev, **fill) if args.repo
+            else files.PRE_COMMIT_LOCAL.format(**fill))
+    _pre_commit(root / ".pre-commit-config.yaml", hook)
+    if not args.install:
+        print("next: fill in the install line of .github/workflows/context-profiles.yml "
+              "(<your-org>, <rev>) or run `pipeline init --install SPEC --force`", file=sys.stderr)
+    return 0
+
+
+def _write(path, text: str, force: bool) -> None:
+    if path.exists() and not force:
+        print(f"kept {path} (it exists; --force replaces it)", file=sys.stderr)
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise _error(path, f"cannot write: {err.strerror or err}") from None
+    print(f"wrote {path}")
+
+
+def _pre_commit(path, hook: str) -> None:
+    if not path.exists():
+        path.write_text("repos:\n" + hook, encoding="utf-8")
+        print(f"wrote {path}")
+        return
+    text = path.read_text(encoding="utf-8")
+    if "pipeline-validate" in text:
+        print(f"kept {path} (it has a pipeline-validate hook)", file=sys.stderr)
+        return
+    if not re.search(r"(?m)^repos:[ \t]*$", text):
+        raise _error(path, "has no block `repos:` to add the hook to", "add the entry by hand (docs/profile.md#pre-commit)",
+                     "profile.bad-form")
+    path.write_text(text.rstrip("\n") + "\n" + hook, encoding="utf-8")
+    print(f"added the pipeline-validate hook to {path}")
+
+
+def _error(path, message: str, hint: str | None = None, code: str = "profile.unreadable"):
+    from pipeline.errors import Location, Problem, ProfileError
+
+    return ProfileError(Problem(message, Location(str(path)), hint=hint, code=code))
