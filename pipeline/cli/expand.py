@@ -59,6 +59,10 @@ def add_template_options(parser: argparse.ArgumentParser) -> None:
         help="a template directory or .md file (repeatable); replaces the profile's sources",
     )
     parser.add_argument(
+        "--dialect", choices=("pi", "claude-code", "opencode", "gemini", "codex"), default="pi",
+        help="the format of the --templates-dir files (default: pi); see docs/templates.md#dialects",
+    )
+    parser.add_argument(
         "--untrusted", action="store_true",
         help="skip the profile's `project` source, as pi does for an untrusted project",
     )
@@ -70,15 +74,17 @@ def load(args: argparse.Namespace):
 
 
 def _load(args: argparse.Namespace):
-    from pipeline.templates import load_templates
-
     if args.templates_dir and args.profile is None:  # no profile needed: skip compiling one
-        return load_templates(args.templates_dir, include_defaults=False)
+        return _load_dirs(args)
     from pipeline import compile_profile
 
     pipeline = compile_profile(args.profile or "default")  # a wrong --profile is an error either way
     if args.templates_dir:
-        return load_templates(args.templates_dir, include_defaults=False)
+        return _load_dirs(args)
+    if args.dialect != "pi":
+        from pipeline.errors import UsageError
+
+        raise UsageError("--dialect applies to --templates-dir; a profile names dialects in templates.sources")
     return pipeline.load_templates(trusted=not args.untrusted)
 
 
@@ -89,6 +95,15 @@ def _splitting(args: argparse.Namespace) -> str:
     from pipeline import compile_profile
 
     return compile_profile(args.profile).profile.templates.argument_splitting
+
+
+def _load_dirs(args: argparse.Namespace):
+    from pipeline.templates import load_sources, load_templates
+    from pipeline.templates.discovery import TemplateSource, explicit_sources
+
+    if args.dialect == "pi":
+        return load_templates(args.templates_dir, include_defaults=False)
+    return load_sources([TemplateSource(s.path, "path", dialect=args.dialect) for s in explicit_sources(args.templates_dir)])
 
 
 def call_notices(call, found, loaded) -> list:

@@ -13,7 +13,8 @@ template of a name winning. `project` is <cwd>/.pi/prompts/ (skipped with --untr
 as pi skips it for an untrusted project); `global` is ~/.pi/agent/prompts/
 ($PI_CODING_AGENT_DIR/prompts when that is set); other entries are paths relative to
 the profile file. --templates-dir (repeatable) replaces the profile's sources: a
-directory is read without filtering, not recursive; a single .md file works too.
+directory is read without filtering, not recursive; a single .md file works too;
+--dialect claude-code|opencode|gemini|codex reads them in that tool's format.
 
 Everything noticed goes to stderr, one per line, as
 `path[:line:col]: warning: message (hint)`: first load problems (unreadable files,

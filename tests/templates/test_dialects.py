@@ -216,3 +216,13 @@ def test_a_plain_value_yaml_cannot_take_gets_a_hint_to_quote_it(tmp_path):
     for loaded in (load(f.parent, "pi"), load(f.parent, "claude-code")):
         assert len(loaded) == 0
         assert 'quote the value: description: "Finish up (phase: done)"' in loaded.problems[0].hint
+
+
+def test_templates_dir_with_a_dialect_on_the_command_line(tmp_path, capsys):
+    write(tmp_path / "cmds" / "ns" / "go.md", "Go $0 !`date`")
+    assert main(["expand", "/ns:go far", "--templates-dir", str(tmp_path / "cmds"), "--dialect", "claude-code"]) == 0
+    assert capsys.readouterr().out == "Go far !`date`\n"
+    assert main(["templates", "--templates-dir", str(tmp_path / "cmds"), "--dialect", "claude-code"]) == 0
+    cap = capsys.readouterr()
+    assert "/ns:go" in cap.out and "runs a shell command in Claude Code" in cap.err
+    assert main(["templates", "--dialect", "gemini"]) == 2
