@@ -97,6 +97,7 @@ CODES: dict[str, str] = {
     "template.name-collision": "two templates with one name",
     "template.unknown": "`/name` names no template",
     "template.missing-argument": "a template was called with fewer arguments than it reads",
+    "template.indexed-arguments": "Claude Code's `$ARGUMENTS[N]` in a pi template",
     "template.dollar-amount": "an amount such as `$0.50` whose `$N` is replaced by an argument",
     "template.argument-hint-list": "an `argument-hint` that YAML reads as a list",
     "template.argument-hint-unquoted": "an unquoted bracketed `argument-hint`, read as text by a dialect",

@@ -155,6 +155,8 @@ def _findings(template: Template, node: Node):
         yield Finding("template.large-index", f"`{_excerpt(src)}` asks for an argument beyond position "
                       f"{MAX_LISTED_POSITION}; it is empty unless that many are given", line, col, "info",
                       hint="check the number")
+    elif isinstance(node, AllArgs) and _INDEX_TAIL.match(template.body, node.pos.end):
+        yield _indexed(template, node, src, line, col)
     elif isinstance(node, Slice):
         yield from _slice_findings(node, src, line, col)
     elif isinstance(node, Default):
@@ -171,6 +173,18 @@ def _price(template: Template, node: Positional, src: str, line: int, col: int) 
     return Finding("template.dollar-amount", f"`${amount}` looks like an amount, but `{src}` is replaced by "
                    f"{eaten} when the template is expanded", line, col,
                    hint=f"there is no escape for `$`: write the amount without it (`{amount} USD`)")
+
+
+#: Claude Code's `$ARGUMENTS[0]`: pi reads `$ARGUMENTS` and then the text `[0]`
+_INDEX_TAIL = re.compile(r"\[([0-9]+)\]")
+
+
+def _indexed(template: Template, node: AllArgs, src: str, line: int, col: int) -> Finding:
+    index = int(_INDEX_TAIL.match(template.body, node.pos.end).group(1))
+    written = src + f"[{index}]"
+    return Finding("template.indexed-arguments", f"`{written}` is Claude Code's spelling; pi inserts all "
+                   f"arguments followed by the text `[{index}]`", line, col,
+                   hint=f"write `${index + 1}` (pi counts from 1), or load the file as `dialect: claude-code`")
 
 
 def _slice_findings(node: Slice, src: str, line: int, col: int):

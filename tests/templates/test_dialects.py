@@ -226,3 +226,9 @@ def test_templates_dir_with_a_dialect_on_the_command_line(tmp_path, capsys):
     cap = capsys.readouterr()
     assert "/ns:go" in cap.out and "runs a shell command in Claude Code" in cap.err
     assert main(["templates", "--dialect", "gemini"]) == 2
+
+
+def test_claude_indexed_arguments_in_a_pi_template_are_flagged():
+    found = analyze("Fix $ARGUMENTS[0] and $ARGUMENTS.").findings
+    assert [(f.code, f.col) for f in found] == [("template.indexed-arguments", 5)]
+    assert "`$1`" in found[0].hint
