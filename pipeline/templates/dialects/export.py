@@ -11,7 +11,7 @@ is **not written** and the reasons are returned instead, so nothing wrong lands 
 | `${@:N}`, `${@:N:L}`, `${N:-d}` | cannot | cannot | cannot | cannot |
 
 Literal text the target would read as its own syntax is escaped where the target has an
-escape (Codex ``$$``) and is a reason not to write otherwise (a literal ``$2`` or
+escape (every literal ``$`` is ``$$`` for Codex) and is a reason not to write otherwise (a literal ``$2`` or
 ``{{args}}``, a Claude Code ``!`cmd```). Notes are differences that only show with
 unusual input; the template is written and the note returned with it.
 """
@@ -67,13 +67,16 @@ def _body(t: PromptTemplate, target: str) -> tuple[str, list[str], list[str]]:
     reasons: list[str] = []
     notes: list[str] = []
     nodes = t.template.nodes
-    for node in nodes:
+    for i, node in enumerate(nodes):
         src = t.template.source(node)
         if isinstance(node, Literal):
             out.append(_literal(node.text, target, reasons))
         elif isinstance(node, Positional):
             out.append(_positional(node, src, target, reasons, notes))
         elif isinstance(node, AllArgs):
+            after = nodes[i + 1] if i + 1 < len(nodes) else None
+            if target == "claude-code" and isinstance(after, Literal) and re.match(r"\[[0-9]", after.text):
+                reasons.append(f"`{src}` followed by `[` would read as Claude Code's `$ARGUMENTS[N]`")
             out.append(_all(src, target, reasons, notes))
         elif isinstance(node, (Slice, Default)):
             what = "a slice" if isinstance(node, Slice) else "a default"
@@ -119,7 +122,7 @@ _CLAIMED = {
 
 def _literal(text: str, target: str, reasons: list) -> str:
     if target == "codex":
-        return re.sub(r"\$(?=[$1-9A-Z])", "$$", text)
+        return text.replace("$", "$$")  # Codex reads `$$` as one `$`, whatever follows
     placeholder, runs = _CLAIMED[target]
     for rx in (placeholder, runs):
         m = rx.search(text) if rx is not None else None
