@@ -41,7 +41,7 @@ examples:
   pipeline templates --profile team.yaml --strict      # in CI
 
 --format json prints a list of {"name", "description", "argumentHint", "arity": {"hint",
-"required", "optional", "variadicFrom"}, "file", "source", "findings"}.
+"required", "optional", "variadicFrom"}, "file", "source", "dialect", "findings"}.
 """
 
 from __future__ import annotations
@@ -97,6 +97,7 @@ def _json_item(t) -> dict:
         },
         "file": str(t.path) if t.path else None,
         "source": t.source,
+        "dialect": t.dialect,
         "findings": [p.to_json() for p in t.problems()],
     }
 

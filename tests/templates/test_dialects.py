@@ -232,3 +232,12 @@ def test_claude_indexed_arguments_in_a_pi_template_are_flagged():
     found = analyze("Fix $ARGUMENTS[0] and $ARGUMENTS.").findings
     assert [(f.code, f.col) for f in found] == [("template.indexed-arguments", 5)]
     assert "`$1`" in found[0].hint
+
+
+def test_templates_json_names_the_dialect(tmp_path, capsys):
+    import json
+
+    write(tmp_path / "cmds" / "a.toml", 'prompt = "A {{args}}"')
+    assert main(["templates", "--templates-dir", str(tmp_path / "cmds"), "--dialect", "gemini", "--format", "json"]) == 0
+    [item] = json.loads(capsys.readouterr().out)
+    assert (item["name"], item["dialect"], item["arity"]["hint"]) == ("a", "gemini", "[args...]")
