@@ -139,5 +139,6 @@ def expand_input(text: str, templates: Iterable[Invocable], splitting: str = "pi
     found = find_template(call.name, templates) if call else None
     if found is None:
         return text
-    invoke = getattr(found, "invoke", None)  # a template of another dialect expands its own way
-    return invoke(call.args_text) if invoke is not None else found.template.substitute(call.args)
+    if getattr(found, "dialect", "pi") != "pi":  # a template of another dialect expands its own way
+        return found.invoke(call.args_text)
+    return found.template.substitute(call.args)
