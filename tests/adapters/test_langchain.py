@@ -14,8 +14,8 @@ from langchain_openai import ChatOpenAI  # noqa: E402
 
 from pipeline.adapters.langchain import ProfileMiddleware  # noqa: E402
 from pipeline.testing.loopback import LoopbackServer  # noqa: E402
-from tests.adapters import adapter_common as common  # noqa: E402
-from tests.adapters.test_pi_sessions import DATA, shape  # noqa: E402
+from . import adapter_common as common  # noqa: E402
+from .test_pi_sessions import DATA, shape  # noqa: E402
 
 
 @tool

@@ -11,8 +11,8 @@ from openai import AsyncOpenAI  # noqa: E402
 
 from pipeline.adapters.openai_agents import ProfileSession  # noqa: E402
 from pipeline.testing.loopback import LoopbackServer  # noqa: E402
-from tests.adapters import adapter_common as common  # noqa: E402
-from tests.adapters.test_pi_sessions import DATA, shape  # noqa: E402
+from . import adapter_common as common  # noqa: E402
+from .test_pi_sessions import DATA, shape  # noqa: E402
 
 
 @function_tool

@@ -12,8 +12,8 @@ from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
 
 from pipeline.adapters.pydantic_ai import ProfileCapability  # noqa: E402
 from pipeline.testing.loopback import LoopbackServer  # noqa: E402
-from tests.adapters import adapter_common as common  # noqa: E402
-from tests.adapters.test_pi_sessions import DATA, shape  # noqa: E402
+from . import adapter_common as common  # noqa: E402
+from .test_pi_sessions import DATA, shape  # noqa: E402
 
 
 def _agent(server, capability):

@@ -121,7 +121,8 @@ def expected_findings(entry: dict, text: str) -> set[tuple[str, int]]:
     return out
 
 
-@pytest.mark.parametrize("entry", sources(), ids=lambda s: s["file"][6:60])
+@pytest.mark.parametrize("entry", sources() or [pytest.param(None, id="corpus-absent")],
+                         ids=lambda s: s["file"][6:60] if s else "corpus-absent")
 def test_each_file_through_its_dialect(tmp_path, entry):
     root, target = staged(tmp_path, entry)
     loaded = load_sources([TemplateSource(root, "path", dialect=DIALECT[entry["dialect"]])])
