@@ -22,6 +22,10 @@ NAMES = ("pydantic_ai", "openai_agents", "langchain")
 CWD = "/work/project"
 
 
+#: pi's sentence in front of a compaction summary is kept only as this mark (read from the oracle's constants).
+PI_SUMMARY_MASK = "[pi: compaction summary prefix]"
+
+
 def _session_of(name: str, base: Path) -> Path:
     test = f"tests/adapters/test_{name}.py::test_three_runs_compact_where_our_loop_does"
     # not check=True: the test compares the file with the vector being regenerated
@@ -48,7 +52,9 @@ def main(oracle: str) -> None:
         opened = _oracle(oracle, {"op": "session_open", "sessionFile": str(target), "idsOnly": True})
         context = _oracle(oracle, {"op": "build_context", "sessionFile": str(target)})
         result = {"session_open": opened, "build_context": {"messages": context["messages"]}}
-        (HERE / f"{name}.pi.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        prefix = _oracle(oracle, {"op": "constants"})["COMPACTION_SUMMARY_PREFIX"]
+        text = json.dumps(result, indent=1).replace(prefix, PI_SUMMARY_MASK)
+        (HERE / f"{name}.pi.json").write_text(text + "\n", encoding="utf-8")
         print(name, opened["entryCount"], [m["role"] for m in context["messages"]])
 
 

@@ -586,8 +586,15 @@ def step_record(req: dict, result: dict, prompts: dict[str, dict], index: int, s
 # =========================================================================== main
 
 
+#: pi's sentence in front of a compaction summary (read from the oracle's constants by
+#: main) is not kept in our files, only this mark.
+PI_SUMMARY_PREFIX = ""
+PI_SUMMARY_MASK = "[pi: compaction summary prefix]"
+
+
 def render(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+    text = json.dumps(data, ensure_ascii=False, indent=1)
+    return (text.replace(PI_SUMMARY_PREFIX, PI_SUMMARY_MASK) if PI_SUMMARY_PREFIX else text) + "\n"
 
 
 def generate(oracle_dir: Path, only: list[str] | None) -> dict[str, str]:
@@ -699,6 +706,8 @@ def main() -> int:
     args = parser.parse_args()
     if not args.oracle:
         parser.error("give --oracle DIR or set PI_ORACLE")
+    global PI_SUMMARY_PREFIX
+    PI_SUMMARY_PREFIX = oracle(Path(args.oracle), [{"op": "constants"}])[0]["COMPACTION_SUMMARY_PREFIX"]
     files = generate(Path(args.oracle), args.only)
     if args.check:
         bad = [n for n, text in files.items()
