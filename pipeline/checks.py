@@ -19,7 +19,8 @@ from typing import Any
 
 from pipeline.errors import Problem, did_you_mean
 from pipeline.model import Profile
-from pipeline.model.profile import DialectSource, When
+from pipeline.model.prompt import When
+from pipeline.model.templates import DialectSource
 from pipeline.model.text import Text
 from pipeline.model.envname import ENV_NAME_HINT, SECRET_KEYS, env_name_problem, url_secret_problem  # noqa: F401
 from pipeline.model.variables import variables_for

@@ -59,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _window(text: str) -> int:
-    from pipeline.model.profile import MAX_TOKENS
+    from pipeline.model.base import MAX_TOKENS
 
     try:
         value = int(text)

@@ -25,7 +25,7 @@ from pipeline.compaction.summarize import Call, Progress, run_call
 from pipeline.compaction.tokens import estimate_tokens
 from pipeline.errors import Problem
 from pipeline.llm.types import SummaryClient
-from pipeline.model.profile import Compaction
+from pipeline.model.compaction import Compaction
 from pipeline.session.projection import branch_summary_message, convert_to_llm, entry_messages
 from pipeline.session.entries import BranchSummaryEntry, CompactionEntry, CustomMessageEntry, Entry, FileLists, MessageEntry
 from pipeline.session.messages import AgentMessage, Usage, UserMessage

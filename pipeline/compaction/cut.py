@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from pipeline.compaction.tokens import estimate_tokens
-from pipeline.model.profile import Compaction
+from pipeline.model.compaction import Compaction
 from pipeline.session.projection import entry_messages, entry_roles
 from pipeline.session.entries import CompactionEntry, Entry
 

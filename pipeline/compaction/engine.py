@@ -25,7 +25,9 @@ from pipeline.compaction.summarize import CompactionResult, Progress, plan_calls
 from pipeline.errors import Location, Problem, SessionError
 from pipeline.llm.deadline import compaction_deadline
 from pipeline.llm.types import REASONING_LEVELS, SummaryClient
-from pipeline.model.profile import Compaction, Profile, Summarizer
+from pipeline.model.compaction import Compaction
+from pipeline.model.profile import Profile
+from pipeline.model.summary import Summarizer
 from pipeline.session.projection import LlmContext, build_context, context_settings
 from pipeline.session.entries import BranchSummaryEntry, CompactionEntry
 from pipeline.session.store import SessionFile

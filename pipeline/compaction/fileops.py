@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 from pipeline.js import js_sorted
-from pipeline.model.profile import Tags
+from pipeline.model.summary import Tags
 from pipeline.session import AgentMessage, AssistantMessage, FileLists, ToolCall
 
 _DEFAULT_TAGS = Tags()

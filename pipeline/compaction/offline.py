@@ -33,7 +33,7 @@ from pipeline.js import JS_WS_RE, js_trim, u16len, u16slice
 from pipeline.llm.errors import LLMConfigError
 from pipeline.llm.types import Completion, SummaryRequest
 from pipeline.session.messages import Usage
-from pipeline.model.profile import Offline, OfflineFill, SchemaSection, Summary
+from pipeline.model.summary import Offline, OfflineFill, SchemaSection, Summary
 
 PROVIDER = "offline"
 _DECODER = json.JSONDecoder()

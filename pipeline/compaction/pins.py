@@ -24,7 +24,7 @@ from typing import Sequence
 
 from pipeline.compaction.serialize import content_text
 from pipeline.errors import Problem
-from pipeline.model.profile import Pins
+from pipeline.model.compaction import Pins
 from pipeline.session.entries import Entry, MessageEntry
 
 

@@ -29,7 +29,7 @@ from pipeline.compaction.fileops import (
     seed_from_details,
 )
 from pipeline.compaction.tokens import context_tokens_newest_first
-from pipeline.model.profile import Compaction
+from pipeline.model.compaction import Compaction
 from pipeline.session.projection import context_entries_of_path, context_settings, entry_messages, entry_roles
 from pipeline.session.entries import CompactionEntry, Entry, FileLists
 from pipeline.gcpause import gc_paused

@@ -32,7 +32,8 @@ from typing import Iterable, Sequence
 from pipeline.compaction.summary_schema import render_schema
 from pipeline.compaction.serialize import SerializeOptions, content_text, serialize_conversation
 from pipeline.llm.types import SummaryRequest
-from pipeline.model.profile import Compaction, SchemaSection, Summary
+from pipeline.model.compaction import Compaction
+from pipeline.model.summary import SchemaSection, Summary
 from pipeline.session.messages import AgentMessage, LlmMessage, UserMessage
 
 

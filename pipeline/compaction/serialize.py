@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from pipeline.js import MISSING, js_json, js_string, u16len, u16slice
-from pipeline.model.profile import Labels
+from pipeline.model.summary import Labels
 from pipeline.model.text import Text
 from pipeline.session.messages import (
     AssistantMessage,

@@ -26,7 +26,8 @@ from pipeline.compaction.triggers import fires, settings_for
 from pipeline.errors import Problem, ProfileError
 from pipeline.js import u16len
 from pipeline.llm.types import SummaryClient
-from pipeline.model.profile import Compaction, Profile
+from pipeline.model.compaction import Compaction
+from pipeline.model.profile import Profile
 from pipeline.session.entries import CustomEntry, MessageEntry
 from pipeline.session.masks import MASK_TYPE, mask_data, masked_entries, masked_message
 from pipeline.session.store import SessionFile

@@ -40,7 +40,7 @@ from pipeline.compaction.validity import SummaryOutcome, invalid_problem, retry_
 from pipeline.errors import Problem, ProviderError
 from pipeline.llm.errors import LLMError
 from pipeline.llm.types import Completion, SummaryClient, SummaryRequest
-from pipeline.model.profile import SchemaSection
+from pipeline.model.summary import SchemaSection
 from pipeline.session.projection import convert_to_llm
 from pipeline.session.entries import FileLists
 from pipeline.session.messages import Usage

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from pipeline.js import js_trim_end
-from pipeline.model.profile import SchemaFormat, SchemaItem, SchemaSection
+from pipeline.model.summary import SchemaFormat, SchemaItem, SchemaSection
 
 
 def _with_guidance(head: str, item: SchemaItem | SchemaSection) -> str:

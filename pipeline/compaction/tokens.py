@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from pipeline.js import js_json, u16len
-from pipeline.model.profile import Compaction
+from pipeline.model.compaction import Compaction
 from pipeline.session.messages import (
     AgentMessage,
     AssistantMessage,

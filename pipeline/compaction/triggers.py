@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.model.profile import Compaction, PercentTrigger, ReserveTrigger, TokensTrigger
+from pipeline.model.compaction import Compaction, PercentTrigger, ReserveTrigger, TokensTrigger
 
 def model_key(provider: str, model: str) -> str:
     """The key of ``compaction.model_overrides`` for a model: ``provider/model``."""

@@ -22,7 +22,7 @@ from typing import Literal
 
 from pipeline.errors import Problem
 from pipeline.llm.types import Completion, SummaryRequest
-from pipeline.model.profile import Validity
+from pipeline.model.summary import Validity
 
 Verdict = Literal["valid", "length", "tool_call", "empty", "schema"]
 

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from pipeline.compaction.tokens import estimate_tokens
-from pipeline.model.profile import Compaction, Profile
+from pipeline.model.compaction import Compaction
+from pipeline.model.profile import Profile
 from pipeline.session.masks import masked_message
 from pipeline.session.messages import AssistantMessage, ToolResultMessage
 

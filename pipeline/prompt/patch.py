@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Optional
 
-from pipeline.model.profile import PatchTexts
+from pipeline.model.prompt import PatchTexts
 from pipeline.prompt.render import RenderedSection
 
 Record = Mapping[str, str]

@@ -30,7 +30,8 @@ from typing import Any, Literal, Mapping, Optional, Sequence
 
 from pipeline.compaction.tokens import context_tokens, estimate_context, should_compact
 from pipeline.compaction.triggers import settings_for
-from pipeline.model.profile import Compaction, Profile
+from pipeline.model.compaction import Compaction
+from pipeline.model.profile import Profile
 from pipeline.runtime.classify import (
     Reply,
     as_reply,

@@ -153,7 +153,7 @@ def global_template_dir(
     """``templates.global_dir`` as a directory. The default (``~/.pi/agent/prompts``) means
     pi's user directory, ``<agent>/prompts``: ``agent``, else ``$PI_CODING_AGENT_DIR``, else
     ``~/.pi/agent``; any other value is used as written, ``~`` expanded."""
-    from pipeline.model.profile import DEFAULT_GLOBAL_DIR
+    from pipeline.model.templates import DEFAULT_GLOBAL_DIR
 
     if global_dir != DEFAULT_GLOBAL_DIR:
         return expand_home(global_dir, home)

@@ -18,7 +18,7 @@ from pipeline.compaction import (
 from pipeline.compaction.summary_schema import heading_line
 from pipeline.llm import LLMConfigError
 from pipeline.compaction.offline import OfflineClient, one_line, parse_calls
-from pipeline.model.profile import Offline, OfflineFill
+from pipeline.model.summary import Offline, OfflineFill
 from pipeline.session import ContextTexts, SessionFile, convert_to_llm, parse_message
 
 from .conftest import REAL, default_profile

@@ -14,7 +14,7 @@ from pipeline.compaction.tokens import should_compact
 from pipeline.compaction.triggers import threshold, would_trigger
 from pipeline.errors import ProfileError
 from pipeline.llm import Completion
-from pipeline.model.profile import Compaction
+from pipeline.model.compaction import Compaction
 from pipeline.runtime import CurrentModel, check_compaction
 from pipeline.session import SessionFile, Usage
 from pipeline.session.masks import MASK_TYPE

@@ -24,7 +24,7 @@ from pipeline.compaction import (
 )
 from pipeline.llm import REASONING_LEVELS
 from pipeline.model import SchemaItem, SchemaSection
-from pipeline.model.profile import SchemaFormat
+from pipeline.model.summary import SchemaFormat
 from pipeline.session import ContextTexts, SessionFile, convert_to_llm, parse_entry, parse_message
 
 from .conftest import ROOT, ScriptedClient, completion, masked_profile, vectors

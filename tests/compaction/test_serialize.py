@@ -14,7 +14,7 @@ from pipeline.compaction import (
 )
 from pipeline.compaction.fileops import collect, seed_from_details
 from pipeline.compaction.serialize import truncate
-from pipeline.model.profile import Labels, Tags
+from pipeline.model.summary import Labels, Tags
 from pipeline.model import Text
 from pipeline.session import ContextTexts, SessionFile, build_session_context, convert_to_llm, parse_message
 

@@ -17,7 +17,7 @@ import pytest
 from conftest import HEAD, write_files
 from pipeline import compile_profile, load_profile
 from pipeline.errors import PipelineError
-from pipeline.model.profile import MAX_COUNT, MAX_TOKENS
+from pipeline.model.base import MAX_COUNT, MAX_TOKENS
 from pipeline.source import locate, merge
 from pipeline.source.explain import effective_values
 

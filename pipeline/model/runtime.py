@@ -1,0 +1,83 @@
+"""The blocks the agent runtime reads: ``retry``, ``context`` (how session entries become
+messages) and ``runtime`` (the texts it writes or shows itself)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from pipeline.model.base import MAX_COUNT, MAX_DELAY_MS, Strict
+from pipeline.model.text import Text
+
+class Retry(Strict):
+    """Retries of agent turns that end in a transient error (pi's ``retry`` settings)."""
+
+    enabled: bool = Field(True, description="retry a turn that ended in a transient provider error")
+    max_retries: int = Field(3, ge=0, le=MAX_COUNT, description="retries per turn before the error is reported")
+    base_delay_ms: int = Field(
+        2000, ge=0, le=MAX_DELAY_MS, description="wait before retry n: base_delay_ms * 2^(n-1)"
+    )
+
+
+class BashExecutionTexts(Strict):
+    """How a user's own shell command (`!cmd`) is shown to the model."""
+
+    ran: Text
+    output: Text
+    no_output: Text
+    cancelled: Text
+    exit_code: Text
+    truncated: Text
+
+
+class Context(Strict):
+    bash_execution: BashExecutionTexts
+
+
+class SkillCommand(Strict):
+    """How `/skill:name args` becomes the user message: open + the skill's body + close (+ args)."""
+
+    open: Text
+    close: Text
+    args: Text = Field(description="appended when the command has arguments")
+
+
+class ToolErrors(Strict):
+    """Tool results the runtime writes itself (they are error results)."""
+
+    unknown: Text = Field(description="a call of a tool that is not active")
+    invalid_arguments: Text = Field(description="arguments that do not match the tool's schema")
+    failed: Text = Field(description="a tool that raised an exception")
+
+
+class WireTexts(Strict):
+    """Texts the message conversion inserts where a provider needs one."""
+
+    orphan_tool_result: Text = Field(description="the result of a tool call that got none")
+    user_image_omitted: Text = Field(description="an image in a user message, for a model without image input")
+    tool_image_omitted: Text = Field(description="an image in a tool result, for a model without image input")
+    tool_image_only: Text = Field(description="a tool result with images and no text")
+    empty_tool_output: Text = Field(description="a tool result with neither text nor images")
+    tool_images_intro: Text = Field(description="the user message that carries tool-result images")
+
+
+class ToolOutput(Strict):
+    """Texts of the built-in read-only tools (read, ls, find, grep)."""
+
+    not_found: Text
+    not_a_file: Text
+    not_a_directory: Text
+    outside: Text = Field(description="a path outside the working directory")
+    empty_directory: Text
+    no_matches: Text
+    invalid_pattern: Text
+    truncated: Text = Field(description="appended when the output was cut")
+
+
+class Runtime(Strict):
+    """What the agent runtime (`pipeline run`, the conversation facade) writes or shows itself."""
+
+    aborted: Text = Field(description="errorMessage recorded on a reply the user cancelled")
+    skill: SkillCommand
+    tool_errors: ToolErrors
+    wire: WireTexts
+    tool_output: ToolOutput
