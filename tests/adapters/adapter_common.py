@@ -179,3 +179,34 @@ def assert_summarized_by_profile(pipeline: Pipeline, bodies: Sequence[dict]) -> 
     """One summary call went to the profile's summarizer, with the profile's summary system prompt."""
     [call] = [b for b in bodies if b.get("model") == "loopback-summarizer"]
     assert system_text(call) == pipeline.profile.summary.system_prompt.render({})
+
+
+#: The entries every adapter's three runs leave, in order.
+THREE_RUN_ROLES = ("user", "assistant", "toolResult", "assistant", "user", "assistant", "compaction", "user", "assistant")
+
+
+def assert_three_runs_like_our_loop(pipeline: Pipeline, bridge: Any, bodies: Sequence[dict], session_path: Path,
+                                    fixture: Path, tmp_path: Path, monkeypatch: Any) -> None:
+    """What every adapter's three scripted runs must show: one compaction after run 2's reply,
+    where our own loop decides it; run 3's request opens with the profile's summary and carries
+    the profile's prompt for its tools; the session is one pi 0.84.0 opened (``fixture``) and
+    the one our own loop writes for the same script."""
+    from .test_pi_sessions import shape
+
+    assert len(bridge.compactions) == 1
+    assert compaction_positions(session_path) == [6]
+    [compaction] = adapter_compactions(session_path)
+    assert compaction[:3] == (5, "compact", 4)  # kept from run 2's prompt
+    assert our_loop_decisions(pipeline, session_path, bridge.model) == [(3, "none"), compaction, (7, "none")]
+    third = bodies[-1]
+    users = user_texts(third)
+    assert (users[0], users[-1]) == (summary_message(pipeline), PROMPTS[2])
+    assert PROMPTS[0] not in users
+    tools = [t["function"]["name"] for t in third["tools"]]
+    assert sorted(tools) == ["lookup", "read"]
+    assert system_text(third) == system_text(bodies[0]) == bridge.system_prompt(tools)
+    assert_session_valid(session_path, THREE_RUN_ROLES)
+    assert shape(session_path) == shape(fixture)
+    ours = our_loop_session(tmp_path, monkeypatch)
+    assert shape(session_path) == shape(ours)
+    assert adapter_compactions(session_path) == adapter_compactions(ours)

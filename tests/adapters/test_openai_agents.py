@@ -12,7 +12,7 @@ from openai import AsyncOpenAI  # noqa: E402
 from pipeline.adapters.openai_agents import ProfileSession  # noqa: E402
 from pipeline.testing.loopback import LoopbackServer  # noqa: E402
 from . import adapter_common as common  # noqa: E402
-from .test_pi_sessions import DATA, shape  # noqa: E402
+from .test_pi_sessions import DATA  # noqa: E402
 
 
 @function_tool
@@ -44,27 +44,8 @@ def test_three_runs_compact_where_our_loop_does(tmp_path, monkeypatch):
         common.assert_summarized_by_profile(pipeline, server.bodies)
 
     assert answers == ["The fixture is small.", "They differ in size.", "Nothing is left."]
-    assert len(session.bridge.compactions) == 1
-    assert common.compaction_positions(tmp_path / "chat.jsonl") == [6]
-    assert common.adapter_compactions(tmp_path / "chat.jsonl")[0][:3] == (5, "compact", 4)  # kept from run 2's prompt
-    decisions = common.our_loop_decisions(pipeline, tmp_path / "chat.jsonl", session.bridge.model)
-    assert decisions == [(3, "none"), common.adapter_compactions(tmp_path / "chat.jsonl")[0], (7, "none")]
-    third = bodies[-1]
-    users = common.user_texts(third)
-    assert users[0] == common.summary_message(pipeline)
-    assert users[-1] == common.PROMPTS[2]
-    assert common.PROMPTS[0] not in users
-    tools = [t["function"]["name"] for t in third["tools"]]
-    assert tools == ["read", "lookup"]
-    assert common.system_text(third) == session.bridge.system_prompt(tools)
-    assert common.system_text(bodies[0]) == session.bridge.system_prompt(tools)
-    common.assert_session_valid(tmp_path / "chat.jsonl", [
-        "user", "assistant", "toolResult", "assistant", "user", "assistant", "compaction", "user", "assistant"])
-    assert shape(tmp_path / "chat.jsonl") == shape(DATA / "openai_agents.jsonl")  # the file pi 0.84.0 opened
-    # our own agent loop, same script: the same entries, and the same compaction
-    ours = common.our_loop_session(tmp_path, monkeypatch)
-    assert shape(tmp_path / "chat.jsonl") == shape(ours)
-    assert common.adapter_compactions(tmp_path / "chat.jsonl") == common.adapter_compactions(ours)
+    common.assert_three_runs_like_our_loop(pipeline, session.bridge, bodies, tmp_path / "chat.jsonl",
+                                           DATA / "openai_agents.jsonl", tmp_path, monkeypatch)
 
 
 def test_the_input_filter_puts_the_profile_first_before_an_agents_own_instructions(tmp_path):

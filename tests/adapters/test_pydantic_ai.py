@@ -50,29 +50,8 @@ def test_three_runs_compact_where_our_loop_does(tmp_path, monkeypatch):
 
     assert answers == ["The fixture is small.", "They differ in size.", "Nothing is left."]
     # one compaction, after run 2's reply: after 6 messages (prompt, call, result, answer, prompt, answer)
-    assert len(capability.bridge.compactions) == 1
-    assert common.compaction_positions(tmp_path / "chat.jsonl") == [6]
-    assert common.adapter_compactions(tmp_path / "chat.jsonl")[0][:3] == (5, "compact", 4)  # kept from run 2's prompt
-    decisions = common.our_loop_decisions(pipeline, tmp_path / "chat.jsonl", capability.bridge.model)
-    assert decisions == [(3, "none"), common.adapter_compactions(tmp_path / "chat.jsonl")[0], (7, "none")]
-    # the third run's request starts with the profile's summary message, then the kept turn
-    third = bodies[-1]
-    users = common.user_texts(third)
-    assert users[0] == common.summary_message(pipeline)
-    assert users[-1] == common.PROMPTS[2]
-    assert common.PROMPTS[0] not in users
-    # the instructions are the profile's prompt for the tools the request carries
-    tools = [t["function"]["name"] for t in third["tools"]]
-    assert sorted(tools) == ["lookup", "read"]
-    assert common.system_text(third) == capability.bridge.system_prompt(tools)
-    assert common.system_text(bodies[0]) == capability.bridge.system_prompt(tools)
-    common.assert_session_valid(tmp_path / "chat.jsonl", [
-        "user", "assistant", "toolResult", "assistant", "user", "assistant", "compaction", "user", "assistant"])
-    assert shape(tmp_path / "chat.jsonl") == shape(DATA / "pydantic_ai.jsonl")  # the file pi 0.84.0 opened
-    # our own agent loop, same script: the same entries, and the same compaction
-    ours = common.our_loop_session(tmp_path, monkeypatch)
-    assert shape(tmp_path / "chat.jsonl") == shape(ours)
-    assert common.adapter_compactions(tmp_path / "chat.jsonl") == common.adapter_compactions(ours)
+    common.assert_three_runs_like_our_loop(pipeline, capability.bridge, bodies, tmp_path / "chat.jsonl",
+                                           DATA / "pydantic_ai.jsonl", tmp_path, monkeypatch)
 
 
 def test_an_agents_own_instructions_follow_the_profiles(tmp_path):
