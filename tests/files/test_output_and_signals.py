@@ -94,19 +94,38 @@ def test_a_complete_write_into_a_pipe_is_success():
 #: interpreter's, which no program can handle) and the import of ``pipeline`` and
 #: ``pipeline.cli``, which import nothing else (the next test but one holds them to it);
 #: everything heavy (argparse, the commands, pydantic, ruamel.yaml) is imported inside
-#: ``main``, where Ctrl-C is handled.
-STARTER = "import sys; from pipeline.cli import main; print('ready', flush=True); sys.exit(main(sys.argv[1:]))"
+#: ``main``, where Ctrl-C is handled. On a loaded machine the signal can still land in the
+#: few steps of this line between the ``print`` and the call of ``main``: that interrupt is
+#: raised in this line's own frame (no deeper frame), the starter exits with
+#: ``BEFORE_MAIN`` and the attempt is made again; one that escapes ``main`` has frames
+#: below this one and is shown as the traceback it is.
+BEFORE_MAIN = 99
+STARTER = ("import sys\nfrom pipeline.cli import main\nprint('ready', flush=True)\n"
+           "try:\n    code = main(sys.argv[1:])\n"
+           "except KeyboardInterrupt as stop:\n"
+           "    if stop.__traceback__.tb_next is not None: raise\n"
+           f"    code = {BEFORE_MAIN}\n"
+           "sys.exit(code)")
 
 
-@pytest.mark.parametrize("delay_ms", [0, 20, 50, 100, 200])
-def test_sigint_during_start_up_prints_no_traceback(delay_ms, warned_profile):
-    proc = subprocess.Popen([sys.executable, "-c", STARTER, "validate", str(ROOT / "configs"), str(warned_profile)],
+def _interrupted_start(delay_ms: int, profile) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", STARTER, "validate", str(ROOT / "configs"), str(profile)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout.readline() == b"ready\n"
     time.sleep(delay_ms / 1000)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=HANG_GUARD)
+    return proc
+
+
+@pytest.mark.parametrize("delay_ms", [0, 20, 50, 100, 200])
+def test_sigint_during_start_up_prints_no_traceback(delay_ms, warned_profile):
+    for _attempt in range(20):
+        proc = _interrupted_start(delay_ms, warned_profile)
+        out, err = proc.communicate(timeout=HANG_GUARD)
+        if proc.returncode != BEFORE_MAIN:
+            break
     text = err.decode("utf-8", "replace")
+    assert proc.returncode != BEFORE_MAIN, "every signal landed before main started"
     assert "Traceback" not in text and "KeyboardInterrupt" not in text and "panicked" not in text, text
     if proc.returncode == 130:
         assert text == "interrupted\n"
