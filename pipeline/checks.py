@@ -187,6 +187,12 @@ class Checker:
     # ------------------------------------------------------------------ sections
 
     def sections(self) -> None:
+        runtime = self.profile.runtime
+        if runtime is not None and runtime.record_system_prompt and self.profile.system_prompt.patch is None:
+            self.add(("runtime", "record_system_prompt"),
+                     "a recorded system prompt needs `system_prompt.patch`: the words a changed or removed "
+                     "section is sent with", hint="add system_prompt.patch with `changed` and `removed`",
+                     code="profile.missing-key")
         sections = self.profile.system_prompt.sections
         if not sections:
             self.add(SECTIONS, "the system prompt has no sections", warning=True)

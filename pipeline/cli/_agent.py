@@ -37,6 +37,10 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cwd", metavar="DIR", default=".", help="working directory of the tools (default: .)")
     parser.add_argument("--context-window", metavar="N", type=positive, help="the model's context window in tokens")
     parser.add_argument("--max-tokens", metavar="N", type=positive, help="the model's maximum output tokens")
+    parser.add_argument("--mid-conversation-system", action="store_true",
+                        help="the model reads system messages mid-conversation: a profile that records the system "
+                             "prompt (runtime.record_system_prompt) sends each change in place, keeping the "
+                             "leading prompt (and the provider's cached prefix) unchanged")
 
 
 #: Flags that set a profile value (the one override path: checked as the profile's last
@@ -100,7 +104,8 @@ def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
     tools = builtin_tools(names, cwd, profile)
     window = args.context_window or profile.summarizer.context_window or profile.compaction.branch.default_context_window
     model = ModelInfo(id=model_name, provider=args.llm, api=APIS[args.llm], context_window=window,
-                      max_tokens=args.max_tokens or profile.summarizer.max_tokens or 0)
+                      max_tokens=args.max_tokens or profile.summarizer.max_tokens or 0,
+                      mid_conversation_system=args.mid_conversation_system)
     key_env = args.api_key_env
     bounds = profile.summarizer
     client = ChatClient(args.llm, model=model.target(), aborted_text=profile.runtime.aborted.render(),

@@ -12,7 +12,11 @@ a system prompt and tool definitions into a request body. Both first apply
   dropped, other thinking becomes plain text, tool-call ids are normalised for the target
   (Anthropic: ``[A-Za-z0-9_-]``, at most 64; OpenAI: ``call|item`` ids folded, 40 at most
   for provider ``openai``) and the matching results follow;
-* images go to a placeholder text when the target model takes no images.
+* images go to a placeholder text when the target model takes no images;
+* ``system`` messages (later system-prompt changes a session recorded, pi 1.x) stay in
+  place, except that one arriving while tool calls wait for results follows the results;
+  the converters send them as the caller's ``system_update`` renders them (see
+  :func:`openai_messages`, :func:`anthropic_messages`), or leave them out without one.
 
 Replies: :func:`from_openai_chat`, :func:`from_anthropic_messages` (one JSON body) and
 :func:`from_openai_stream`, :func:`from_anthropic_stream` (the decoded SSE events) build
@@ -38,8 +42,11 @@ from pipeline.llm.convert_types import (
     JSON, ConvertTexts, ModelCost, OpenAICompat, TargetModel, ToolDefinition, _blocks, _clean, _raw, _tool_json,
 )
 
+#: How a later ``system`` message is rendered for a model that reads them mid-conversation.
+SystemUpdate = Callable[[Mapping[str, Any]], str]
+
 __all__ = [
-    "ConvertTexts", "ModelCost", "OpenAICompat", "TargetModel", "ToolDefinition",
+    "SystemUpdate", "ConvertTexts", "ModelCost", "OpenAICompat", "TargetModel", "ToolDefinition",
     "calculate_cost", "error_message", "error_reply", "from_anthropic_messages", "from_anthropic_stream",
     "from_openai_chat", "from_openai_stream", "openai_usage", "prepare_messages", "to_anthropic_messages", "to_openai_chat",
     "anthropic_messages", "anthropic_tools", "openai_messages", "openai_tools", "anthropic_tool_call_id",
@@ -131,6 +138,8 @@ def _pair_tool_results(messages: list[Mapping], texts: ConvertTexts) -> list[JSO
     pending: list[Mapping] = []
     answered: set = set()
 
+    held: list[Mapping] = []  # system messages that came while tool calls were open: after their results
+
     def flush() -> None:
         for call in pending:
             if call.get("id") not in answered:
@@ -138,6 +147,8 @@ def _pair_tool_results(messages: list[Mapping], texts: ConvertTexts) -> list[JSO
                             "content": [{"type": "text", "text": texts.orphan_tool_result}], "isError": True})
         pending.clear()
         answered.clear()
+        out.extend(dict(m) for m in held)
+        held.clear()
 
     for message in messages:
         role = message.get("role")
@@ -150,6 +161,9 @@ def _pair_tool_results(messages: list[Mapping], texts: ConvertTexts) -> list[JSO
             answered.add(message.get("toolCallId"))
         elif role == "user":
             flush()
+        elif role == "system" and pending:
+            held.append(message)
+            continue
         out.append(dict(message))
     flush()
     return out
@@ -247,17 +261,29 @@ def _openai_tool_results(results: list[Mapping], model: TargetModel, texts: Conv
 
 
 def openai_messages(messages: Iterable[Any], *, system_prompt: str | None, model: TargetModel,
-                    texts: ConvertTexts, compat: OpenAICompat = OpenAICompat()) -> list[JSON]:
-    """The ``messages`` array of a chat-completions request."""
+                    texts: ConvertTexts, compat: OpenAICompat = OpenAICompat(),
+                    system_update: SystemUpdate | None = None) -> list[JSON]:
+    """The ``messages`` array of a chat-completions request.
+
+    A ``system`` message in ``messages`` (a later system-prompt change a session recorded) is
+    sent in place as an instruction message holding ``system_update(message)`` (skipped when
+    that is empty, or when no ``system_update`` is given: the model then gets the replayed
+    prompt as ``system_prompt`` instead)."""
     prepared = prepare_messages(messages, model, texts, lambda id: openai_tool_call_id(id, model))
     out: list[JSON] = []
+    instruction = "developer" if model.reasoning and compat.supports_developer_role else "system"
     if system_prompt:
-        role = "developer" if model.reasoning and compat.supports_developer_role else "system"
-        out.append({"role": role, "content": _clean(system_prompt)})
+        out.append({"role": instruction, "content": _clean(system_prompt)})
     i = 0
     while i < len(prepared):
         message = prepared[i]
         role = message.get("role")
+        if role == "system":
+            text = system_update(message) if system_update is not None else ""
+            if text:
+                out.append({"role": instruction, "content": _clean(text)})
+            i += 1
+            continue
         if role == "toolResult":
             j = i
             while j < len(prepared) and prepared[j].get("role") == "toolResult":
@@ -295,9 +321,11 @@ def _has_tool_history(messages: Sequence[Any]) -> bool:
 
 def to_openai_chat(messages: Sequence[Any], *, system_prompt: str | None, tools: Sequence[ToolDefinition | Mapping],
                    model: TargetModel, texts: ConvertTexts, max_tokens: int | None = None, stream: bool = True,
-                   reasoning_effort: str | None = None, compat: OpenAICompat = OpenAICompat()) -> JSON:
+                   reasoning_effort: str | None = None, compat: OpenAICompat = OpenAICompat(),
+                   system_update: SystemUpdate | None = None) -> JSON:
     """The chat-completions request body pi sends (keys in pi's order)."""
-    converted = openai_messages(messages, system_prompt=system_prompt, model=model, texts=texts, compat=compat)
+    converted = openai_messages(messages, system_prompt=system_prompt, model=model, texts=texts, compat=compat,
+                                system_update=system_update)
     body: JSON = {"model": model.id, "messages": converted, "stream": stream}
     if stream:
         body["stream_options"] = {"include_usage": True}
@@ -380,10 +408,16 @@ def _anthropic_tool_result(result: Mapping, texts: ConvertTexts) -> JSON:
 
 
 def anthropic_messages(messages: Iterable[Any], *, model: TargetModel, texts: ConvertTexts,
-                       cache_control: Mapping | None = None) -> list[JSON]:
-    """The ``messages`` array of a messages-API request (consecutive tool results in one user message)."""
+                       cache_control: Mapping | None = None, system_update: SystemUpdate | None = None) -> list[JSON]:
+    """The ``messages`` array of a messages-API request (consecutive tool results in one user message).
+
+    A ``system`` message in ``messages`` is held back and sent as a ``system`` message right
+    before the next assistant message that is sent (or at the end): tool results must follow
+    their tool use, so an update recorded before a user message lands after it. Without
+    ``system_update`` system messages are left out (the replayed prompt is the system field)."""
     prepared = prepare_messages(messages, model, texts, anthropic_tool_call_id)
     out: list[JSON] = []
+    pending: list[JSON] = []
     i = 0
     while i < len(prepared):
         message, role = prepared[i], prepared[i].get("role")
@@ -394,11 +428,21 @@ def anthropic_messages(messages: Iterable[Any], *, model: TargetModel, texts: Co
             out.append({"role": "user", "content": [_anthropic_tool_result(r, texts) for r in prepared[i:j]]})
             i = j
             continue
+        if role == "system":
+            text = system_update(message) if system_update is not None else ""
+            if text:
+                pending.append({"role": "system", "content": [{"type": "text", "text": _clean(text)}]})
+            i += 1
+            continue
         converted = _anthropic_user(message) if role == "user" else _anthropic_assistant(message) if role == "assistant" else None
         if converted is not None:
+            if role == "assistant":
+                out += pending
+                pending.clear()
             out.append(converted)
         i += 1
-    if cache_control and out and out[-1]["role"] == "user":
+    out += pending
+    if cache_control and out and out[-1]["role"] in ("user", "system"):
         _mark_last_user(out[-1], cache_control)
     return out
 
@@ -431,11 +475,13 @@ def anthropic_tools(tools: Sequence[ToolDefinition | Mapping], cache_control: Ma
 def to_anthropic_messages(messages: Iterable[Any], *, system_prompt: str | None,
                           tools: Sequence[ToolDefinition | Mapping], model: TargetModel, texts: ConvertTexts,
                           max_tokens: int | None = None, stream: bool = True, thinking_budget: int | None = None,
-                          cache: bool = False, eager_tool_input: bool = True) -> JSON:
+                          cache: bool = False, eager_tool_input: bool = True,
+                          system_update: SystemUpdate | None = None) -> JSON:
     """The messages-API request body pi sends (``cache`` adds pi's ephemeral cache marks)."""
     mark = {"type": "ephemeral"} if cache else None
     body: JSON = {"model": model.id,
-                  "messages": anthropic_messages(messages, model=model, texts=texts, cache_control=mark),
+                  "messages": anthropic_messages(messages, model=model, texts=texts, cache_control=mark,
+                                                 system_update=system_update),
                   "max_tokens": max_tokens or model.max_tokens, "stream": stream}
     if system_prompt:
         body["system"] = [{"type": "text", "text": _clean(system_prompt), **({"cache_control": mark} if mark else {})}]

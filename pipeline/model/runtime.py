@@ -77,6 +77,11 @@ class Runtime(Strict):
     """What the agent runtime (`pipeline run`, the conversation facade) writes or shows itself."""
 
     aborted: Text = Field(description="errorMessage recorded on a reply the user cancelled")
+    record_system_prompt: bool = Field(
+        False,
+        description="sessions record the system prompt and tool set as system messages; later changes are "
+        "recorded as section patches and sent in place to models that read mid-conversation system messages",
+    )
     skill: SkillCommand
     tool_errors: ToolErrors
     wire: WireTexts

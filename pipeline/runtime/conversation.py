@@ -33,6 +33,7 @@ from pipeline.runtime import events as ev
 from pipeline.runtime.host import AgentStart, BeforeAgentStart, HookResult, InputHook, ModelInfo, Tool
 from pipeline.runtime.memory import Memory
 from pipeline.runtime.override import RunPrompt, run_hooks
+from pipeline.runtime.system import RecordedPrompt, RunOptions, SystemLog, apply_sections
 from pipeline.runtime.policy import RecoveryCycle, RetrySettings, TurnRetry, check_compaction, latest_compaction_time
 from pipeline.session.messages import AssistantMessage, ToolCall, parse_message
 from pipeline.session.projection import build_session_context
@@ -97,7 +98,7 @@ def _ms_clock() -> float:
     return float(int(time.time() * 1000))
 
 
-class Conversation:
+class Conversation(RecordedPrompt):
     """One agent conversation on a session file (see the module docstring)."""
 
     def __init__(
@@ -115,6 +116,7 @@ class Conversation:
         custom_prompt: Optional[str] = None,
         append_prompts: Sequence[str] = (),
         guidelines: Sequence[str] = (),
+        sections: Mapping[str, str] = {},
         input_hooks: Sequence[InputHook] = (),
         before_agent_start: Sequence[BeforeAgentStart] = (),
         listener: Optional[ev.Listener] = None,
@@ -133,6 +135,10 @@ class Conversation:
         self.summarizer = summarizer
         self.templates, self.skills, self.context_files = tuple(templates), tuple(skills), tuple(context_files)
         self.custom_prompt, self.append_prompts, self.guidelines = custom_prompt, tuple(append_prompts), tuple(guidelines)
+        self.sections = dict(sections)
+        self.recording = bool(self.runtime.record_system_prompt)  # sessions record the system prompt
+        self._options = RunOptions(self.sections, self.guidelines)
+        self.system_log = SystemLog()
         self.input_hooks, self.before_agent_start = tuple(input_hooks), tuple(before_agent_start)
         self.listener = listener
         self.clock = clock
@@ -143,7 +149,7 @@ class Conversation:
         self._retry, self._cycle = TurnRetry(), RecoveryCycle()
         self._queue: deque[str] = deque()
         self.hook_seen: tuple[str, ...] = ()
-        self.memory = Memory(self.texts)
+        self.memory = Memory(self.texts, keep_system=self.recording and model.mid_conversation_system)
         if not session.entries:  # a new session starts with its model and thinking level, as pi's does
             session.append_model_change(model.provider, model.id)
             session.append_thinking_level_change(thinking_level)
@@ -156,7 +162,10 @@ class Conversation:
         context = build_session_context(self.session)
         self.memory.reset(context.messages)
         self.thinking_level = context.thinking_level
-        self._compaction_ms = latest_compaction_time(self.session.path_to())
+        path = self.session.path_to()
+        self._compaction_ms = latest_compaction_time(path)
+        if self.recording:
+            self.system_log = SystemLog.from_path(path)
 
     def _emit(self, event: Any) -> None:
         if self.listener is not None:
@@ -204,14 +213,16 @@ class Conversation:
             return entry.description.render()
         return self._snippet(tool) or ""
 
-    def render_context(self) -> RenderContext:
-        """The inputs of the base system prompt (the active tools and the resources)."""
+    def render_context(self, options: Optional[RunOptions] = None) -> RenderContext:
+        """The inputs of the base system prompt (the active tools and the resources); with
+        ``options``, a run's caller sections and guidelines instead of the conversation's."""
         snippets = {t.name: s for t in self._tools if (s := self._snippet(t)) is not None}
+        options = options or RunOptions(self.sections, self.guidelines)
         return RenderContext(
             cwd=self.cwd, tools=tuple(t.name for t in self._tools), tool_snippets=snippets,
-            tool_guidelines={t.name: self._guidelines(t) for t in self._tools}, guidelines=self.guidelines,
+            tool_guidelines={t.name: self._guidelines(t) for t in self._tools}, guidelines=options.guidelines,
             custom_prompt=self.custom_prompt, append_prompts=self.append_prompts,
-            context_files=self.context_files, skills=self.skills,
+            context_files=self.context_files, skills=self.skills, sections=options.sections,
         )
 
     @property
@@ -223,7 +234,10 @@ class Conversation:
 
     @property
     def system_prompt(self) -> str:
-        """The prompt of the next request: the run's override when one is set, else the base."""
+        """The prompt of the next request: the run's override when one is set, else the base
+        (a recording profile: the system prompt the recorded system messages give)."""
+        if self.recording and not self._forced():
+            return self._recorded_view()[0]
         return self._run.at_turn(self.base_prompt) if self._run is not None else self.base_prompt
 
     def set_tools(self, tools: Sequence[Tool]) -> None:
@@ -233,13 +247,13 @@ class Conversation:
 
     def reload(self, **resources: Any) -> None:
         """Replace resources (``templates``, ``skills``, ``context_files``, ``custom_prompt``,
-        ``append_prompts``, ``guidelines``) and rebuild the base prompt; the context is
-        read again from the session (entries other writers appended are taken in)."""
-        allowed = ("templates", "skills", "context_files", "custom_prompt", "append_prompts", "guidelines")
+        ``append_prompts``, ``guidelines``, ``sections``) and rebuild the base prompt; the
+        context is read again from the session (entries other writers appended are taken in)."""
+        allowed = ("templates", "skills", "context_files", "custom_prompt", "append_prompts", "guidelines", "sections")
         for name, value in resources.items():
             if name not in allowed:
                 raise TypeError(f"reload() got an unexpected resource {name!r}")
-            setattr(self, name, value if name == "custom_prompt" else tuple(value))
+            setattr(self, name, value if name == "custom_prompt" else dict(value) if name == "sections" else tuple(value))
         self._base = None
         self._sync()
 
@@ -273,20 +287,28 @@ class Conversation:
 
     def _start_run(self, text: str) -> None:
         messages: list[Mapping[str, Any]] = []
+        sections, guidelines = dict(self.sections), list(self.guidelines)
 
         def results() -> Iterable[Optional[str]]:
+            nonlocal sections
             current = self.base_prompt
             for hook in self.before_agent_start:
-                result = hook(AgentStart(text, current)) or HookResult()
+                result = hook(AgentStart(text, current, dict(sections))) or HookResult()
                 if result.message is not None:
                     messages.append(result.message)
                 if result.system_prompt is not None:
                     current = result.system_prompt
+                if self.recording:
+                    sections = apply_sections(sections, result.sections)
+                    guidelines.extend(result.guidelines)
                 yield result.system_prompt
 
         chain = run_hooks(self.base_prompt, results())
         self.hook_seen = chain.seen
         self._run = RunPrompt(self.base_prompt, chain.override)
+        self._options = RunOptions(sections, tuple(guidelines))
+        if chain.override is None:  # a forced prompt is one run's own: nothing is recorded for it
+            self.record_system_prompt()
         self._append_user(text)
         for message in messages:
             self._append_custom(message)
@@ -334,28 +356,43 @@ class Conversation:
     def next_request(self, wire: Optional[Wire] = None) -> ModelRequest:
         """The next model request; ``wire`` adds the provider body (``openai`` chat
         completions, ``anthropic`` messages)."""
-        system, tools = self.system_prompt, self.tool_definitions()
-        parts = None if wire is None else self._body(wire, system, tools)
+        self._match_model()
         llm = self.memory.llm
+        if self.recording and not self._forced():
+            self.record_system_prompt()
+            system, tools = self._recorded_view()
+        else:
+            system, tools = self.system_prompt, self.tool_definitions()
+            if self.memory.system_in_llm:  # a forced prompt: the run's requests have no later system messages
+                llm = [m for m in llm if m.get("role") != "system"]
+        parts = None if wire is None else self._body(wire, system, tools, llm)
         return ModelRequest(system, tools, self.model, llm, len(llm), wire, parts)
 
     def _reasoning(self) -> Optional[str]:
         level = self.thinking_level
         return level if self.model.reasoning and level not in (None, "off") else None
 
-    def _body(self, wire: str, system: str, tools: tuple[ToolDefinition, ...]) -> tuple:
+    def _wire_split(self, wire: str, llm: list, convert: Callable[[Sequence[dict]], list]) -> tuple[list, Sequence[dict]]:
+        """The converted prefix and the tail to convert; the whole list when it is not the
+        memory's (a forced prompt) or when Anthropic may hold a system message past a cut."""
+        if llm is not self.memory.llm or (wire == "anthropic" and self.memory.system_in_llm):
+            return [], llm
+        return self.memory.wire_messages(wire, convert)
+
+    def _body(self, wire: str, system: str, tools: tuple[ToolDefinition, ...], llm: list) -> tuple:
         """(the body with the tail's messages, where the prefix goes, the prefix, its length)."""
-        target, texts = self.model.target(), self.wire_texts
+        target, texts, update = self.model.target(), self.wire_texts, self._system_update()
         if wire == "openai":
-            prefix, tail = self.memory.wire_messages("openai", lambda m: openai_messages(
-                m, system_prompt=None, model=target, texts=texts))
+            prefix, tail = self._wire_split("openai", llm, lambda m: openai_messages(
+                m, system_prompt=None, model=target, texts=texts, system_update=update))
             body = to_openai_chat(tail, system_prompt=system, tools=tools, model=target, texts=texts,
-                                  reasoning_effort=self._reasoning())
+                                  reasoning_effort=self._reasoning(), system_update=update)
             head = 1 if system else 0
         elif wire == "anthropic":
-            prefix, tail = self.memory.wire_messages("anthropic", lambda m: anthropic_messages(
-                m, model=target, texts=texts))
-            body = to_anthropic_messages(tail, system_prompt=system, tools=tools, model=target, texts=texts)
+            prefix, tail = self._wire_split("anthropic", llm, lambda m: anthropic_messages(
+                m, model=target, texts=texts, system_update=update))
+            body = to_anthropic_messages(tail, system_prompt=system, tools=tools, model=target, texts=texts,
+                                         system_update=update)
             head = 0
         else:
             raise ValueError(f"unknown wire format {wire!r}; expected openai or anthropic")

@@ -5,7 +5,8 @@
   description, snippet and guidelines (else the profile's tool catalog supplies them);
 * :class:`ToolOutput` — what a tool callable may return besides a plain string;
 * :class:`HookResult` — what a before-agent-start hook returns (a per-run system prompt,
-  a message to add before the run).
+  a message to add before the run, and — for a profile whose sessions record the system
+  prompt — changes to the run's render options: caller sections and guidelines).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class ModelInfo:
     reasoning: bool = False
     input: tuple[str, ...] = ("text",)
     cost: ModelCost = field(default_factory=ModelCost)
+    mid_conversation_system: bool = False
 
     def target(self) -> TargetModel:
         """The converters' view of the model."""
@@ -82,19 +84,30 @@ class Tool:
 @dataclass(frozen=True)
 class HookResult:
     """What a before-agent-start hook returns: ``system_prompt`` for this run (``None``: no
-    change), ``message`` = a custom message added after the user's (``{customType, content,
-    display?, details?}``)."""
+    change; with a recording profile it is the whole prompt of the run's requests and
+    nothing is recorded), ``message`` = a custom message added after the user's
+    (``{customType, content, display?, details?}``).
+
+    For a profile whose sessions record the system prompt (``runtime.record_system_prompt``)
+    a hook may also change the render options of this run: ``sections`` sets caller sections
+    by name (a text; ``None`` removes the caller section of that name), ``guidelines`` adds
+    caller guidelines. The changes hold for this run only; the next prompt starts from the
+    conversation's own options again."""
 
     system_prompt: Optional[str] = None
     message: Optional[Mapping[str, Any]] = None
+    sections: Mapping[str, Optional[str]] = field(default_factory=dict)
+    guidelines: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class AgentStart:
-    """What a before-agent-start hook sees: the user's (expanded) text and the prompt so far."""
+    """What a before-agent-start hook sees: the user's (expanded) text, the prompt so far and
+    the run's caller sections so far (after earlier hooks' changes)."""
 
     prompt: str
     system_prompt: str
+    sections: Mapping[str, str] = field(default_factory=dict)
 
 
 #: A before-agent-start hook.

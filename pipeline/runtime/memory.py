@@ -10,6 +10,12 @@ move in the tree.
 The cut at a user message is exact: the provider conversion carries state from one
 message to the next (tool calls waiting for results, renamed tool-call ids) only until
 the next user message, where it starts afresh.
+
+With ``keep_system`` (a session that records its system prompt, sent to a model that reads
+system messages mid-conversation) a recorded ``system`` message is kept in the LLM list at
+its place, except a leading one (the first message, before any LLM message), which is
+the leading system prompt (:attr:`Memory.leading_system`). Without it, system messages have no LLM
+form (the replay of all of them is the request's one system prompt).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from pipeline.gcpause import gc_paused
-from pipeline.session.messages import AgentMessage, AssistantMessage
+from pipeline.session.messages import AgentMessage, AssistantMessage, UnknownMessage
 from pipeline.session.projection import convert_to_llm
 from pipeline.session.texts import ContextTexts
 
@@ -36,8 +42,9 @@ class _WireCache:
 class Memory:
     """Agent messages, their LLM JSON and per-wire converted prefixes."""
 
-    def __init__(self, texts: ContextTexts, messages: Iterable[AgentMessage] = ()) -> None:
+    def __init__(self, texts: ContextTexts, messages: Iterable[AgentMessage] = (), *, keep_system: bool = False) -> None:
         self._texts = texts
+        self.keep_system = keep_system
         self.reset(messages)
 
     def reset(self, messages: Iterable[AgentMessage]) -> None:
@@ -48,6 +55,8 @@ class Memory:
         self._last_user = 0
         self._tool_history = False
         self._wires: dict[str, _WireCache] = {}
+        self.leading_system: list[dict] = []  # system messages before any LLM message (keep_system)
+        self.system_in_llm = 0  # how many system messages the LLM list holds
         with gc_paused(promote=True):  # built once and kept: not worth the collector's scans
             for message in messages:
                 self.push(message)
@@ -57,6 +66,9 @@ class Memory:
     def push(self, message: AgentMessage) -> None:
         """Append one message (and its LLM form, if it has one)."""
         self.agent.append(message)
+        if self.keep_system and is_system_message(message):
+            self._push_system(dict(message.raw))
+            return
         converted = convert_to_llm((message,), self._texts)
         if not converted:
             self._llm_of.append(-1)
@@ -68,6 +80,15 @@ class Memory:
         elif raw.get("role") == "toolResult" or _has_tool_call(raw):
             self._tool_history = True
         self.llm.append(raw)
+
+    def _push_system(self, raw: dict) -> None:
+        if not self.llm and not self.leading_system:  # only a first message leads (pi-ai's initial system message)
+            self.leading_system.append(raw)
+            self._llm_of.append(-1)
+            return
+        self._llm_of.append(len(self.llm))
+        self.llm.append(raw)
+        self.system_in_llm += 1
 
     def drop_last_reply(self) -> Optional[AgentMessage]:
         """Remove the last message when it is an assistant reply (it stays in the session)."""
@@ -102,3 +123,8 @@ class Memory:
 def _has_tool_call(raw: dict[str, Any]) -> bool:
     content = raw.get("content")
     return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "toolCall" for b in content)
+
+
+def is_system_message(message: AgentMessage) -> bool:
+    """A recorded ``system`` message (pi 1.x; a role pi 0.84.0 does not know)."""
+    return isinstance(message, UnknownMessage) and message.message_role == "system"

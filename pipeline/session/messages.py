@@ -464,6 +464,11 @@ _ROLES: dict[str, Any] = {
 #: The roles :func:`parse_message` builds a typed view for.
 KNOWN_ROLES = frozenset(_ROLES)
 
+#: Roles of later pi versions that a session file may hold and pi 0.84.0's context leaves
+#: out: ``system`` (pi 1.x records the system prompt and its patches as messages). They read
+#: as :class:`UnknownMessage`; the runtime's recorded-prompt support reads them.
+LATER_ROLES = frozenset({"system"})
+
 
 def message_role(d: Raw) -> str:
     """The ``role`` of the view :func:`parse_message` builds, without building it

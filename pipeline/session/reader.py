@@ -46,7 +46,7 @@ from pipeline.js import js_trim
 from pipeline.session.entries import Entry, MessageEntry, SessionHeader, entry_issues, parse_entry
 from pipeline.gcpause import gc_paused
 from pipeline.session.jsonline import describe_error, is_cut_object
-from pipeline.session.messages import KNOWN_ROLES, UnknownMessage
+from pipeline.session.messages import KNOWN_ROLES, LATER_ROLES, UnknownMessage
 from pipeline.session.migrate import header_version, migrate, needs_migration
 
 
@@ -452,6 +452,8 @@ def _note_unknown(entry: Entry, label: str, problems: list[Problem]) -> None:
     if entry.type == "unknown":
         what = f"unknown entry type {json.dumps(entry.raw.get('type'))} (kept as is; not in the context)"
     elif isinstance(entry, MessageEntry) and entry.role == UnknownMessage.role:
+        if entry.raw["message"].get("role") in LATER_ROLES:  # pi 1.x's recorded system prompt: expected
+            return
         role = json.dumps(entry.raw["message"].get("role"))
         what = f"unknown message role {role} (kept; pi leaves it out of the context)"
     else:

@@ -3,7 +3,7 @@
 replay before it and the replay after it (``turn_patch``'s rule), replaying the leading record
 and the patches gives each request's sections and prompt, and ``system_view`` gives both
 provider forms (the replay alone, or the unchanged leading prompt plus each framed patch,
-in pi-1's words, masked). The runtime loop itself sends these; see the report for its state."""
+in pi-1's words, masked). The runtime loop sending them is checked in ``test_pi1_agent_requests.py``."""
 
 from __future__ import annotations
 

@@ -131,3 +131,35 @@ def test_run_refuses_bad_flags(project, capsys):
         assert "unknown tool 'rm'" in capsys.readouterr().err
         assert _run(project, server, "hi") == 1  # the refused run above created no session file
     assert "no such session file" in capsys.readouterr().err
+
+
+def _pi1_two_runs(project, *flags):
+    """Two `pipeline run builtin:pi-1` prompts, the project's instructions added between them."""
+    with RoutedServer(["first answer", "second answer"], ["unused"]) as server:
+        assert _run(project, server, "one", "builtin:pi-1", *flags, new=True) == 0
+        (project / "proj" / "AGENTS.md").write_text("Use tabs.\n", encoding="utf-8")
+        assert _run(project, server, "two", "builtin:pi-1", *flags) == 0
+    systems = [e.raw["message"] for e in SessionFile.open(project / "s.jsonl").entries
+               if e.type == "message" and e.raw["message"]["role"] == "system"]
+    return server.bodies, systems
+
+
+def test_run_with_pi1_sends_a_patch_in_place(project, capsys):
+    bodies, systems = _pi1_two_runs(project, "--mid-conversation-system")
+    assert [list(s.get("sections", {})) for s in systems] == [
+        ["preamble", "tools", "rules", "docs", "cwd"], ["project_context"]]
+    first, second = bodies[0]["messages"], bodies[1]["messages"]
+    assert second[0] == first[0]  # the leading prompt is byte-identical: the cached prefix survives
+    assert [m["role"] for m in second] == ["system", "user", "assistant", "system", "user"]
+    assert '"project_context"' in second[3]["content"] and "Use tabs." in second[3]["content"]
+    assert "Use tabs." not in second[0]["content"]
+
+
+def test_run_with_pi1_replays_for_other_models(project, capsys):
+    bodies, systems = _pi1_two_runs(project)
+    assert len(systems) == 2  # the session records the same patch
+    second = bodies[1]["messages"]
+    assert [m["role"] for m in second] == ["system", "user", "assistant", "user"]
+    prompt = second[0]["content"]
+    assert prompt.index("<project_context>") > prompt.index("<cwd>")  # the replay puts a new section last
+    assert "Use tabs." in second[0]["content"] and second[0]["content"] != bodies[0]["messages"][0]["content"]
