@@ -7,10 +7,9 @@ session), sends every prompt through our :class:`~pipeline.runtime.Agent` agains
 request held and the entries appended, reduced the way the generator reduced pi's
 (``gen_agent_vectors.py``: texts masked, tools by name, content blocks flattened).
 
-The fixture: pi's ran in one directory that the generator never clears, and its
-``skill_added`` case wrote a project skill there (``.pi/skills/pdf``) in an earlier run, so
-every recorded run whose working directory is the project root sees that skill (and
-``skill_added`` changes nothing). :func:`write_fixture` writes the same files.
+The fixture: each of pi's runs had a fresh directory holding just the files its request
+writes (the generator clears it before every request); :func:`write_fixture` writes the
+same files under a temporary directory.
 
 Tools are the host's own: ``read`` reads the fixture; each brings pi's snippet and
 guidelines as their mask tokens (``<SNIP_read>``, ``<GL_edit_1>``), so the vectors' tokens
@@ -40,7 +39,6 @@ ROOT = Path(__file__).resolve().parents[2]
 AGENT = json.loads((ROOT / "tests" / "data" / "pi16" / "agent.json").read_text(encoding="utf-8"))
 FIX = AGENT["fixture_root"]
 DEFAULT_TOOLS = ["read", "bash", "edit", "write"]
-LEFTOVER_SKILL = {"proj/.pi/skills/pdf/SKILL.md": "---\nname: pdf\ndescription: Extract text from PDF files\n---\nRun it.\n"}
 FRESH_ID = "019a0000-0000-7000-8000-0000000000bb"
 MASKS = Masks()
 PROFILE = MASKS.pipeline.profile
@@ -81,8 +79,8 @@ class Run:
 
 
 def fixture_files(request: dict) -> dict[str, str]:
-    """The files of a recorded request (paths relative to the fixture root), the leftover skill included."""
-    files = dict(LEFTOVER_SKILL)
+    """The files of a recorded request (paths relative to the fixture root)."""
+    files = {}
     for path, text in (request.get("writeFiles") or {}).items():
         files[str(Path(path).relative_to(FIX))] = text
     return files

@@ -24,6 +24,7 @@ descriptions and parameter schemas are reduced to tool names.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -164,6 +165,16 @@ RESUME = {
 }
 
 
+def fresh(oracle: Oracle, requests: list[dict]) -> list[Any]:
+    """Each request on a fixture tree of its own: the files a request writes stay on disk, and
+    a later run would see them (a skill written by one scenario shown to all that follow)."""
+    out = []
+    for request in requests:
+        shutil.rmtree(FIX, ignore_errors=True)
+        out.append(oracle.one(request))
+    return out
+
+
 def header() -> str:
     return json.dumps({"type": "session", "version": 3, "id": "019a0000-0000-7000-8000-0000000000aa",
                        "timestamp": "2026-08-20T09:00:00.000Z", "cwd": CWD})
@@ -177,8 +188,8 @@ def main() -> int:
                            "masks": list(masks.sentences), "update_masks": list(masks.update_words),
                            "fixture_root": FIX}
     reqs = [dict(r, newEntriesOnly=True) for r in MID_RUN.values()]
-    out["mid_run"] = [red.run(n, q, r) for n, q, r in zip(MID_RUN, reqs, oracle.results(reqs))]
-    first = oracle.one(PHASE_ONE)
+    out["mid_run"] = [red.run(n, q, r) for n, q, r in zip(MID_RUN, reqs, fresh(oracle, reqs))]
+    [first] = fresh(oracle, [PHASE_ONE])
     jsonl = "\n".join([header(), *(json.dumps(e) for e in first["sessionEntries"])]) + "\n"
     out["phase_one"] = {"request": {k: v for k, v in PHASE_ONE.items() if k in ("cwd", "input", "tools", "writeFiles")},
                         "entries": [red.entry(e) for e in first["sessionEntries"]]}
@@ -187,7 +198,7 @@ def main() -> int:
     resumes.append(("session_from_084_with_section", base(
         input=["second", "third"], sessionFile=str(short), newEntriesOnly=True,
         beforeAgentStart=[{"sections": {"reminder": "R"}, "onCalls": [2]}])))
-    results = oracle.results([r for _, r in resumes])
+    results = fresh(oracle, [r for _, r in resumes])
     out["resume"] = [red.run(n, q, r) for (n, q), r in zip(resumes, results)]
     oracle.close()
     masks.check(out)

@@ -8,7 +8,7 @@ Needs a set-up pi 1.6.0 oracle (``$PI16_ORACLE``, see ``pi16_oracle.py``); tests
   the recorded one) and ``sessions.json`` ``ours`` holds what pi 1.6.0's ``SessionManager.open``
   (``session_open``) and ``buildSessionContext`` (``build_context``) made of it.
 * **A file pi writes, as we read it.** pi's own ``AgentSession`` runs ``agent.json``'s
-  ``phase_one`` (the fixture as recorded, the project skill included); its entries are kept
+  ``phase_one`` (on a fresh fixture tree); its entries are kept
   as ``sessions/pi-phase-one.jsonl`` with pi's sentences masked (the prompt masks and the
   tool snippet/guideline tokens of ``agent.json``; each declared tool's description becomes
   ``<DESC_name>`` and its schema ``<SCHEMA_name>``), and ``sessions.json`` ``pi`` holds pi's
@@ -29,9 +29,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 sys.path[:0] = [str(HERE), str(ROOT / "tests" / "pi16"), str(ROOT)]
 
-from gen_agent_vectors import CWD, FIX, NOW, PHASE_ONE, AgentMasks, header  # noqa: E402
+from gen_agent_vectors import CWD, FIX, NOW, PHASE_ONE, AgentMasks, fresh, header  # noqa: E402
 from pi16_oracle import PACKAGE_DIR, Oracle, write_json  # noqa: E402
-from pi1_agent import AGENT, LEFTOVER_SKILL, run_scenario  # noqa: E402
+from pi1_agent import AGENT, run_scenario  # noqa: E402
 
 OURS = HERE / "sessions"
 
@@ -108,8 +108,7 @@ def main() -> int:
             target.write_text(text, encoding="utf-8")
             doc["ours"][name] = ask(oracle, target)
     masks = AgentMasks(oracle)
-    files = {**PHASE_ONE["writeFiles"], **{f"{FIX}/{k}": v for k, v in LEFTOVER_SKILL.items()}}
-    first = oracle.one({**PHASE_ONE, "writeFiles": files, "now": NOW, "packageDir": PACKAGE_DIR})
+    [first] = fresh(oracle, [{**PHASE_ONE, "now": NOW, "packageDir": PACKAGE_DIR}])
     lines = [header(), *(json.dumps(e) for e in first["sessionEntries"])]
     with tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / "pi-phase-one.jsonl"
