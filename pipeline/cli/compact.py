@@ -294,7 +294,7 @@ def _plan_lines(plan, session) -> list[str]:
     lines = [
         f"cut:              keep from entry {plan.first_kept_entry_id}"
         f" (entry {plan.first_kept_index + 1} of {len(path)} on the branch)",
-        f"split turn:       {'yes, the turn starts at entry ' + path[plan.turn_start_index].id if plan.is_split_turn else 'no'}",
+        f"split turn:       {'yes, the turn starts at entry ' + str(plan.turn_start_entry_id) if plan.is_split_turn else 'no'}",
         f"tokens before:    {plan.tokens_before}"
         f" (keep_recent_tokens {settings.keep_recent_tokens}, reserve_tokens {settings.reserve_tokens})",
         f"kept:             {len(path) - plan.first_kept_index} entries from {plan.first_kept_entry_id} to the leaf",

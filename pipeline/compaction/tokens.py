@@ -13,9 +13,9 @@ Messages are the session package's typed views (:mod:`pipeline.session.messages`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
-from pipeline.js import js_json, u16len
+from pipeline.js import MISSING, js_json, js_truthy, u16len
 from pipeline.model.compaction import Compaction
 from pipeline.session.messages import (
     AgentMessage,
@@ -30,6 +30,7 @@ from pipeline.session.messages import (
     ThinkingContent,
     ToolCall,
     ToolResultMessage,
+    UnknownMessage,
     Usage,
     UserMessage,
 )
@@ -155,6 +156,117 @@ def context_tokens_newest_first(
             return context_tokens(usage) + trailing
         trailing += estimate_tokens(message, settings)
     return trailing
+
+
+def _json_content_chars(content: object, image_chars: int) -> int:
+    """pi's ``estimateTextAndImageContentChars`` on JSON content (a string or a block list)."""
+    if isinstance(content, str):
+        return u16len(content)
+    chars = 0
+    for block in content if isinstance(content, list) else ():
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text" and isinstance(block.get("text"), str):
+            chars += u16len(block["text"])
+        elif kind == "image":
+            chars += image_chars
+    return chars
+
+
+def system_message_tokens(raw: Mapping, settings: Compaction = _DEFAULT) -> int:
+    """pi 1.x's estimate of a ``system`` message (its recorded prompt): content, every
+    non-empty section text and the JSON of ``toolsAdded``. 0.84.0 counts such a message as 0."""
+    chars = _json_content_chars(raw.get("content"), settings.image_chars)
+    sections = raw.get("sections")
+    if isinstance(sections, dict):
+        chars += sum(u16len(v) for v in sections.values() if isinstance(v, str))
+    tools = raw.get("toolsAdded", MISSING)
+    if js_truthy(tools):
+        chars += u16len(js_json(tools))
+    return _ceil_div(chars, settings.chars_per_token)
+
+
+def is_system_message(message: AgentMessage) -> bool:
+    """A ``system`` message (pi 1.x's recorded prompt state; a role 0.84.0 does not know)."""
+    return isinstance(message, UnknownMessage) and message.raw.get("role") == "system"
+
+
+def projected_tokens(message: AgentMessage, settings: Compaction = _DEFAULT) -> int:
+    """:func:`estimate_tokens` as pi 1.x counts it: system messages too."""
+    if is_system_message(message):
+        return system_message_tokens(message.raw, settings)
+    return estimate_tokens(message, settings)
+
+
+def replayed_system(messages: Sequence[AgentMessage]) -> dict | None:
+    """pi-ai's ``getCurrentSystemMessage``: every system message replayed into one (contents
+    joined by a blank line, sections patched by name, tools added and removed by name)."""
+    systems = [m.raw for m in messages if is_system_message(m)]
+    content, sections, tools = [], {}, {}
+    for raw in systems:
+        text = _content_text(raw.get("content"))
+        if text:
+            content.append(text)
+        patch = raw.get("sections")
+        for name, value in (patch.items() if isinstance(patch, dict) else ()):
+            if value is None:
+                sections.pop(name, None)
+            else:
+                sections[name] = value
+        for tool in raw.get("toolsRemoved") or ():
+            tools.pop(tool.get("name") if isinstance(tool, dict) else None, None)
+        for tool in raw.get("toolsAdded") or ():
+            tools[tool.get("name") if isinstance(tool, dict) else None] = tool
+    if not systems and not tools:
+        return None
+    replay: dict = {"role": "system", "content": "\n\n".join(content)}
+    if sections:
+        replay["sections"] = sections
+    if tools:
+        replay["toolsAdded"] = list(tools.values())
+    return replay
+
+
+def _content_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    blocks = content if isinstance(content, list) else ()
+    return "\n".join(b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+                     and isinstance(b.get("text"), str))
+
+
+def projected_context_tokens(projected: Sequence, path: Sequence, settings: Compaction = _DEFAULT) -> int | float:
+    """pi 1.x's ``estimateProjectedContextTokens`` over a projection
+    (:func:`pipeline.session.projection.project_path` of ``path``): the usage-anchored
+    estimate, unless the reply holding that usage comes before the newest context edit or
+    compaction on the path (its usage no longer describes the context); then every
+    message is estimated, the system messages as their replay."""
+    from pipeline.session.entries import CompactionEntry
+    from pipeline.session.projection import is_context_edit
+
+    messages = [m for item in projected for m in item.messages]
+    anchor = _last_anchor(messages)
+    if anchor is not None:
+        index, usage = anchor
+        usage_entry = _entry_holding(projected, index)
+        usage_at = next((i for i, e in enumerate(path) if e.id == usage_entry.id), -1)
+        invalid_at = next(
+            (i for i in range(len(path) - 1, -1, -1) if isinstance(path[i], CompactionEntry) or is_context_edit(path[i])),
+            -1,
+        )
+        if usage_at > invalid_at:
+            return context_tokens(usage) + sum(projected_tokens(m, settings) for m in messages[index + 1 :])
+    replay = replayed_system(messages)
+    tokens = system_message_tokens(replay, settings) if replay is not None else 0
+    return tokens + sum(estimate_tokens(m, settings) for m in messages if not is_system_message(m))
+
+
+def _entry_holding(projected: Sequence, message_index: int):
+    seen = 0
+    for item in projected:
+        seen += len(item.messages)
+        if message_index < seen:
+            return item.entry
+    raise IndexError(message_index)
 
 
 def should_compact(tokens: int | float, context_window: int, settings: Compaction = _DEFAULT) -> bool:

@@ -129,6 +129,23 @@ class Compaction(Strict):
     summary_budget: SummaryBudget = SummaryBudget.model_construct()
     overflow_retries: int = Field(1, ge=0, le=MAX_COUNT, description="compact-and-retry attempts per overflow")
     branch: BranchSummarySettings = BranchSummarySettings.model_construct()
+    plan_on: Literal["path", "projection"] = Field(
+        "path",
+        description=(
+            "what a compaction plan is cut from: `path` = the branch's entries, from the previous compaction's"
+            " first kept entry on (its summary counts toward keep_recent_tokens; pi 0.84); `projection` = the"
+            " session projection: context edits applied, the previous compaction's kept tail already in place,"
+            " cut after it, and a cut that would keep only an omitted (edited-away) reply moves past it (pi 1.x)"
+        ),
+    )
+    cut_fallback: Literal["first", "last"] = Field(
+        "first",
+        description=(
+            "the cut point taken when keep_recent_tokens is reached after the last one (trailing tool results"
+            " over the budget): `first` = the oldest cut point, often leaving nothing to summarize (pi 0.84);"
+            " `last` = the newest one (pi 1.x)"
+        ),
+    )
 
     @field_validator("model_overrides", mode="after")
     @classmethod

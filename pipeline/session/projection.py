@@ -29,6 +29,7 @@ from pipeline.session.entries import (
     MessageEntry,
     ModelChangeEntry,
     ThinkingLevelChangeEntry,
+    UnknownEntry,
 )
 from pipeline.gcpause import gc_paused
 from pipeline.js import MISSING, date_ms, js_get, js_nullish, js_object, js_string, js_truthy
@@ -167,6 +168,93 @@ def context_entries_of_path(path: Sequence[Entry]) -> list[Entry]:
 def build_context_entries(source: Source, leaf_id: Any = LAST) -> list[Entry]:
     """pi's ``buildContextEntries``: the entries behind the context, latest compaction first."""
     return context_entries_of_path(session_path(source, leaf_id))
+
+
+# --------------------------------------------------------------------------- projection (pi 1.x)
+
+#: The entry type pi 1.x writes to change what one earlier entry shows the model.
+CONTEXT_EDIT = "context_edit"
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectedEntry:
+    """One entry of pi 1.x's session projection (``buildSessionProjection``): the entry and
+    the messages it shows the model now (a context edit may have replaced or removed them)."""
+
+    entry: Entry
+    messages: tuple[AgentMessage, ...]
+    edited: bool = False
+
+
+def is_context_edit(entry: Entry) -> bool:
+    """A ``context_edit`` entry (a type 0.84.0 does not know: it shows nothing there)."""
+    return type(entry) is UnknownEntry and entry.entry_type == CONTEXT_EDIT
+
+
+def project_path(path: Sequence[Entry]) -> list[ProjectedEntry]:
+    """pi 1.x's projection of one root→leaf path: the compaction-aware entries (the latest
+    compaction first; system-message entries of its kept range left out), each with its
+    messages after the newest context edit aimed at it; an older compaction in the kept
+    range shows nothing."""
+    entries = _projection_entries(path)
+    edits = {e.raw.get("targetId"): e for e in entries if is_context_edit(e)}
+    projected = []
+    for index, entry in enumerate(entries):
+        if isinstance(entry, CompactionEntry):
+            messages = _compaction_messages(entry) if index == 0 else []
+            projected.append(ProjectedEntry(entry, tuple(messages)))
+            continue
+        edit = edits.get(entry.id)
+        messages = entry_messages(entry)
+        if edit is None:
+            projected.append(ProjectedEntry(entry, tuple(messages)))
+        else:
+            projected.append(ProjectedEntry(entry, tuple(_edited(messages, edit.raw.get("replacement", MISSING))), True))
+    return projected
+
+
+def _projection_entries(path: Sequence[Entry]) -> list[Entry]:
+    entries = context_entries_of_path(path)
+    if not entries or not isinstance(entries[0], CompactionEntry):
+        return entries
+    index = next(i for i, e in enumerate(path) if e is entries[0])
+    kept = len(entries) - (len(path) - index - 1)  # [compaction, kept range..., after...]
+    return [entries[0], *(e for e in entries[1:kept] if not _is_system_entry(e)), *entries[kept:]]
+
+
+def _is_system_entry(entry: Entry) -> bool:
+    return isinstance(entry, MessageEntry) and entry.role in ("unknown", "system") \
+        and js_get(entry.raw["message"], "role") == "system"
+
+
+def _compaction_messages(entry: CompactionEntry) -> list[AgentMessage]:
+    system = js_get(entry.raw, "systemMessage")
+    summary = _compaction_summary_message(entry)
+    return [parse_message(system), summary] if isinstance(system, dict) else [summary]
+
+
+_EDITABLE = ("user", "assistant", "toolResult", "custom")
+
+
+def _edited(messages: list[AgentMessage], replacement: Any) -> list[AgentMessage]:
+    """pi's ``projectContextEntry``: ``null`` removes the messages; otherwise the content of
+    each user/assistant/tool-result/custom message becomes the replacement's (a string
+    becomes one text block for assistant and tool-result messages)."""
+    if replacement is None:
+        return []
+    content = js_get(replacement, "content") if isinstance(replacement, dict) else MISSING
+    out = []
+    for message in messages:
+        if message.role not in _EDITABLE:
+            out.append(message)
+            continue
+        raw = {k: v for k, v in message.raw.items() if k != "content"}
+        if isinstance(content, str) and message.role in ("assistant", "toolResult"):
+            raw["content"] = [{"type": "text", "text": content}]
+        elif content is not MISSING:
+            raw["content"] = content
+        out.append(parse_message(raw))
+    return out
 
 
 # --------------------------------------------------------------------------- entries → messages

@@ -1,8 +1,9 @@
 """``builtin:pi-1``'s summary requests against pi 1.6.0's (``tests/data/pi16/compaction.json``).
 
-Compared where the profile's settings express pi's rules: the cases that compact a session
-(a shared file, or the case's entries) with plain settings (``keepRecentTokens``, ``reserveTokens``, custom instructions, a
-thinking level, a model's output limit and reasoning). Per call: its shape (history, update,
+All 26 cases, 37 calls: the cases that compact a session (a shared file, or the case's
+entries; ``keepRecentTokens``, ``reserveTokens``, per-model overrides through a profile that
+extends pi-1, custom instructions, a thinking level, a model's output limit and reasoning),
+the two that summarize given messages, and the branch summaries. Per call: its shape (history, update,
 turn prefix), the serialized conversation exactly (thinking left out), the structure of every
 text around it (our lines and pi's masked lines both become one placeholder; headings, blank
 lines, tags and the custom-instructions line's user part stay), no budget from
@@ -27,18 +28,8 @@ DATA = json.loads((ROOT / "tests" / "data" / "pi16" / "compaction.json").read_te
 PLAIN = {"keepRecentTokens", "reserveTokens"}
 
 
-def expressible(case: dict) -> bool:
-    request = case["request"]
-    source = case["session"] is not None or (case["op"] == "summary_request" and "entries" in request)
-    return (source and not {"oldLeafId", "settingsFor"} & set(request)
-            and set(request.get("settings", {})) <= PLAIN and case["calls"])
-
-
-CASES = [c for c in DATA["summary_requests"] if expressible(c)]
-#: pi 1.6 plans on the session projection (README, "Plans on the projection"): on this session it
-#: keeps less, so the summarized conversation is longer than our (0.84) planner's. The planner is
-#: not a profile setting yet; these cases check everything but the conversation, and that it differs.
-PLAN_DIFFERS = {"tests/data/sessions/real/compacted-branched.jsonl"}
+CASES = [c for c in DATA["summary_requests"] if c["op"] == "summary_request"]
+MESSAGE_CASES = [c for c in DATA["summary_requests"] if c["op"] == "generate_summary"]
 LABEL = compile_profile("builtin:pi-1").profile.summary.instructions.custom_label.render()
 
 
@@ -77,25 +68,54 @@ def session_file(case: dict, tmp: Path) -> Path:
     return path
 
 
-def our_requests(case: dict, tmp: Path) -> list:
-    request, model = case["request"], case["request"].get("model", {})
-    settings = request.get("settings", {})
+def _model_overrides(request: dict, tmp: Path) -> str:
+    """A profile extending pi-1 with the case's ``modelOverrides`` in our keys; the window of
+    the model the settings are for goes with its override (the profile checks it there)."""
+    names = {"keepRecentTokens": "keep_recent_tokens", "reserveTokens": "reserve_tokens"}
+    model, target = request.get("model", {}), request["settingsFor"]
+    lines = ["extends: builtin:pi-1", "compaction:", "  model_overrides:"]
+    for key, override in request["settings"]["modelOverrides"].items():
+        ours = {names[k]: v for k, v in override.items()}
+        if key == f"{target['provider']}/{target['id']}" and model.get("contextWindow"):
+            ours["context_window"] = model["contextWindow"]
+        lines.append(f"    {json.dumps(key)}: {json.dumps(ours)}")
+    path = tmp / "overrides.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def _pipeline(request: dict, tmp: Path):
+    model, settings = request.get("model", {}), request.get("settings", {})
     overrides = {"compaction.keep_recent_tokens": settings.get("keepRecentTokens", 20000),
                  "compaction.reserve_tokens": settings.get("reserveTokens", 16384),
                  "summarizer.reasoning": bool(model.get("reasoning"))}
     if model.get("maxTokens"):
         overrides["summarizer.max_tokens"] = model["maxTokens"]
-    if model.get("contextWindow"):
+    if model.get("contextWindow") and "settingsFor" not in request:
         overrides["summarizer.context_window"] = model["contextWindow"]
-    pipeline = compile_profile("builtin:pi-1", overrides)
-    plan = pipeline.plan_compaction(session_file(case, tmp))
+    source = _model_overrides(request, tmp) if "settingsFor" in request else "builtin:pi-1"
+    return compile_profile(source, overrides)
+
+
+def our_requests(case: dict, tmp: Path) -> list:
+    from pipeline.compaction import plan_compaction
+    from pipeline.session import SessionFile
+
+    request = case["request"]
+    pipeline = _pipeline(request, tmp)
+    settings = pipeline.profile.compaction
+    if "settingsFor" in request:  # what `pipeline compact --for-model` and the runtime resolve
+        settings = settings.for_model(request["settingsFor"]["provider"], request["settingsFor"]["id"])
+    plan = plan_compaction(SessionFile.open(session_file(case, tmp)).path_to(), settings)
     return planned_requests(plan, pipeline.profile, pipeline.profile.summarizer,
                             custom_instructions=request.get("customInstructions"),
                             thinking_level=request.get("thinkingLevel", "off"))  # the oracle's level, not the session's
 
 
-def test_enough_cases_are_compared() -> None:
-    assert len(CASES) >= 15, [c["session"] for c in CASES]
+def test_every_case_is_compared() -> None:
+    branch = [c for c in DATA["summary_requests"] if c["op"] == "branch_summary_request"]
+    assert (len(CASES), len(MESSAGE_CASES), len(branch)) == (17, 2, 7)
+    assert len(DATA["summary_requests"]) == 26 and sum(len(c["calls"]) for c in DATA["summary_requests"]) == 37
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{Path(c['session'] or 'entries').stem}-{json.dumps({k: v for k, v in c['request'].items() if k != 'entries'}, sort_keys=True)[:60]}")
@@ -107,10 +127,7 @@ def test_summary_requests_have_pi16_structure(case: dict, tmp_path: Path) -> Non
         shape, conversation, rest = split(mine.user_text)
         want_shape, want_conversation, want_rest = split(theirs["userText"])
         assert (shape, want_shape) == (theirs["shape"], theirs["shape"])
-        if case["session"] in PLAN_DIFFERS:
-            assert conversation != want_conversation
-        else:
-            assert conversation == want_conversation
+        assert conversation == want_conversation
         assert structure(rest, True) == structure(want_rest, False)
         assert structure(mine.system_prompt, True) == structure(theirs["systemPrompt"], False)
         assert mine.reasoning == theirs["options"].get("reasoning")
@@ -164,7 +181,7 @@ def test_branch_summaries_take_the_models_limit_under_pi1() -> None:
     assert budgets == {("default", None): 2048, ("default", 50000): 2048, ("pi-1", None): 2048, ("pi-1", 50000): 50000}
 
 
-BRANCH_CASES = [c for c in DATA["summary_requests"] if c["session"] and "oldLeafId" in c["request"] and c["calls"]]
+BRANCH_CASES = [c for c in DATA["summary_requests"] if c["op"] == "branch_summary_request"]
 
 
 class Recorder:
@@ -191,15 +208,18 @@ class Recorder:
 def test_branch_requests_have_pi16_structure(case: dict) -> None:
     from pipeline.compaction.branch import branch_entries, summarize_branch
     from pipeline.compaction.engine import request_context
-    from pipeline.session import ContextTexts, SessionFile
+    from pipeline.session import ContextTexts, SessionFile, parse_entry
 
     request = case["request"]
     pipe = compile_profile("builtin:pi-1", {"summary.on_schema_violation": "warn"})  # pi makes no corrective call
-    session = SessionFile.open(ROOT / case["session"])
-    collected = branch_entries(session.tree, request["oldLeafId"], request["targetId"])
+    if case["session"]:
+        session = SessionFile.open(ROOT / case["session"])
+        entries = branch_entries(session.tree, request["oldLeafId"], request["targetId"]).entries
+    else:  # the oracle summarizes the given entries as the abandoned branch
+        entries = tuple(parse_entry(raw) for raw in request["entries"])
     ctx = request_context(pipe.profile, pipe.profile.compaction, pipe.profile.summarizer)
     client = Recorder(case["responses"])
-    summarize_branch(collected.entries, client, ctx, ContextTexts.from_profile(pipe.profile),
+    summarize_branch(entries, client, ctx, ContextTexts.from_profile(pipe.profile),
                      context_window=request.get("model", {}).get("contextWindow"),
                      custom_instructions=request.get("customInstructions"),
                      replace_instructions=bool(request.get("replaceInstructions")))
@@ -221,3 +241,27 @@ def masked_lines(text: str, profile) -> str:
     for line in sorted(lines, key=len, reverse=True):
         text = text.replace(line, "P16")
     return text
+
+
+@pytest.mark.parametrize("case", MESSAGE_CASES, ids=["first", "update"])
+def test_message_summaries_have_pi16_structure(case: dict) -> None:
+    """``generate_summary`` on given messages: the history or update request."""
+    from pipeline.compaction import history_request
+    from pipeline.compaction.engine import request_context
+    from pipeline.session import ContextTexts, convert_to_llm, parse_message
+
+    request, model = case["request"], case["request"].get("model", {})
+    pipe = compile_profile("builtin:pi-1", {"summarizer.reasoning": bool(model.get("reasoning"))})
+    ctx = request_context(pipe.profile, pipe.profile.compaction, pipe.profile.summarizer, request.get("thinkingLevel"))
+    messages = convert_to_llm([parse_message(m) for m in request["messages"]], ContextTexts.from_profile(pipe.profile))
+    mine = history_request(messages, ctx, previous_summary=request.get("previousSummary"),
+                           custom_instructions=request.get("customInstructions"))
+    (theirs,) = case["calls"]
+    shape, conversation, rest = split(mine.user_text)
+    want_shape, want_conversation, want_rest = split(theirs["userText"])
+    assert shape == want_shape == theirs["shape"]
+    mine_text = re.sub("[\ud800-\udfff]", "", masked_lines(conversation, pipe.profile))  # a cut emoji: pi's JSON dropped it
+    assert mine_text == re.sub(r"P16_\d+", "P16", want_conversation)
+    assert structure(rest, True) == structure(want_rest, False)
+    assert structure(mine.system_prompt, True) == structure(theirs["systemPrompt"], False)
+    assert mine.reasoning == theirs["options"].get("reasoning") and not theirs["has_max_tokens"]
