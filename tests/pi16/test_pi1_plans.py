@@ -255,3 +255,19 @@ def test_runtime_and_command_compact_with_the_same_plan(tmp_path: Path, capsys, 
         written[how] = (last["type"], last["firstKeptEntryId"], last["tokensBefore"])
     pi = case["pi16"]
     assert written == {how: ("compaction", pi["firstKeptEntryId"], pi["tokensBefore"]) for how in written}
+
+
+@pytest.mark.parametrize("case", EDGE["cut_points"], ids=lambda c: f"{c['spec'][:40]}/keep{c['keep']}")
+def test_path_cut_with_the_last_fallback(case: dict) -> None:
+    """``plan_on: path`` with ``cut_fallback: last`` is pi 1.6's plain ``findCutPoint`` on the
+    raw path (context edits show nothing there); the default's ``first`` differs only where
+    the budget is reached after the last cut point."""
+    from pipeline.compaction import find_cut_point
+    from pipeline.session import parse_entry
+
+    path = [parse_entry(raw) for raw in plan_entries(case["spec"])]
+    settings = DEFAULT.model_copy(update={"cut_fallback": "last"})
+    cut = find_cut_point(path, 0, len(path), case["keep"], settings)
+    pi = case["pi16"]
+    assert (cut.first_kept_index, cut.turn_start_index, cut.is_split_turn) == (
+        pi["firstKeptEntryIndex"], pi["turnStartIndex"], pi["isSplitTurn"])

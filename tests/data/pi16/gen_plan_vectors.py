@@ -8,7 +8,9 @@ hand-written cases first, then seeded random ones.
 
 Needs a set-up pi 1.6.0 oracle (``$PI16_ORACLE``, see ``pi16_oracle.py``); tests do not.
 The results hold ids, roles, timestamps, counts, file names and our own filler text only,
-so there is no pi sentence to mask.
+so there is no pi sentence to mask. ``cut_points``: pi 1.6's plain ``findCutPoint`` on the raw
+path of the same sessions (those without system-message entries), which also takes the last
+cut point when the budget is reached after it.
 
     python tests/data/pi16/gen_plan_vectors.py
 """
@@ -114,9 +116,13 @@ def main() -> int:
                  "settings": {"keepRecentTokens": c["keep"], "reserveTokens": 16384}} for c in todo]
     for case, result in zip(todo, oracle.results(requests)):
         case["pi16"] = None if result is None else {k: result.get(k) for k in KEYS}
+    cuts = [{"spec": c["spec"], "keep": c["keep"]} for c in todo if "S" not in c["spec"].split()]
+    requests = [{"op": "find_cut_point", "entries": plan_entries(c["spec"]), "keepRecentTokens": c["keep"]} for c in cuts]
+    for case, result in zip(cuts, oracle.results(requests)):
+        case["pi16"] = result
     oracle.close()
     doc = {"pi_version": "1.6.0", "generator": "tests/data/pi16/gen_plan_vectors.py", "seed": SEED,
-           "notation": "tests/pi16/planspec.py", "cases": todo}
+           "notation": "tests/pi16/planspec.py", "cases": todo, "cut_points": cuts}
     write_json(HERE / "plans_projection.json", doc)
     return 0
 
