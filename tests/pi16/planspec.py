@@ -13,7 +13,12 @@ SI Cn:b:k``) plus pi 1.x's context edits and a few variations:
 * suffixes on ``A``: ``@u`` usage of ``u`` total tokens (an anchor for the context
   estimate), ``!`` stop reason ``error``, ``#f`` a ``read`` call of ``f.ts``, ``$f`` an
   ``edit`` call of ``f.ts``.
-* ``S`` a ``system`` message entry (pi 1.x's recorded prompt; no content here).
+* ``S`` a ``system`` message entry (pi 1.x's recorded prompt: one section); ``ST`` one that
+  also adds a tool; ``SP`` a later patch that drops the ``preamble`` section, adds ``cwd``
+  and removes that tool;
+* ``US`` a ``usage`` entry (pi 1.x's record of a side call's usage: shows nothing);
+* ``CSn:b:k`` a compaction as pi 1.x writes one while a system message is recorded: with
+  its ``systemMessage`` snapshot.
 
 Ids are ``e0000000``, ``e0000001``... (the token's position); each entry's parent is the
 one before it.
@@ -30,6 +35,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compaction"))
 from entryspec import entry_id, raw_entries  # noqa: E402
 
 _EDIT = re.compile(r"^(X|RB|RE|R)(\d+)(?::(\d+))?$")
+_SNAPSHOT = re.compile(r"^CS(\d+):(\d+):(\d+)$")
+_TOOL = {"name": "read", "description": "read a file", "parameters": {"type": "object", "properties": {}}}
+
+
+def _system(token: str, index: int) -> dict:
+    message: dict = {"role": "system", "content": "", "sections": {"preamble": "p" * 40},
+                     "timestamp": 1767225600000 + index * 1000}
+    if token == "ST":
+        message["toolsAdded"] = [_TOOL]
+    elif token == "SP":
+        message["sections"] = {"preamble": None, "cwd": "w" * 20}
+        message["toolsRemoved"] = [{"name": "read"}]
+    return message
 _ASSISTANT = re.compile(r"^A(\d+)((?:@\d+|!|#\w+|\$\w+)*)$")
 
 
@@ -67,8 +85,10 @@ def plan_entries(spec: str) -> list[dict]:
     tokens = spec.split()
     plain = []
     for token in tokens:
-        if _EDIT.match(token) or token == "S":
+        if _EDIT.match(token) or token in ("S", "ST", "SP", "US"):
             plain.append("SI")
+        elif _SNAPSHOT.match(token):
+            plain.append(token[0] + token[2:])
         else:
             match = _ASSISTANT.match(token)
             plain.append(f"A{match.group(1)}" if match else token)
@@ -79,10 +99,13 @@ def plan_entries(spec: str) -> list[dict]:
         if edit:
             kind, target, n = edit.groups()
             out[index] = {**_edit(kind, int(target), int(n) if n else None), **head}
-        elif token == "S":
-            out[index] = {"type": "message", **head,
-                          "message": {"role": "system", "content": "", "sections": {"preamble": "p" * 40},
-                                      "timestamp": 1767225600000 + index * 1000}}
+        elif token in ("S", "ST", "SP"):
+            out[index] = {"type": "message", **head, "message": _system(token, index)}
+        elif token == "US":
+            out[index] = {"type": "usage", **head, "kind": "summary", "provider": "anthropic", "model": "m",
+                          "usage": {"input": 900, "output": 10, "totalTokens": 910}}
+        elif _SNAPSHOT.match(token):
+            out[index]["systemMessage"] = dict(_system("ST", index), sections={"preamble": "q" * 60})
         elif assistant and assistant.group(2):
             _assistant(out[index], assistant.group(2))
     return out

@@ -64,6 +64,13 @@ HAND = [
     ("system messages in the estimate after an edit", "S U10 A10@500 S R1:3 U10 A10", (0, 10, 30)),
     ("bash, custom and branch summaries around an edit", "U10 B10 CU10 BS10 A10 X4 U10 A10", (0, 10, 20, 45)),
     ("everything omitted", "U10 A10 X0 X1", (0, 5)),
+    ("retain-none compaction: its own id is the kept boundary", "U10 A10 U10 A10 C20:0:4 U10 A10", (0, 10, 20, 40)),
+    ("usage entries show nothing", "U10 A10 US U10 US A10 X5", (0, 5, 10, 30)),
+    ("system message with tools, then a patch", "ST U10 A10 SP U10 A10", (0, 10, 20, 60)),
+    ("system patch after the last usage", "ST U10 A10@700 SP U10", (0, 10, 30)),
+    ("compaction with a system snapshot", "ST U10 A10 U10 A10 CS20:0:3 U10 A10", (0, 10, 20, 40)),
+    ("system snapshot and later patch, usage before the compaction", "ST U10 A10@800 U10 CS20:0:3 SP U10 A10",
+     (0, 10, 40)),
 ]
 
 _FILLER = ("U", "A", "A", "T", "U", "A", "T", "B", "CU", "CM", "BS", "MC", "TL", "LB", "CE")
@@ -101,6 +108,11 @@ def random_spec(rng: random.Random) -> str:
     return " ".join(tokens)
 
 
+def _has_system(spec: str) -> bool:
+    """System messages (pi 1.6's plain cut counts them, our path view as 0.84 does not)."""
+    return any(t in ("S", "ST", "SP") or t.startswith("CS") for t in spec.split())
+
+
 def cases() -> list[dict]:
     out = [{"what": what, "spec": spec, "keep": keep} for what, spec, keeps in HAND for keep in keeps]
     rng = random.Random(SEED)
@@ -116,7 +128,7 @@ def main() -> int:
                  "settings": {"keepRecentTokens": c["keep"], "reserveTokens": 16384}} for c in todo]
     for case, result in zip(todo, oracle.results(requests)):
         case["pi16"] = None if result is None else {k: result.get(k) for k in KEYS}
-    cuts = [{"spec": c["spec"], "keep": c["keep"]} for c in todo if "S" not in c["spec"].split()]
+    cuts = [{"spec": c["spec"], "keep": c["keep"]} for c in todo if not _has_system(c["spec"])]
     requests = [{"op": "find_cut_point", "entries": plan_entries(c["spec"]), "keepRecentTokens": c["keep"]} for c in cuts]
     for case, result in zip(cuts, oracle.results(requests)):
         case["pi16"] = result
