@@ -27,14 +27,14 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from pipeline.cli._profile import add_profile_arguments
 from pipeline.cli._agent import add_agent_arguments
 
 HELP = "talk to the agent in the terminal, on a session file (/compact, /tree, /templates)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("profile", metavar="PROFILE", nargs="?", default="default",
-                        help="built-in profile name or YAML path (default: default)")
+    add_profile_arguments(parser)
     add_agent_arguments(parser)
 
 

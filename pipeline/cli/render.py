@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 
+from pipeline.cli._profile import add_profile_arguments
 from pipeline.errors import UsageError
 
 HELP = "print the system prompt a profile renders (text, JSON or HTML)"
@@ -36,7 +37,7 @@ INPUT_FLAGS = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("profile", nargs="?", default="default", help="profile file or built-in name (default: default)")
+    add_profile_arguments(parser)
     inputs = parser.add_argument_group("inputs")
     inputs.add_argument("--cwd", metavar="DIR", help="working directory, shown as given (default: the current one; must exist with --discover)")
     inputs.add_argument("--tools", metavar="A,B,C", help='selected tools in order ("" = none; default: the profile\'s)')

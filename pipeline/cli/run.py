@@ -32,6 +32,7 @@ import signal
 import sys
 import threading
 
+from pipeline.cli._profile import add_profile_arguments
 from pipeline.cli._agent import add_agent_arguments
 
 HELP = "run one prompt with the agent loop on a session file (as pi -p)"
@@ -56,8 +57,7 @@ class _Intermixed(argparse.ArgumentParser):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.__class__ = _Intermixed
-    parser.add_argument("profile", metavar="PROFILE", nargs="?", default="default",
-                        help="built-in profile name or YAML path (default: default)")
+    add_profile_arguments(parser)
     parser.add_argument("input", metavar="INPUT", help="the prompt (templates and /skill: are expanded)")
     add_agent_arguments(parser)
 

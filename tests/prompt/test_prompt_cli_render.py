@@ -221,3 +221,19 @@ def test_discover_reads_the_agent_dir_from_pi_coding_agent_dir(capsys, tmp_path:
     code, out, _ = render_cli(capsys, "--discover", "--cwd", str(project))
     assert code == 0
     assert "FROM THE AGENT DIR" in out
+
+
+def test_the_profile_can_be_given_as_an_option_too(capsys) -> None:
+    """`--profile P` is `PROFILE`, the spelling of the commands that take a session file first."""
+    code, by_option, _ = render_cli(capsys, "--profile", "builtin:pi-1")
+    assert code == 0
+    assert render_cli(capsys, "builtin:pi-1")[1] == by_option
+    assert by_option != render_cli(capsys)[1]  # not the default profile's prompt
+    assert render_cli(capsys, "minimal", "--profile", "minimal")[1] == render_cli(capsys, "minimal")[1]
+
+
+def test_two_different_profiles_are_refused(capsys) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["render", "minimal", "--profile", "default"])
+    assert stop.value.code == 2
+    assert "the profile is given twice (PROFILE 'minimal', --profile 'default')" in capsys.readouterr().err

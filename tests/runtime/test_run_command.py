@@ -144,6 +144,15 @@ def _pi1_two_runs(project, *flags):
     return server.bodies, systems
 
 
+def test_run_takes_the_profile_as_an_option_too(project, capsys):
+    with RoutedServer(["by position", "by option"], ["unused"]) as server:
+        assert _run(project, server, "one", "builtin:pi-1", new=True) == 0
+        assert _run(project, server, "two", "--profile", "builtin:pi-1") == 0
+    first, second = (b["messages"][0]["content"] for b in server.bodies)
+    assert first == second and "<cwd>" in first  # pi-1's tag-wrapped layout both times
+    assert capsys.readouterr().out == "by position\nby option\n"
+
+
 def test_run_with_pi1_sends_a_patch_in_place(project, capsys):
     bodies, systems = _pi1_two_runs(project, "--mid-conversation-system")
     assert [list(s.get("sections", {})) for s in systems] == [
