@@ -515,13 +515,14 @@ class Conversation(RecordedPrompt):
         if not isinstance(done, Compacted):  # masked only (compaction.strategy): no summary was written
             return self._masked(reason, done, will_retry)
         self._sync()
+        after = self.tokens_after(settings)  # as pi counts it: before a failed reply is dropped for the retry
         if will_retry:
             last = self.memory.agent[-1] if self.memory.agent else None
             if isinstance(last, AssistantMessage) and last.stop_reason in ("error", "length"):
                 self.memory.drop_last_reply()
         entry = done.entry
-        self._emit(ev.CompactionEnd(reason, entry.id, entry.first_kept_entry_id, entry.tokens_before,
-                                    self.context_tokens(), will_retry=will_retry))
+        self._emit(ev.CompactionEnd(reason, entry.id, entry.first_kept_entry_id, entry.tokens_before, after,
+                                    will_retry=will_retry))
         return done
 
     def _run_strategy(self, settings: Any, current: Any, instructions: Optional[str]) -> Any:
@@ -557,6 +558,15 @@ class Conversation(RecordedPrompt):
         from pipeline.compaction import estimate_context
 
         return estimate_context(self.memory.agent, self.profile.compaction).tokens
+
+    def tokens_after(self, settings: Any = None) -> int:
+        """The context after a compaction, estimated message by message (pi's
+        ``estimatedTokensAfter``): no reply's usage anchors it, since every usage recorded
+        before the compaction counts the context that was summarized."""
+        from pipeline.compaction.tokens import estimate_tokens
+
+        settings = settings if settings is not None else self.profile.compaction
+        return sum(estimate_tokens(m, settings) for m in self.memory.agent)
 
     # ----------------------------------------------------------------- navigation
 

@@ -68,9 +68,10 @@ class CompactionStart:
 
 @dataclass(frozen=True)
 class CompactionEnd:
-    """``entry_id``/``first_kept_entry_id``/``tokens_before``/``tokens_after`` (estimated) of the compaction
-    written (``None`` when nothing was compacted); ``will_retry``: the request is sent again;
-    ``error``: the compaction (or the recovery) failed."""
+    """``entry_id``/``first_kept_entry_id``/``tokens_before``/``tokens_after`` of the compaction
+    written (``None`` when nothing was compacted); ``tokens_after`` is pi's ``estimatedTokensAfter``,
+    every message of the compacted context estimated from its characters (no usage anchors it);
+    ``will_retry``: the request is sent again; ``error``: the compaction (or the recovery) failed."""
 
     reason: str
     entry_id: Optional[str] = None

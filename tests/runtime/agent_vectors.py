@@ -260,7 +260,8 @@ def policy_events(events: list) -> list[dict]:
             out.append({"type": "compaction_start", "reason": e.reason})
         elif isinstance(e, ev.CompactionEnd):
             out.append({"type": "compaction_end", "reason": e.reason, "willRetry": e.will_retry,
-                        "failed": e.error is not None})
+                        "failed": e.error is not None,
+                        **({"tokensBefore": e.tokens_before, "tokensAfter": e.tokens_after} if e.entry_id else {})})
         elif isinstance(e, ev.RetryStart):
             out.append({"type": "auto_retry_start", "attempt": e.attempt, "maxAttempts": e.max_attempts,
                         "delayMs": e.delay_ms})
@@ -275,8 +276,11 @@ def pi_events(events: list) -> list[dict]:
         if e["type"] == "compaction_start":
             out.append({"type": e["type"], "reason": e["reason"]})
         elif e["type"] == "compaction_end":
+            result = e.get("result")  # the estimate after compacting: every message of the new context
             out.append({"type": e["type"], "reason": e["reason"], "willRetry": e["willRetry"],
-                        "failed": "errorMessage" in e})
+                        "failed": "errorMessage" in e,
+                        **({"tokensBefore": result["tokensBefore"], "tokensAfter": result["estimatedTokensAfter"]}
+                           if result else {})})
         elif e["type"] == "auto_retry_start":
             out.append({k: e[k] for k in ("type", "attempt", "maxAttempts", "delayMs")})
         elif e["type"] == "auto_retry_end":
