@@ -6,8 +6,10 @@ directory is refused), read up to its kind's limit (:data:`pipeline.limits.FILE_
 a sparse 1 GB file is refused from its size, before a byte is read) and decoded as
 UTF-8. Every way this can fail is one located :class:`~pipeline.errors.Problem`: a path
 the system cannot take (too long, a lone surrogate), a missing or unreadable file, a
-file too large, undecodable bytes (with line, column and byte offset). Directory walks
-use :class:`VisitedDirs` to step over symbolic-link loops.
+file too large, undecodable bytes (with line, column and byte offset). The error raised
+says what went wrong in ``reason`` (:data:`REASONS`) and, for a file too large, its
+``size``, so a caller that words the refusal itself (the runtime's tools) can tell them
+apart. Directory walks use :class:`VisitedDirs` to step over symbolic-link loops.
 """
 
 from __future__ import annotations
@@ -55,9 +57,22 @@ def limit(kind: str) -> int:
 _CLASSES = {"profile": ProfileError, "template": TemplateError, "session": SessionError}
 
 
-def _error(message: str, where: Location, kind: str, what: str, hint: str | None = None) -> PipelineError:
+#: What went wrong, as the ``reason`` of an error raised here.
+REASONS = ("unreadable", "not-regular", "file-too-large", "not-utf8")
+
+
+def _error(message: str, where: Location, kind: str, what: str, hint: str | None = None,
+           size: int | None = None) -> PipelineError:
     error = _CLASSES.get(_DOMAIN.get(kind, "profile"), PipelineError)
-    return error(Problem(message, where, hint=hint, code=code(kind, what)))
+    # a refused non-regular file has the domain's `unreadable` code
+    raised = error(Problem(message, where, hint=hint, code=code(kind, "unreadable" if what == "not-regular" else what)))
+    raised.reason, raised.size = what, size
+    return raised
+
+
+def reason(err: PipelineError) -> str | None:
+    """What went wrong (one of :data:`REASONS`) when ``err`` was raised here, else None."""
+    return getattr(err, "reason", None)
 
 
 def describe_os_error(err: OSError) -> str:
@@ -103,13 +118,13 @@ def _check_regular(info: os.stat_result, kind: str, label: str) -> None:
         else "a socket" if stat.S_ISSOCK(mode)
         else "not a regular file"
     )
-    raise _error(f"cannot read {kind}: it is {what}, not a regular file", Location(label), kind, "unreadable",
+    raise _error(f"cannot read {kind}: it is {what}, not a regular file", Location(label), kind, "not-regular",
                  hint="name a regular file")
 
 
 def _too_large(size: int, kind: str, label: str) -> PipelineError:
     return _error(f"file too large: {size} bytes (the limit for a {kind} is {limit(kind)} bytes)", Location(label),
-                  kind, "file-too-large", hint="see docs/limits.md")
+                  kind, "file-too-large", hint="see docs/limits.md", size=size)
 
 
 def read_bytes(path: str | os.PathLike, kind: str, label: str | None = None) -> bytes:

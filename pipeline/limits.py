@@ -21,6 +21,7 @@ FILE_LIMITS: dict[str, int] = {
     "prompt file": 16 * MiB,  # SYSTEM.md, APPEND_SYSTEM.md, --custom-prompt, --append
     "stdin": 16 * MiB,  # `pipeline expand -`
     "session file": 1024 * MiB,  # a pi session file; read as a stream, line by line
+    "tool file": 16 * MiB,  # a file the runtime's built-in tools read or edit (read, grep, edit)
 }
 #: Longest single line of a session file (one entry), in bytes.
 SESSION_MAX_LINE = 256 * MiB

@@ -61,12 +61,15 @@ class WireTexts(Strict):
 
 
 class ToolOutput(Strict):
-    """Texts of the built-in read-only tools (read, ls, find, grep)."""
+    """Texts of the built-in tools' results (read, ls, find, grep, edit, write)."""
 
     not_found: Text
     not_a_file: Text
     not_a_directory: Text
     outside: Text = Field(description="a path outside the working directory")
+    not_regular: Text = Field(description="a FIFO, a device or a socket: never opened, so it cannot hang a tool")
+    too_large: Text = Field(description="a file over the size the tools read (docs/limits.md)")
+    unreadable: Text = Field(description="a file the system refuses to open (permissions, for instance)")
     empty_directory: Text
     no_matches: Text
     invalid_pattern: Text

@@ -124,6 +124,14 @@ VARIABLE_TABLE: tuple[FieldVariables, ...] = (
     FieldVariables("runtime.tool_errors.failed", (Variable("name", "the tool"), Variable("error", "the error's text"))),
     *(FieldVariables(f"runtime.tool_output.{name}", (Variable("path", "the path as the model gave it"),))
       for name in ("not_found", "not_a_file", "not_a_directory", "outside")),
+    FieldVariables("runtime.tool_output.not_regular", (Variable("path", "the path as the model gave it"),)),
+    FieldVariables("runtime.tool_output.too_large", (
+        Variable("path", "the path as the model gave it"), Variable("size", "the file's size in bytes"),
+        Variable("limit", "the largest file the tools read, in bytes"),
+    )),
+    FieldVariables("runtime.tool_output.unreadable", (
+        Variable("path", "the path as the model gave it"), Variable("reason", "why the system refused it"),
+    )),
     FieldVariables("runtime.tool_output.invalid_pattern", (Variable("error", "what is wrong with the pattern"),)),
     FieldVariables("runtime.tool_output.truncated", (
         Variable("shown", "how many lines are shown"), Variable("total", "how many there were"),

@@ -5,7 +5,10 @@ Their parameters are pi 0.84.0's (the same JSON schemas, without descriptions); 
 they say to the model (descriptions, snippets, guidelines, and the texts of their
 results: not found, empty directory, truncation...) comes from the profile:
 ``system_prompt.tools.<name>`` and ``runtime.tool_output``. Paths are resolved against
-the working directory and must stay inside it (symbolic links included).
+the working directory and must stay inside it (symbolic links included). Every file a tool
+reads goes through the bounded reader (:mod:`pipeline.files`, kind ``tool file``): a FIFO, a
+device or a socket is never opened for reading or writing, so it cannot hang a tool, and a
+file over the limit is refused from its size; the result says so in the profile's words.
 
 :func:`builtin_tools` builds the tools a profile and a working directory give;
 :data:`READ_ONLY` and :data:`OPT_IN` name them.
@@ -13,13 +16,16 @@ the working directory and must stay inside it (symbolic links included).
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import re
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from pipeline import files
 from pipeline.errors import PipelineError, Problem
 from pipeline.runtime.host import Tool, ToolOutput
 
@@ -29,6 +35,8 @@ MAX_LINES = 2000
 MAX_BYTES = 50 * 1024
 MAX_RESULTS = 1000
 BASH_TIMEOUT_S = 120
+#: The kind of file (pipeline/limits.py) the tools read.
+KIND = "tool file"
 
 _STR, _NUM, _BOOL = {"type": "string"}, {"type": "number"}, {"type": "boolean"}
 SCHEMAS: dict[str, dict[str, Any]] = {
@@ -65,9 +73,24 @@ class Workspace:
         target = (self.root / os.path.expanduser(text)).resolve()
         if target != self.root and self.root not in target.parents:
             raise _Failed(self.say("outside", path=text))
-        if not target.exists():
+        if files.missing(target):  # a path the system cannot take is not "missing": reading it says why
             raise _Failed(self.say("not_found", path=text))
         return target
+
+    def read(self, path: Path, given: Any) -> bytes:
+        """The bytes of a regular file within :data:`KIND`'s limit; a refusal in the profile's words."""
+        try:
+            return files.read_bytes(path, KIND)
+        except PipelineError as err:
+            raise _Failed(self.refusal(err, given)) from None
+
+    def refusal(self, err: PipelineError, given: Any) -> str:
+        why = files.reason(err)
+        if why == "not-regular":
+            return self.say("not_regular", path=given)
+        if why == "file-too-large":
+            return self.say("too_large", path=given, size=err.size, limit=files.limit(KIND))
+        return self.say("unreadable", path=given, reason=err.problems[0].message.removeprefix(f"cannot read {KIND}: "))
 
     def relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix() or "."
@@ -90,9 +113,9 @@ class Workspace:
 
 def _read(ws: Workspace, args: Mapping[str, Any]) -> str:
     path = ws.path(args.get("path"))
-    if path.is_dir():
+    if files.is_directory(path):
         raise _Failed(ws.say("not_a_file", path=args.get("path")))
-    text = path.read_bytes().decode("utf-8", "replace")
+    text = ws.read(path, args.get("path")).decode("utf-8", "replace")
     offset, limit = args.get("offset"), args.get("limit")
     if offset is None and limit is None and len(text.encode("utf-8")) <= MAX_BYTES and text.count("\n") <= MAX_LINES:
         return text
@@ -107,7 +130,7 @@ def _sort_key(name: str) -> tuple[str, str]:
 
 def _ls(ws: Workspace, args: Mapping[str, Any]) -> str:
     path = ws.path(args.get("path"))
-    if not path.is_dir():
+    if not files.is_directory(path):
         raise _Failed(ws.say("not_a_directory", path=args.get("path") or "."))
     names = [e.name + ("/" if e.is_dir() else "") for e in sorted(os.scandir(path), key=lambda e: _sort_key(e.name))]
     return ws.cut(names, args.get("limit")) if names else ws.say("empty_directory")
@@ -142,9 +165,11 @@ def _grep(ws: Workspace, args: Mapping[str, Any]) -> str:
     except re.error as err:
         raise _Failed(ws.say("invalid_pattern", error=err)) from None
     glob = args.get("glob")
-    files = [start] if start.is_file() else _walk(ws, start)
+    if not files.is_directory(start):  # one file, named: a refusal is the result
+        hits = _grep_file(ws, start, regex, ws.read(start, args.get("path")))
+        return ws.cut(hits, args.get("limit") or MAX_RESULTS) if hits else ws.say("no_matches")
     hits: list[str] = []
-    for path in files:
+    for path in _walk(ws, start):
         if isinstance(glob, str) and glob and not fnmatch.fnmatch(path.name, glob):
             continue
         hits.extend(_grep_file(ws, path, regex))
@@ -153,11 +178,14 @@ def _grep(ws: Workspace, args: Mapping[str, Any]) -> str:
     return ws.cut(hits, args.get("limit") or MAX_RESULTS) if hits else ws.say("no_matches")
 
 
-def _grep_file(ws: Workspace, path: Path, regex: re.Pattern) -> list[str]:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return []
+def _grep_file(ws: Workspace, path: Path, regex: re.Pattern, data: bytes | None = None) -> list[str]:
+    """Matching lines of one file; in a walk, a file the bounded reader refuses (a FIFO, a
+    device, one too large) is passed over like a binary one."""
+    if data is None:
+        try:
+            data = files.read_bytes(path, KIND)
+        except PipelineError:
+            return []
     if b"\x00" in data[:8192]:
         return []
     lines = data.decode("utf-8", "replace").split("\n")
@@ -182,13 +210,15 @@ def _bash(ws: Workspace, args: Mapping[str, Any]) -> ToolOutput:
 
 def _edit(ws: Workspace, args: Mapping[str, Any]) -> ToolOutput:
     path = ws.path(args.get("path"))
-    text = path.read_text(encoding="utf-8")
+    if files.is_directory(path):
+        raise _Failed(ws.say("not_a_file", path=args.get("path")))
+    text = ws.read(path, args.get("path")).decode("utf-8")
     for edit in args.get("edits") or []:
         old, new = str(edit.get("oldText")), str(edit.get("newText"))
         if text.count(old) != 1:
             raise _Failed(ws.say("no_matches"))
         text = text.replace(old, new, 1)
-    path.write_text(text, encoding="utf-8")
+    _write_regular(ws, path, text.encode("utf-8"), args.get("path"))
     return ToolOutput(content=ws.relative(path), details={"edits": len(args.get("edits") or [])})
 
 
@@ -197,9 +227,29 @@ def _write(ws: Workspace, args: Mapping[str, Any]) -> ToolOutput:
     target = (ws.root / given).resolve()
     if ws.root not in target.parents:
         raise _Failed(ws.say("outside", path=given))
+    if files.is_directory(target):
+        raise _Failed(ws.say("not_a_file", path=given))
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(str(args.get("content") or ""), encoding="utf-8")
-    return ToolOutput(content=ws.relative(target), details={"bytes": len(str(args.get("content") or "").encode())})
+    data = str(args.get("content") or "").encode("utf-8")
+    _write_regular(ws, target, data, given)
+    return ToolOutput(content=ws.relative(target), details={"bytes": len(data)})
+
+
+def _write_regular(ws: Workspace, path: Path, data: bytes, given: Any) -> None:
+    """Replace (or create) a regular file: opened without blocking and checked before a
+    byte is written, so a FIFO (which would wait for a reader) or a device is refused."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except OSError as err:
+        if err.errno == errno.ENXIO:  # a FIFO nobody reads
+            raise _Failed(ws.say("not_regular", path=given)) from None
+        raise _Failed(ws.say("unreadable", path=given, reason=files.describe_os_error(err))) from None
+    with os.fdopen(fd, "wb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _Failed(ws.say("not_regular", path=given))
+        os.set_blocking(fd, True)
+        handle.truncate(0)
+        handle.write(data)
 
 
 _FUNCTIONS: dict[str, Callable[[Workspace, Mapping[str, Any]], Any]] = {

@@ -219,3 +219,20 @@ def test_the_session_loader_reads_past_an_overlong_line(tmp_path, monkeypatch):
     assert [entry.id for entry in loaded.entries] == ["m1", "m2"]
     codes = [(problem.code, problem.location.line) for problem in loaded.problems]
     assert ("session.line-too-long", 3) in codes and ("session.line-too-long", 5) in codes
+
+
+def test_errors_say_what_went_wrong_for_callers_that_word_it_themselves(tmp_path):
+    """``files.reason``: the runtime's tools turn these into the profile's texts."""
+    os.mkfifo(tmp_path / "pipe")
+    big = sparse(tmp_path / "big.log", FILE_LIMITS["tool file"] + 1)
+    found = {}
+    for name in ("pipe", "big.log", "missing.txt"):
+        with pytest.raises(PipelineError) as err:
+            files.read_bytes(tmp_path / name, "tool file")
+        found[name] = (files.reason(err.value), err.value.size)
+    assert found == {"pipe": ("not-regular", None), "big.log": ("file-too-large", big.stat().st_size),
+                     "missing.txt": ("unreadable", None)}
+    assert files.reason(PipelineError("other")) is None
+    with pytest.raises(PipelineError) as err:  # a refused FIFO keeps its domain's code
+        files.read_bytes(tmp_path / "pipe", "profile")
+    assert err.value.problems[0].code == "profile.unreadable"
