@@ -5,6 +5,10 @@ repository-relative path, and every relative ``extends:`` it names is fetched fr
 same revision the same way (recursively), so the chain compiles as it would have in that
 checkout. ``builtin:NAME`` and absolute ``extends:`` targets are left alone (they resolve
 against the installed package and the file system of today).
+
+A file is held to the profile size limit (``pipeline/limits.py``) like a profile on disk:
+its blob size is checked before ``git show`` runs, and the output is read as a stream that
+stops one byte past the limit; beyond it the error names ``REV:path``.
 """
 
 from __future__ import annotations
@@ -13,10 +17,12 @@ import dataclasses
 import os
 import posixpath
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Optional
 
-from pipeline.errors import Problem, UsageError
+from pipeline import files
+from pipeline.errors import Location, Problem, ProfileError, UsageError
 
 MAX_FILES = 32
 
@@ -39,17 +45,44 @@ def check_revision(rev: str) -> None:
         raise UsageError(f"{rev!r}: a revision may not contain control characters")
 
 
-def _git(args: list[str], cwd: str) -> bytes:
-    """Run git; user-given revisions come after ``--end-of-options`` (and :func:`check_revision`)."""
+def _git(args: list[str], cwd: str, shown: Optional[str] = None) -> bytes:
+    """Run git; user-given revisions come after ``--end-of-options`` (and :func:`check_revision`).
+    A failure is told as ``git SHOWN: git's last line`` (``shown`` defaults to the arguments)."""
     try:
         done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False, stdin=subprocess.DEVNULL)
     except OSError as err:
         raise UsageError(f"cannot run git: {err.strerror or err}") from None
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        shown = " ".join(a for a in args if a != "--end-of-options")
+        shown = shown or " ".join(a for a in args if a != "--end-of-options")
         raise UsageError(f"git {shown}: {message[-1] if message else 'failed'}")
     return done.stdout
+
+
+def _show(rev: str, path: str, cwd: str) -> bytes:
+    """``git show REV:path``, read as a stream up to the profile limit (git is stopped there)."""
+    cap = files.limit("profile")
+    try:
+        with tempfile.TemporaryFile() as errors:
+            with subprocess.Popen(["git", "show", "--end-of-options", f"{rev}:{path}"], cwd=cwd,
+                                  stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL) as git:
+                data = git.stdout.read(cap + 1)
+                if len(data) > cap:
+                    git.kill()
+                    raise _too_large(rev, path, f"more than {cap}")
+                code = git.wait()
+            errors.seek(0)
+            message = errors.read(64 * 1024).decode("utf-8", "replace").strip().splitlines()
+    except OSError as err:
+        raise UsageError(f"cannot run git: {err.strerror or err}") from None
+    if code != 0:
+        raise UsageError(f"git show {rev}:{path}: {message[-1] if message else 'failed'}")
+    return data
+
+
+def _too_large(rev: str, path: str, size: str) -> ProfileError:
+    return ProfileError(Problem(f"file too large: {size} bytes (the limit for a profile is {files.limit('profile')} bytes)",
+                                Location(f"{rev}:{path}"), hint="see docs/limits.md", code="profile.file-too-large"))
 
 
 def _repo_path(path: str, cwd: str) -> str:
@@ -61,10 +94,15 @@ def _repo_path(path: str, cwd: str) -> str:
 
 
 def _require_file(rev: str, path: str, cwd: str) -> None:
-    kind = _git(["cat-file", "-t", "--end-of-options", f"{rev}:{path}"], cwd).decode().strip()
+    """``REV:path`` is a file (a blob) no larger than a profile may be."""
+    shown = f"show {rev}:{path}"  # what is being read, whichever git command finds the problem
+    kind = _git(["cat-file", "-t", "--end-of-options", f"{rev}:{path}"], cwd, shown).decode().strip()
     if kind != "blob":
         what = "a directory" if kind == "tree" else f"a git {kind}"
         raise UsageError(f"{rev}:{path} is {what} in that revision, not a profile file")
+    size = int(_git(["cat-file", "-s", "--end-of-options", f"{rev}:{path}"], cwd, shown).decode().strip() or 0)
+    if size > files.limit("profile"):
+        raise _too_large(rev, path, str(size))
 
 
 def revision_problem(problem: Problem, workdir: Path, rev: str) -> Problem:
@@ -105,8 +143,8 @@ def materialize(spec: str, workdir: Path, cwd: Optional[str] = None) -> Path:
         seen.add(current)
         if current == ".." or current.startswith("../") or os.path.isabs(current):
             raise UsageError(f"{rev}:{current}: the path leaves the repository")
-        text = _git(["show", "--end-of-options", f"{rev}:{current}"], cwd)
         _require_file(rev, current, cwd)
+        text = _show(rev, current, cwd)
         target = workdir / current
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(text)

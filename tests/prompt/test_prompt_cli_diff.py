@@ -122,3 +122,42 @@ def test_problems_in_a_revision_name_the_revision_not_a_temp_copy(capsys, repo: 
     code, out, err = diff_cli(capsys, "HEAD:configs/team.yaml", "configs/default.yaml")
     assert (code, out) == (2, "")
     assert err.startswith("HEAD:configs/team.yaml:3:1: compactoin: unknown key") and "pipeline-diff-" not in err
+
+
+@pytest.fixture
+def oversize(repo: Path) -> int:
+    """A committed profile one byte over the profile limit, and an overlay extending it."""
+    from pipeline import files
+
+    cap = files.limit("profile")
+    head = "extends: default.yaml\nname: big\n# "
+    (repo / "configs" / "big.yaml").write_text(head + "x" * (cap + 1 - len(head)), encoding="utf-8")
+    (repo / "configs" / "over.yaml").write_text("extends: big.yaml\nname: over\n", encoding="utf-8")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "big")
+    (repo / "configs" / "big.yaml").unlink()
+    (repo / "configs" / "over.yaml").unlink()
+    return cap + 1
+
+
+@pytest.mark.parametrize("extra", [[], ["--patch"]])
+def test_a_revision_over_the_profile_limit_is_refused_at_rev_path(capsys, repo: Path, oversize: int, extra) -> None:
+    for spec, named in (("HEAD:configs/big.yaml", "HEAD:configs/big.yaml"), ("HEAD:configs/over.yaml", "HEAD:configs/big.yaml")):
+        code, out, err = diff_cli(capsys, spec, "configs/default.yaml", *extra)
+        assert (code, out) == (2, ""), err  # diff(1)'s table: anything but same/different is 2
+        assert err == f"{named}: file too large: {oversize} bytes (the limit for a profile is {oversize - 1} bytes)" \
+                      " (see docs/limits.md)\n"
+
+
+def test_git_show_output_is_read_as_a_capped_stream(repo: Path, oversize: int) -> None:
+    """Past the size check (a filter could make the output larger than the blob), the stream
+    itself stops one byte past the limit."""
+    from pipeline.errors import PipelineError
+    from pipeline.report.revisions import _show
+
+    with pytest.raises(PipelineError) as err:
+        _show("HEAD", "configs/big.yaml", str(repo))
+    [problem] = err.value.problems
+    assert (problem.code, problem.location.file) == ("profile.file-too-large", "HEAD:configs/big.yaml")
+    assert problem.message.startswith(f"file too large: more than {oversize - 1} bytes")
+    assert _show("HEAD", "configs/team.yaml", str(repo)) == b"extends: default.yaml\nname: team\n"
