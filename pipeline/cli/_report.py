@@ -103,15 +103,29 @@ def excerpt(problem: Problem, sources: _Sources) -> list[str]:
 
 
 def count_line(problems: Iterable[Problem]) -> str:
-    """``2 errors, 1 warning in team.yaml`` (``in 3 files`` for several, nothing for none)."""
+    """``2 errors, 1 warning in team.yaml``: where they are only when every problem is there
+    (``in 3 files``, ``in 2 places`` when one is a directory); when some are not in a file (a
+    flag, the input itself), how many are: ``2 warnings (1 in prompts/)``."""
     problems = list(problems)
     counts = [(sum(p.severity == s for p in problems), name) for s, name in
               (("error", "error"), ("warning", "warning"), ("info", "notice"))]
     parts = [f"{n} {name}{'s' if n != 1 else ''}" for n, name in counts if n]
-    files = list(dict.fromkeys(p.location.file for p in problems  # a flag (`--reserve`) is not a file
-                               if p.location and p.location.file and not p.location.file.startswith("-")))
-    where = "" if not files else f" in {files[0]}" if len(files) == 1 else f" in {len(files)} files"
-    return ", ".join(parts) + where
+    located = [p.location.file for p in problems  # a flag (`--reserve`) is not a file
+               if p.location and p.location.file and not p.location.file.startswith("-")]
+    if not located:
+        return ", ".join(parts)
+    where = _places(list(dict.fromkeys(located)))
+    if len(located) == len(problems):
+        return ", ".join(parts) + f" in {where}"
+    return ", ".join(parts) + f" ({len(located)} in {where})"
+
+
+def _places(paths: list[str]) -> str:
+    """One path as it is (a directory with a trailing ``/``), else how many files or places."""
+    dirs = [path for path in paths if os.path.isdir(path)]
+    if len(paths) == 1:
+        return paths[0] if not dirs or paths[0].endswith("/") else paths[0] + "/"
+    return f"{len(paths)} {'places' if dirs else 'files'}"
 
 
 def format_problems(problems: Iterable[Problem], *, count: bool = True) -> str:

@@ -41,7 +41,7 @@ def test_no_excerpt_without_a_column_or_a_readable_file(tmp_path):
         Problem("dir", Location(str(tmp_path), 1, 1)),
         Problem("past the end", Location(str(tmp_path / "s.jsonl"), 9, 1), severity="warning"),
     ]).splitlines()
-    assert len(lines) == 5 and lines[-1] == "3 errors, 1 warning in 3 files"
+    assert len(lines) == 5 and lines[-1] == "3 errors, 1 warning in 3 places"  # one of them is a directory
 
 
 def test_the_closing_count():
@@ -52,6 +52,28 @@ def test_the_closing_count():
     assert format_problems([Problem("only one")]) == "only one"  # a single problem is its own summary
     flag = Location("--reserve")
     assert count_line([Problem("a", flag), Problem("b", flag)]) == "2 errors"  # a flag is not a file
+    # only the problems that are in a file are said to be there
+    assert count_line([Problem("a", at), Problem("b", flag), Problem("c")]) == "3 errors (1 in team.yaml)"
+    assert count_line([Problem("a", at), Problem("b", Location("b.yaml")), Problem("c")]) == "3 errors (2 in 2 files)"
+
+
+def test_the_closing_count_names_a_directory_as_a_directory(tmp_path):
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "a.md").write_text("x")
+    prompts, md = Location(str(tmp_path / "prompts")), Location(str(tmp_path / "a.md"))
+    assert count_line([Problem("a", prompts), Problem("b", prompts)]) == f"2 errors in {tmp_path / 'prompts'}/"
+    assert count_line([Problem("a", prompts), Problem("b", md)]) == "2 errors in 2 places"
+    assert count_line([Problem("a", md), Problem("b", md)]) == f"2 errors in {tmp_path / 'a.md'}"
+
+
+def test_expand_with_a_missing_templates_dir_counts_what_is_where(tmp_path):
+    """The missing directory holds one warning; the unknown `/x` is about the input, in no file."""
+    run = _pipeline("expand", "--templates-dir", str(tmp_path / "missing"), "/x", cwd=tmp_path)
+    assert (run.returncode, run.stdout) == (0, "/x\n")
+    lines = run.stderr.splitlines()
+    assert lines[0] == f"{tmp_path / 'missing'}: warning: template path does not exist"
+    assert lines[1].startswith("warning: /x: no template named `/x`")
+    assert lines[2:] == [f"2 warnings (1 in {tmp_path / 'missing'})"]
 
 
 def test_validate_text_output_in_a_real_process(tmp_path):
