@@ -25,8 +25,8 @@ from pipeline.limits import FILE_LIMITS
 
 #: The domain of each kind of file (its codes and error class); other kinds are render
 #: inputs (context files, prompt files, skills, ignore files).
-_DOMAIN = {"profile": "profile", "scenario": "profile", "template": "template", "stdin": "template",
-           "session file": "session"}
+_DOMAIN = {"profile": "profile", "scenario": "profile", "settings file": "profile", "pre-commit config": "profile",
+           "template": "template", "stdin": "template", "session file": "session"}
 #: The registered code of each (domain, what went wrong).
 _CODES = {
     ("profile", "unreadable"): "profile.unreadable",

@@ -21,6 +21,8 @@ FILE_LIMITS: dict[str, int] = {
     "prompt file": 16 * MiB,  # SYSTEM.md, APPEND_SYSTEM.md, --custom-prompt, --append
     "stdin": 16 * MiB,  # `pipeline expand -`
     "session file": 1024 * MiB,  # a pi session file; read as a stream, line by line
+    "settings file": 1 * MiB,  # a settings.json `pipeline import` reads (pi's, Gemini CLI's)
+    "pre-commit config": 1 * MiB,  # the .pre-commit-config.yaml `pipeline init` adds its hook to
     "tool file": 16 * MiB,  # a file the runtime's built-in tools read or edit (read, grep, edit)
 }
 #: Longest single line of a session file (one entry), in bytes.

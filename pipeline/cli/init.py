@@ -70,9 +70,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write(path, text: str, force: bool) -> None:
-    if path.exists() and not force:
+    from pipeline import files
+
+    if files.exists(path) and not force:
         print(f"kept {path} (it exists; --force replaces it)", file=sys.stderr)
         return
+    if files.exists(path) and not files.is_regular(path):  # a FIFO would block the write
+        raise _error(path, "not a regular file; not replaced", "remove it, or choose another --name/--profile-dir")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -82,11 +86,13 @@ def _write(path, text: str, force: bool) -> None:
 
 
 def _pre_commit(path, hook: str) -> None:
-    if not path.exists():
+    from pipeline import files
+
+    if files.missing(path):
         path.write_text("repos:\n" + hook, encoding="utf-8")
         print(f"wrote {path}")
         return
-    text = path.read_text(encoding="utf-8")
+    text = files.read_text(path, "pre-commit config")  # a regular UTF-8 file within its limit, or a located error
     if "pipeline-validate" in text:
         print(f"kept {path} (it has a pipeline-validate hook)", file=sys.stderr)
         return

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from pipeline import files
 from pipeline.errors import Location, ProfileError, Problem
 
 SETTINGS = {
@@ -52,10 +53,12 @@ class PiSetup:
 
 
 def read_settings(path: Path) -> dict:
-    """One ``settings.json`` (a missing file is ``{}``); a located error when it is not JSON."""
-    if not path.is_file():
+    """One ``settings.json`` (a missing file is ``{}``); a located error when it is not JSON
+    or cannot be read (not a regular file, too large: the bounded reader's errors). Bytes
+    that are not UTF-8 are read as pi reads them (U+FFFD)."""
+    if files.missing(path):
         return {}
-    text = path.read_bytes().decode("utf-8", "replace")
+    text = files.read_text(path, "settings file", lenient=True)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
@@ -76,16 +79,16 @@ def _merge(base: dict, over: dict) -> dict:
 
 def read_pi(agent: Path, project: Optional[Path]) -> PiSetup:
     """Read the agent directory ``agent`` and, when given, the project ``project``."""
-    files = [(agent / "settings.json", agent)]
+    settings = [(agent / "settings.json", agent)]
     if project is not None:
-        files.append((project / ".pi" / "settings.json", project / ".pi"))
+        settings.append((project / ".pi" / "settings.json", project / ".pi"))
     merged: dict = {}
     prompts: list[Path] = []
     notes: list[Problem] = []
     read: list[str] = []
-    for path, base in files:
+    for path, base in settings:
         data = read_settings(path)
-        if path.is_file():
+        if not files.missing(path):
             read.append(str(path))
         prompts += _prompt_paths(data, base, path, notes)
         notes += _unused(data, path)

@@ -13,11 +13,13 @@ user's by its path, when it exists. Pass the user directory as ``pipeline render
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Optional
 
-from pipeline.errors import Location, Problem
+from pipeline import files
+from pipeline.errors import Location, PipelineError, Problem
 
 from .build import Overlay
 
@@ -47,10 +49,14 @@ def _context_names(tool: str, home: Path, project: Optional[Path]) -> tuple[tupl
     if tool != "gemini":
         return CONTEXT_FILES[tool], ()
     for settings in ([project / ".gemini" / "settings.json"] if project else []) + [home / "settings.json"]:
-        if not settings.is_file():
+        if files.missing(settings):
             continue
         try:
-            value = json.loads(settings.read_text(encoding="utf-8")).get("context", {}).get("fileName")
+            text = files.read_text(settings, "settings file", lenient=True)
+        except PipelineError as err:  # a FIFO, a device, too large: said where, the defaults are used
+            return CONTEXT_FILES[tool], tuple(dataclasses.replace(p, severity="warning") for p in err.problems)
+        try:
+            value = json.loads(text).get("context", {}).get("fileName")
         except (json.JSONDecodeError, AttributeError) as err:
             return CONTEXT_FILES[tool], (Problem(f"cannot read `context.fileName`: {err}", Location(str(settings)),
                                                 severity="warning", code="profile.import-settings"),)
