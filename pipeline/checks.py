@@ -24,10 +24,14 @@ from pipeline.model.templates import DialectSource
 from pipeline.model.text import Text
 from pipeline.model.envname import ENV_NAME_HINT, SECRET_KEYS, env_name_problem, url_secret_problem  # noqa: F401
 from pipeline.model.variables import variables_for
-from pipeline.source import SourceMap
+from pipeline.errors import Location
+from pipeline.source import SourceMap, builtin_of
 from pipeline.source.locate import SECTIONS, KeyNames, var_locations
 
 LIST_KINDS = ("tool_list", "rules", "context_files", "skills")
+#: The values the window rules weigh together (a problem from a built-in is located at the user's one).
+WINDOW_VALUES = (("compaction", "reserve_tokens"), ("compaction", "keep_recent_tokens"),
+                 ("compaction", "trigger"), ("summarizer", "context_window"))
 TEMPLATE_KEYWORDS = ("project", "global", "pi", "claude-code", "opencode", "gemini", "codex")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
@@ -92,6 +96,7 @@ def window_problems(profile: Profile, source_map: SourceMap, window: int, name: 
     where the window came from and appears in each message; problems stand at the keys."""
     checker = Checker(profile, source_map)
     checker.group = "profile.compaction-rule"
+    checker.window_origin = Location(name) if name.startswith("-") else None
     checker.window(window, name)
     return checker.problems
 
@@ -155,6 +160,8 @@ class Checker:
         self.problems: list[Problem] = []
         self.group: str | None = None
         self.key_name = KeyNames(profile)
+        #: where a window given from outside the profile came from (``--model-window``)
+        self.window_origin: Location | None = None
 
     def add(
         self,
@@ -165,18 +172,36 @@ class Checker:
         warning: bool = False,
         at_key: bool = True,
         code: str | None = None,
+        related: tuple = (),
     ) -> None:
         locate = self.source_map.key_location if at_key else self.source_map.value_location
+        where = locate(path) if self.source_map.entries else None
+        if related:
+            where, message = self.user_side(where, message, related)
         self.problems.append(
             Problem(
                 message,
-                locate(path) if self.source_map.entries else None,
+                where,
                 key=self.key_name(path),
                 hint=hint,
                 severity="warning" if warning else "error",
                 code=code or self.group,
             )
         )
+
+    def user_side(self, where: Location | None, message: str, related: tuple) -> tuple[Location | None, str]:
+        """A rule that weighs several values (``related``: the other key paths) and whose key
+        comes from a built-in profile is located where the user's part came from: the first
+        related value set in a file of theirs or by a flag, else the flag or name the window
+        came from; the message says the value is the built-in's (no installed path shown)."""
+        builtin = builtin_of(where.file) if where is not None and where.file else None
+        if builtin is None:
+            return where, message
+        for path in related:
+            found = self.source_map.key_location(path) if self.source_map.get(path) is not None else None
+            if found is not None and found.file and builtin_of(found.file) is None:
+                return found, f"{message}; this value comes from {builtin}"
+        return self.window_origin, f"{message}; this value comes from {builtin}"
 
     def run(self) -> None:
         for check in (self.sections, self.compaction, self.compaction_policy, self.summary, self.summarizer,
@@ -268,6 +293,7 @@ class Checker:
                 f"reserve_tokens ({c.reserve_tokens}) must be below "
                 + (f"summarizer.context_window ({window})" if own else model),
                 "otherwise the compaction threshold is not positive and every turn compacts",
+                related=WINDOW_VALUES,
             )
             return
         if c.keep_recent_tokens >= threshold:
@@ -278,6 +304,7 @@ class Checker:
                    else f"of {model}: {window} - reserve_tokens {c.reserve_tokens} = {threshold}"),
                 "what compaction keeps would already be over the threshold: every turn would decide to "
                 "compact, and every compaction would find nothing to summarize",
+                related=WINDOW_VALUES,
             )
         elif c.keep_recent_tokens + budgets(self.profile).history_tokens >= threshold:
             self.add(
@@ -286,6 +313,7 @@ class Checker:
                 f"compaction threshold ({threshold})" + ("" if own else f" of {model}"),
                 "after compacting, the context may still be over the threshold",
                 warning=True,
+                related=WINDOW_VALUES,
             )
         max_tokens = self.profile.summarizer.max_tokens
         if max_tokens is not None and max_tokens >= window and name == "summarizer.context_window":
@@ -342,14 +370,17 @@ class Checker:
         where = f"a window of {window}" + (f" ({name})" if name else "")
         if threshold <= 0:
             self.add(path, f"compaction would fire on every turn: the threshold for {where} is "
-                     f"{threshold:g} tokens", "lower reserve_tokens or raise percent_of_window")
+                     f"{threshold:g} tokens", "lower reserve_tokens or raise percent_of_window",
+                     related=(path, *WINDOW_VALUES))
         elif threshold > window:
             self.add(path, f"compaction never fires in {where}: the threshold is {threshold:g} tokens",
-                     "the context overflows first; lower the trigger", warning=True)
+                     "the context overflows first; lower the trigger", warning=True,
+                     related=(path, *WINDOW_VALUES))
         elif settings.keep_recent_tokens >= threshold:
             self.add(path, f"keep_recent_tokens ({settings.keep_recent_tokens}) must be below the threshold "
                      f"({threshold:g}) in {where}",
-                     "what compaction keeps would already be over the threshold, so every turn would compact again")
+                     "what compaction keeps would already be over the threshold, so every turn would compact again",
+                     related=(path, *WINDOW_VALUES))
 
     # ------------------------------------------------------------------ summary, summarizer
 

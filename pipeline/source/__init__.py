@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pipeline.errors import Problem
 
-from pipeline.source.chain import BUILTIN, builtin_names, display_path, read_chain
+from pipeline.source.chain import BUILTIN, builtin_names, builtin_of, display_path, read_chain
 from pipeline.source.merge import merge_layers
 from pipeline.source.reader import parse
 from pipeline.source.tree import SourceEntry, SourceMap, Span, flatten
@@ -44,6 +44,7 @@ __all__ = [
     "SourceMap",
     "Span",
     "builtin_names",
+    "builtin_of",
     "display_path",
     "flatten",
     "load_merged",

@@ -46,6 +46,16 @@ def builtin_names() -> dict[str, Path]:
     return builtin_profiles()
 
 
+def builtin_of(file: str) -> str | None:
+    """``builtin:NAME`` when ``file`` (a location's file, as messages show it) is a shipped
+    profile, else None: a problem found there is not in a file the user can edit."""
+    real = os.path.realpath(file)
+    for name, path in builtin_names().items():
+        if os.path.realpath(path) == real:
+            return BUILTIN + name
+    return None
+
+
 def read_chain(path: Path, label: str) -> list[Layer]:
     """Every file of the chain that starts at ``path``, the file itself first."""
     layers: list[Layer] = []

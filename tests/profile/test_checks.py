@@ -61,9 +61,11 @@ def test_summary_may_not_fit_after_compacting(tmp_path):
     write_files(tmp_path, {"p.yaml": HEAD + "summarizer:\n  context_window: 40000\n"})
     [warning] = compile_profile(tmp_path / "p.yaml").warnings
     assert warning.key == "compaction.keep_recent_tokens"
-    assert warning.location.file.endswith("default.yaml")  # the file that set keep_recent_tokens
+    # keep_recent_tokens is the built-in's: the warning stands at the user's part, the window
+    assert (warning.location.file, warning.location.line) == (str(tmp_path / "p.yaml"), 4)
     assert warning.message == (
-        "keep_recent_tokens plus the summary budget (13107) reach the compaction threshold (23616)"
+        "keep_recent_tokens plus the summary budget (13107) reach the compaction threshold (23616); "
+        "this value comes from builtin:default"
     )
 
 

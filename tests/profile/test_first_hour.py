@@ -156,6 +156,41 @@ def test_model_window_for_a_runtime(tmp_path):
     assert pipeline.window_problems(1_000_000) == []
 
 
+def test_a_window_problem_of_a_built_in_value_is_located_at_the_flag(cli, tmp_path):
+    """keep_recent_tokens comes from builtin:default: the problem stands at --model-window and
+    says so, never at the built-in's installed file (site-packages when installed)."""
+    write_files(tmp_path, {"p.yaml": HEAD})
+    run = cli("validate", "p.yaml", "--model-window", "20000")
+    assert run.code == 1 and "default.yaml" not in run.out + run.err
+    assert (run.out + run.err).startswith(
+        "--model-window: compaction.keep_recent_tokens: keep_recent_tokens (20000) must be below the compaction "
+        "threshold of a 20000-token model window (--model-window): 20000 - reserve_tokens 16384 = 3616; "
+        "this value comes from builtin:default (")
+
+
+def test_a_window_problem_is_located_at_the_users_part_of_the_rule(cli, tmp_path):
+    """The profile's own window (the user's value) against the built-in's keep_recent_tokens:
+    located at the window in the user's file; a value the user set is located where it is."""
+    write_files(tmp_path, {"w.yaml": HEAD + "summarizer:\n  context_window: 30000\n",
+                           "k.yaml": HEAD + "summarizer:\n  context_window: 30000\ncompaction:\n  keep_recent_tokens: 20000\n"})
+    run = cli("validate", "w.yaml")
+    assert run.code == 1 and "default.yaml" not in run.out + run.err
+    assert (run.out + run.err).startswith("w.yaml:4:3: compaction.keep_recent_tokens: keep_recent_tokens (20000) must "
+                                          "be below the compaction threshold context_window - reserve_tokens = 13616; "
+                                          "this value comes from builtin:default (")
+    run = cli("validate", "k.yaml")
+    assert run.code == 1 and (run.out + run.err).startswith("k.yaml:6:3: compaction.keep_recent_tokens: ")
+    assert "builtin:default" not in run.out + run.err
+
+
+def test_a_runtimes_window_problem_of_a_built_in_value_has_no_file(tmp_path):
+    [problem] = compile_profile("default").window_problems(20000, "claude-x")
+    assert problem.location is None and problem.message.endswith("this value comes from builtin:default")
+    write_files(tmp_path, {"p.yaml": HEAD + "compaction:\n  keep_recent_tokens: 40000\n"})
+    [problem] = compile_profile(tmp_path / "p.yaml").window_problems(50000, "claude-x")
+    assert problem.location.file.endswith("p.yaml") and "builtin" not in problem.message
+
+
 @pytest.mark.parametrize("value", ["0", "-5", "lots", "200000000"])
 def test_model_window_must_be_a_sane_number(cli, value):
     with pytest.raises(SystemExit) as stop:
