@@ -26,7 +26,8 @@ from pipeline.limits import FILE_LIMITS
 #: The domain of each kind of file (its codes and error class); other kinds are render
 #: inputs (context files, prompt files, skills, ignore files).
 _DOMAIN = {"profile": "profile", "scenario": "profile", "settings file": "profile", "pre-commit config": "profile",
-           "template": "template", "stdin": "template", "session file": "session"}
+           "template": "template", "stdin": "template", "session file": "session",
+           "session file in an archive": "session"}
 #: The registered code of each (domain, what went wrong).
 _CODES = {
     ("profile", "unreadable"): "profile.unreadable",

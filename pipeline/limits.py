@@ -24,6 +24,8 @@ FILE_LIMITS: dict[str, int] = {
     "settings file": 1 * MiB,  # a settings.json `pipeline import` reads (pi's, Gemini CLI's)
     "pre-commit config": 1 * MiB,  # the .pre-commit-config.yaml `pipeline init` adds its hook to
     "tool file": 16 * MiB,  # a file the runtime's built-in tools read or edit (read, grep, edit)
+    "pinned file": 1 * MiB,  # a file `compaction.pins.files` names; it goes into every summary
+    "session file in an archive": 1024 * MiB,  # a member `pipeline replay` reads whole (a directory, tar or zip)
 }
 #: Longest single line of a session file (one entry), in bytes.
 SESSION_MAX_LINE = 256 * MiB

@@ -112,8 +112,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     if args.format == "json":
-        print(json.dumps({"window": window, "profiles": {n: {**t.figures(), "overflowingSessions": t.overflow_names}
-                                                         for n, t in totals.items()}}, indent=1))
+        print(json.dumps({"window": window, "profiles": {
+            n: {**t.figures(), "overflowingSessions": t.overflow_names, "unreadableSessions": t.unreadable_names}
+            for n, t in totals.items()}}, indent=1))
     else:
         print(f"window {window}")
         print(comparison_table(totals))

@@ -22,8 +22,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
+from pipeline import files
 from pipeline.compaction.serialize import content_text
-from pipeline.errors import Problem
+from pipeline.errors import PipelineError, Problem
 from pipeline.model.compaction import Pins
 from pipeline.session.entries import Entry, MessageEntry
 
@@ -59,13 +60,17 @@ def collect_pins(path: Sequence[Entry], pins: Pins, cwd: str | None) -> tuple[li
                 seen.add(text)
     problems = []
     for name in pins.files:
-        file = Path(cwd or ".") / name
         try:
-            found.append(Pinned(name, file.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError) as err:
-            problems.append(Problem(f"pinned file {name} cannot be read: {err.strerror or err}",
+            found.append(Pinned(name, files.read_text(Path(cwd or ".") / name, PINNED, name)))
+        except PipelineError as err:  # missing, not a regular file, beyond the limit, not UTF-8
+            why = err.problems[0].message.removeprefix(f"cannot read {PINNED}: ")
+            problems.append(Problem(f"pinned file {name} cannot be read: {why}",
                                     key="compaction.pins.files", severity="warning", code="session.pin-unreadable"))
     return found, problems
+
+
+#: The kind of file a pinned file is, for its size limit (docs/limits.md).
+PINNED = "pinned file"
 
 
 def render_block(pinned: Sequence[Pinned], pins: Pins) -> str:

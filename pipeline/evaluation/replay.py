@@ -31,7 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from pipeline import files
 from pipeline.compaction.tokens import estimate_tokens
+from pipeline.errors import PipelineError
 from pipeline.model.compaction import Compaction
 from pipeline.model.profile import Profile
 from pipeline.session.masks import masked_message
@@ -139,23 +141,51 @@ def _compact(ctx: _Context, settings: Compaction, budget: int, window: int, out:
 # --------------------------------------------------------------------------- reading archives
 
 
-def archive_members(archive: Path) -> Iterator[tuple[str, bytes]]:
-    """``(name, bytes)`` of every ``.jsonl`` in a directory, tar or zip, one at a time."""
+@dataclass(frozen=True)
+class Refused:
+    """A member that is not replayed: why (beyond the session-file limit, not a regular file...)."""
+
+    message: str
+
+
+def archive_members(archive: Path) -> Iterator[tuple[str, bytes | Refused]]:
+    """``(name, bytes)`` of every ``.jsonl`` in a directory, tar or zip, one at a time; a member
+    beyond the session-file limit (docs/limits.md), or one that cannot be read, comes as
+    :class:`Refused` and is never read whole."""
     if archive.is_dir():
-        for path in sorted(archive.rglob("*.jsonl")):
-            yield str(path.relative_to(archive)), path.read_bytes()
+        yield from _directory_members(archive)
     elif zipfile.is_zipfile(archive):
         with zipfile.ZipFile(archive) as zf:
             for info in zf.infolist():
                 if info.filename.endswith(".jsonl") and not info.is_dir():
-                    yield info.filename, zf.read(info)
+                    with zf.open(info) as handle:  # the header's size may lie: read at most one byte past the limit
+                        yield info.filename, _bounded(handle.read(files.limit(KIND) + 1))
     else:
         with tarfile.open(archive, "r|*") as tf:  # a stream: members are read in order, once
             for member in tf:
                 if member.isfile() and member.name.endswith(".jsonl"):
                     handle = tf.extractfile(member)
                     if handle is not None:
-                        yield member.name, handle.read()
+                        yield member.name, _bounded(handle.read(files.limit(KIND) + 1))
+
+
+#: The kind of file an archive member is, for its size limit.
+KIND = "session file in an archive"
+
+
+def _directory_members(archive: Path) -> Iterator[tuple[str, bytes | Refused]]:
+    for path in sorted(archive.rglob("*.jsonl")):
+        name = str(path.relative_to(archive))
+        try:
+            yield name, files.read_bytes(path, KIND, name)  # a FIFO or a device is refused, never opened for reading
+        except PipelineError as err:
+            yield name, Refused(err.problems[0].message)
+
+
+def _bounded(data: bytes) -> bytes | Refused:
+    if len(data) > files.limit(KIND):
+        return Refused(f"file too large: more than {files.limit(KIND)} bytes (the limit for a {KIND})")
+    return data
 
 
 # --------------------------------------------------------------------------- workers
@@ -176,7 +206,6 @@ def _session_model(context) -> tuple[str, str] | None:
 
 def replay_one(name: str, data: bytes) -> dict[str, SessionReplay]:
     """Replay one session's bytes under every loaded profile (a worker's job)."""
-    from pipeline.errors import PipelineError
     from pipeline.session import SessionFile
     from pipeline.session.projection import build_session_context
 
@@ -200,6 +229,12 @@ def replay_archive(
     with ProcessPoolExecutor(workers, initializer=_init, initargs=(profiles, window)) as pool:
         pending, done = set(), 0
         for name, data in archive_members(archive):
+            if isinstance(data, Refused):
+                done += 1
+                if progress:
+                    progress(done)
+                yield {label: SessionReplay(name, error=data.message) for label in profiles}
+                continue
             pending.add(pool.submit(replay_one, name, data))
             if len(pending) >= workers * 4:  # bounded: the archive is never all in memory
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -232,11 +267,14 @@ class Totals:
     budget_count: int = 0
     overflowing: int = 0
     overflow_names: list[str] = field(default_factory=list)
+    unreadable_names: list[dict[str, str]] = field(default_factory=list)  # the first 20, with why
 
     def add(self, r: SessionReplay) -> None:
         self.sessions += 1
         if r.error is not None:
             self.unreadable += 1
+            if len(self.unreadable_names) < 20:
+                self.unreadable_names.append({"name": r.name, "error": r.error})
             return
         self.compacting += r.compactions > 0
         self.compactions += r.compactions

@@ -275,3 +275,26 @@ def test_validate_model_window_checks_a_declared_trigger(tmp_path, capsys):
     assert code == 1 and f"{path}:4:3: compaction.trigger: keep_recent_tokens (30000) must be below the threshold " \
         "(25000) in a window of 50000 (--model-window)" in text
     assert "200000" not in text  # 100000 is above what is kept there
+
+
+def test_pinned_files_are_read_bounded(tmp_path, monkeypatch):
+    """A FIFO named as a pin would block a plain read; a file beyond the limit would go into
+    every summary: both are the `session.pin-unreadable` warning, the readable pin stays."""
+    import os
+
+    from pipeline.compaction.pins import collect_pins
+    from pipeline.limits import FILE_LIMITS
+    from pipeline.model.compaction import Pins
+
+    (tmp_path / "RULES.md").write_text("never push to main\n", encoding="utf-8")
+    (tmp_path / "BIG.md").write_text("x" * 65, encoding="utf-8")
+    os.mkfifo(tmp_path / "PIPE.md")
+    monkeypatch.setitem(FILE_LIMITS, "pinned file", 64)
+    pins = Pins(files=("RULES.md", "PIPE.md", "BIG.md", "GONE.md"), item="${text}")
+    found, problems = collect_pins([], pins, str(tmp_path))
+    assert [(p.source, p.text) for p in found] == [("RULES.md", "never push to main\n")]
+    assert [p.code for p in problems] == ["session.pin-unreadable"] * 3
+    messages = [p.message for p in problems]
+    assert messages[0].startswith("pinned file PIPE.md cannot be read: it is a FIFO (named pipe)")
+    assert messages[1].startswith("pinned file BIG.md cannot be read: file too large: 65 bytes")
+    assert messages[2] == "pinned file GONE.md cannot be read: No such file or directory"

@@ -13,7 +13,7 @@ import pytest
 from pipeline import compile_profile
 from pipeline.cli import main
 from pipeline.evaluation.generate import generate, write_corpus
-from pipeline.evaluation.replay import archive_members, replay_messages
+from pipeline.evaluation.replay import Refused, archive_members, replay_messages
 from pipeline.session import SessionFile
 from pipeline.session.projection import build_session_context
 
@@ -90,6 +90,49 @@ def test_zip_members_are_read(tmp_path):
             zf.write(p, p.name)
         zf.writestr("notes.txt", "ignored")
     assert [name for name, _ in archive_members(archive)] == ["gen-0000.jsonl", "gen-0001.jsonl"]
+
+
+def test_members_that_are_not_sessions_are_refused_unread(tmp_path, profiles, capsys, monkeypatch):
+    """A FIFO named like a session would block a plain read; a member beyond the session-file
+    limit is never read whole: both are unreadable sessions, named with why, and the rest is replayed."""
+    import os
+
+    from pipeline.limits import FILE_LIMITS
+
+    folder = tmp_path / "dir"
+    write_corpus(folder, 2, segments=1, turns=1, result_chars=10)
+    os.mkfifo(folder / "pipe.jsonl")
+    sizes = sorted(p.stat().st_size for p in folder.glob("gen-*.jsonl"))
+    (folder / "big.jsonl").write_bytes(b"x" * (sizes[-1] + 1))
+    monkeypatch.setitem(FILE_LIMITS, "session file in an archive", sizes[-1])
+    members = dict(archive_members(folder))
+    assert isinstance(members["pipe.jsonl"], Refused) and "FIFO" in members["pipe.jsonl"].message
+    assert isinstance(members["big.jsonl"], Refused) and "too large" in members["big.jsonl"].message
+    assert all(isinstance(members[f"gen-000{i}.jsonl"], bytes) for i in (0, 1))
+    assert main(["replay", str(folder), "--profile", str(profiles[0]), "--window", "8000", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)["profiles"][str(profiles[0])]
+    assert (data["sessions"], data["unreadable"]) == (4, 2)
+    assert sorted(s["name"] for s in data["unreadableSessions"]) == ["big.jsonl", "pipe.jsonl"]
+
+
+def test_zip_and_tar_members_beyond_the_limit_are_refused(tmp_path, monkeypatch):
+    from pipeline.limits import FILE_LIMITS
+
+    monkeypatch.setitem(FILE_LIMITS, "session file in an archive", 10)
+    archive = tmp_path / "a.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("small.jsonl", "0123456789")
+        zf.writestr("large.jsonl", "0123456789A")
+    got = dict(archive_members(archive))
+    assert got["small.jsonl"] == b"0123456789" and isinstance(got["large.jsonl"], Refused)
+    tar = tmp_path / "a.tar"
+    with tarfile.open(tar, "w") as tf:
+        for name, data in (("small.jsonl", b"0123456789"), ("large.jsonl", b"0123456789A")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    got = dict(archive_members(tar))
+    assert got["small.jsonl"] == b"0123456789" and isinstance(got["large.jsonl"], Refused)
 
 
 def test_replay_refuses_a_missing_archive(tmp_path, capsys):

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline import files
 from ..files import PromptTemplate
 from ..nodes import AllArgs, Default, Literal, Positional, Slice
 
@@ -48,7 +49,8 @@ def export_template(t: PromptTemplate, target: str) -> Exported:
     """``t`` written for ``target`` (one of :data:`TARGETS`), or the reasons it cannot be."""
     if t.dialect != "pi":
         if t.dialect == target:
-            return Exported(t.name, _relpath(t.name, target), t.path.read_text(encoding="utf-8") if t.path else None)
+            text = files.read_text(t.path, "template", lenient=True) if t.path else None  # copied as it is
+            return Exported(t.name, _relpath(t.name, target), text)
         return Exported(t.name, None, None, (f"it is a {t.dialect} template; only pi templates are converted",))
     body, reasons, notes = _body(t, target)
     if reasons:
