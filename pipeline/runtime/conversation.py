@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from itertools import islice
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Literal, Mapping, Optional, Sequence
@@ -89,7 +90,11 @@ class ModelRequest:
     def body(self) -> Optional[dict]:
         if self._body is None and self._parts is not None:
             body, head, prefix, upto = self._parts
-            body["messages"] = body["messages"][:head] + prefix[:upto] + body["messages"][head:]
+            own = body["messages"]
+            messages = own[:head]  # one copy of the prefix's references, no intermediate lists
+            messages.extend(prefix if upto == len(prefix) else islice(prefix, upto))
+            messages.extend(own[head:] if head else own)
+            body["messages"] = messages
             self._body, self._parts = body, None
         return self._body
 
