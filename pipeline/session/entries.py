@@ -21,7 +21,7 @@ import os
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Container, Mapping, Protocol, Union
+from typing import Any, Callable, ClassVar, Container, Iterable, Mapping, Protocol, Union
 
 from pipeline.js import MISSING, js_object, num_at, str_at
 from pipeline.session.messages import (
@@ -217,8 +217,9 @@ class MessageEntry:
         gives a view that reads its line when a field is first asked for)."""
         message = self._message
         if message is None:
-            if self.indexed:
-                message = lazy_message(self.role_name, self)  # type: ignore[arg-type]
+            role = self.role_name
+            if self.data is None and role is not None:  # self.indexed
+                message = lazy_message(role, self)
             else:
                 message = parse_message(self.raw["message"])
             object.__setattr__(self, "_message", message)  # a cache: the entry's value does not change
@@ -258,6 +259,24 @@ class MessageEntry:
     @classmethod
     def create(cls, *, id: str, parent_id: str | None, timestamp: str, message: AgentMessage | Raw) -> "MessageEntry":
         return cls.from_json(js_object([*_base("message", id, parent_id, timestamp), ("message", _json(message))]))
+
+
+def message_views(entries: Iterable[Any], other: Callable[[Any], Iterable[AgentMessage]]) -> list[AgentMessage]:
+    """The context messages of ``entries`` in order: a message entry read from a file gives
+    its view (:attr:`MessageEntry.message`, built here inline and kept, as a projection
+    asks it of every message on a path); every other entry gives ``other(entry)``."""
+    out: list[AgentMessage] = []
+    append, extend, set_view = out.append, out.extend, object.__setattr__
+    for entry in entries:
+        if type(entry) is MessageEntry and entry.data is None and (role := entry.role_name) is not None:
+            view = entry._message
+            if view is None:
+                view = lazy_message(role, entry)
+                set_view(entry, "_message", view)  # a cache, as in MessageEntry.message
+            append(view)
+        else:
+            extend(other(entry))
+    return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -479,7 +479,9 @@ def message_role(d: Raw) -> str:
 
 def lazy_message(role: str, source: RawSource) -> AgentMessage:
     """The view for a message of ``role`` (one of :data:`KNOWN_ROLES`) read from ``source`` when needed."""
-    return _ROLES[role].lazy(source)
+    view = _new(_ROLES[role])  # _Message.lazy, inline: once per message of a projection
+    _set(view, "_source", source)
+    return view
 
 
 def parse_message(d: Raw) -> AgentMessage:

@@ -30,6 +30,7 @@ from pipeline.session.entries import (
     ModelChangeEntry,
     ThinkingLevelChangeEntry,
     UnknownEntry,
+    message_views,
 )
 from pipeline.gcpause import gc_paused
 from pipeline.js import MISSING, date_ms, js_get, js_nullish, js_object, js_string, js_truthy
@@ -151,8 +152,10 @@ def session_path(source: Source, leaf_id: Any = LAST) -> list[Entry]:
 
 def context_entries_of_path(path: Sequence[Entry]) -> list[Entry]:
     """The compaction-aware entry list of one path (pi's ``buildContextEntries`` after the walk)."""
-    latest = next((e for e in reversed(path) if isinstance(e, CompactionEntry)), None)
-    if latest is None:
+    for latest in reversed(path):  # a loop, not a generator: this runs over every entry of a long path
+        if isinstance(latest, CompactionEntry):
+            break
+    else:
         return list(path)
     index = next(i for i, e in enumerate(path) if e is latest)
     kept: list[Entry] = [latest]
@@ -370,16 +373,8 @@ def build_session_context(source: Source, leaf_id: Any = LAST) -> SessionContext
 
 
 def _context_messages(entries: Iterable[Entry]) -> list[AgentMessage]:
-    """:func:`entry_messages` of every entry, message entries (nearly all) inline."""
-    out: list[AgentMessage] = []
-    append, extend = out.append, out.extend
-    for entry in entries:
-        if type(entry) is MessageEntry:
-            message = entry._message or entry.message
-            append(message if entry.indexed else _with_content(message))
-        else:
-            extend(entry_messages(entry))
-    return out
+    """:func:`entry_messages` of every entry (message entries, nearly all, inline)."""
+    return message_views(entries, entry_messages)
 
 
 # --------------------------------------------------------------------------- convertToLlm
@@ -394,12 +389,12 @@ def convert_to_llm(
     ``aborted``, as pi's provider layer does just before a request (they stay in the file
     and in pi's ``convertToLlm`` output, so the default keeps them).
     """
-    out: list[LlmMessage] = []
     unchanged = _UNCHANGED
+    if not drop_failed:  # one comprehension: this runs over every message of a context
+        return [m for message in messages
+                if (m := message if type(message) in unchanged else _convert_one(message, texts)) is not None]
+    out: list[LlmMessage] = []
     for message in messages:
-        if type(message) in unchanged and not drop_failed:
-            out.append(message)  # type: ignore[arg-type]
-            continue
         converted = _convert_one(message, texts)
         if converted is None or (drop_failed and _failed(converted)):
             continue

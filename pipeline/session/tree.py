@@ -17,11 +17,17 @@ from pipeline.session.entries import Entry, LabelEntry, SessionInfoEntry
 
 
 class SessionTree:
-    """An index over entries in file order; :meth:`add` keeps it current as entries are appended."""
+    """An index over entries in file order; :meth:`add` keeps it current as entries are appended.
+
+    While every entry is the child of the one before it (a session never branched: the
+    first entry a root, ids unique), the tree is a *chain* and the path to its last entry
+    is the entries in file order, given without a walk.
+    """
 
     def __init__(self, entries: Sequence[Entry] = ()) -> None:
         self._entries: list[Entry] = []
         self._by_id: dict[str, Entry] = {}
+        self._chain = True
         self._children: dict[str | None, list[Entry]] | None = None
         self._labels: dict[str, str] = {}
         self._name: str | None = None
@@ -32,6 +38,8 @@ class SessionTree:
 
     def add(self, entry: Entry) -> None:
         """Index one more entry (file order)."""
+        if self._chain:
+            self._chain = self._extends_chain(entry)
         self._entries.append(entry)
         self._by_id[entry.id] = entry
         if self._children is not None:
@@ -40,6 +48,15 @@ class SessionTree:
             self._set_label(entry)
         elif isinstance(entry, SessionInfoEntry):
             self._name = js_trim(entry.name) if entry.name else None
+
+    def _extends_chain(self, entry: Entry) -> bool:
+        """``entry`` (not yet added) is a new id whose parent is the last entry (or, first, no parent)."""
+        if entry.id in self._by_id:
+            return False
+        if not self._entries:
+            return entry.parent_id is None
+        last = self._entries[-1].id
+        return bool(last) and entry.parent_id == last
 
     def _set_label(self, entry: LabelEntry) -> None:
         if entry.target_id is None:
@@ -75,6 +92,8 @@ class SessionTree:
 
     def path_to(self, entry_id: str | None) -> list[Entry]:
         """Entries from the root down to ``entry_id`` (inclusive); ``[]`` for None or an unknown id."""
+        if self._chain and self._entries and entry_id == self._entries[-1].id and entry_id is not None:
+            return list(self._entries)
         by_id = self._by_id
         current = by_id.get(entry_id) if entry_id is not None else None
         path: list[Entry] = []

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline.session import SessionFile
+from pipeline.session.tree import SessionTree
 
 from .conftest import DATA, vectors
 
@@ -65,3 +68,40 @@ def test_tree_keeps_up_with_appends(tmp_path):
     c = session.append_message({"role": "user", "content": "c", "timestamp": 3})
     assert session.children(a.id) == [b, c]
     assert session.tree.common_ancestor(b.id, c.id) == a.id
+
+
+def _walked_path(entries, entry_id):
+    """The path by the definition: follow ``parentId`` (the later of a duplicated id), stop at a repeat."""
+    by_id = {e.id: e for e in entries}
+    path, current = [], by_id.get(entry_id)
+    while current is not None and all(current is not e for e in path):
+        path.append(current)
+        current = by_id.get(current.parent_id) if current.parent_id else None
+    return path[::-1]
+
+
+def _entries(pairs):
+    from pipeline.session.entries import MessageEntry
+
+    return [MessageEntry.from_json({"type": "message", "id": i, "parentId": p, "timestamp": "t",
+                                    "message": {"role": "user", "content": "x"}}) for i, p in pairs]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abcdef"), st.one_of(st.none(), st.sampled_from("abcdefg"), st.just(""))),
+                max_size=8),
+       st.booleans())
+def test_path_to_equals_the_parent_walk(pairs, chained):
+    """A never-branched file (each entry the child of the one before) is a chain, whose last
+    entry's path is given without a walk; any other tree is walked. Both equal the definition."""
+    if chained:  # unique ids, each the child of the one before
+        ids = list(dict.fromkeys(i for i, _ in pairs))
+        pairs = [(i, ids[n - 1] if n else None) for n, i in enumerate(ids)]
+    entries = _entries(pairs)
+    tree = SessionTree(entries)
+    for entry_id in [*{i for i, _ in pairs}, "zz", None]:
+        assert tree.path_to(entry_id) == _walked_path(entries, entry_id)
+    if chained and entries:
+        assert tree.path_to(entries[-1].id) == entries
+        tree.add(_entries([("new", entries[0].id)])[0])  # a branch: the tree is walked from now on
+        assert tree.path_to("new") == [entries[0], tree.get("new")] == _walked_path([*entries, tree.get("new")], "new")
