@@ -166,3 +166,35 @@ def test_unquoted_words_split_on_any_js_whitespace(items, sep):
 @given(st.lists(st.text(alphabet=st.characters(blacklist_characters=['"']), min_size=1, max_size=8), max_size=5))
 def test_double_quoted_arguments_round_trip(items):
     assert parse_args(" ".join(f'"{i}"' for i in items)) == items
+
+
+def _char_loop_split(text: str) -> list[str]:
+    """pi 0.84.0's ``parseCommandArgs`` ported character by character (the reference)."""
+    args, current, quote = [], "", None
+    for ch in text:
+        if quote is not None:
+            if ch == quote:
+                quote = None
+            else:
+                current += ch
+        elif ch in "\"'":
+            quote = ch
+        elif ch in JS_WHITESPACE:
+            if current:
+                args.append(current)
+                current = ""
+        else:
+            current += ch
+    if current:
+        args.append(current)
+    return args
+
+
+quote_soup = st.lists(st.sampled_from(['"', "'", " ", "  ", "\t", "\u00a0", "\ufeff", "\x1c", "a", "b c", "é", "\\"]),
+                      max_size=16).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.one_of(quote_soup, st.text(max_size=30)))
+def test_splitting_equals_the_character_loop(text):
+    assert parse_args(text) == _char_loop_split(text)
