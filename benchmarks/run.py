@@ -158,7 +158,7 @@ def session_rows(label: str, path: Path) -> list[Row]:
         Row("projection alone, after open", label, ["workload", "project", p], timing(context, 1, 0)),
         Row("open + plan", label, ["workload", "open_plan", p],
             timing({"op": "prepare_compaction", "sessionFile": p}, 1, 0, preload=False), floors),
-        Row("`pipeline context --format json`, peak RSS", label, ["python", "-m", "pipeline", "context", p, "--format", "json"],
+        Row("`pipeline context --format json`, peak RSS", label, ["workload", "context_json", p],
             timing(context, 1, 0, preload=False), kind="rss", floor_value=size_mb),
     ]
 
