@@ -16,12 +16,20 @@ to it through the facade:
   new context comes back: the profile's summary message and the kept messages
   (:meth:`Pipeline.project`), which the adapter hands back to the framework.
 
-Only threshold compaction happens here: a provider error surfaces in the framework as an
-exception, not as a recorded reply, so overflow recovery stays with our own loop.
+A provider error surfaces in the framework as an exception, not as a reply; the adapter
+hands it to :meth:`ContextBridge.recover` from the framework's hook around a model call.
+When the error reports a context overflow (:func:`pipeline.runtime.is_context_overflow`),
+the bridge records it as pi's failed reply, runs the same check our loop runs on it
+(:func:`~pipeline.runtime.check_compaction` with the recovery cycle's attempts), and when
+that says compact-and-retry it compacts and returns the context to send again, the failed
+reply left out (it stays in the session file, as in ours); at most
+``compaction.overflow_retries`` times per cycle, then ``None``: the adapter lets the
+framework see the error. Other errors are the framework's own business (its retries).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import dataclass
@@ -29,9 +37,13 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from pipeline.compaction import Compacted
+from pipeline.errors import PipelineError
 from pipeline.facade import Pipeline, compile_profile
 from pipeline.prompt import RenderContext
-from pipeline.runtime import CompactionDecision, CurrentModel, check_compaction, latest_compaction_time
+from pipeline.llm.convert_reply import error_message
+from pipeline.runtime import (CompactionDecision, CurrentModel, RecoveryCycle, check_compaction, is_context_overflow,
+                              latest_compaction_time)
+from pipeline.secrets import redact
 from pipeline.session import SessionFile
 
 __all__ = ["Compaction", "ContextBridge", "require"]
@@ -88,6 +100,7 @@ class ContextBridge:
         self.tool_snippets = dict(tool_snippets or {})
         self.compactions: list[Compaction] = []
         self._last_ms = 0
+        self._cycle = RecoveryCycle()
         if not self.session.entries:  # a new session starts with its model and thinking level, as pi's does
             self.session.append_model_change(provider, model)
             self.session.append_thinking_level_change(thinking_level)
@@ -117,13 +130,53 @@ class ContextBridge:
         append the prompt. Returns the context after a compaction (pi LLM messages, the
         prompt included), else ``None``."""
         for message in new:
-            self.session.append_message(message)
+            self._append(message)
         if prompt is None:
             return None
         compacted = self._check()
         for message in prompt:
-            self.session.append_message(message)
+            self._append(message)
         return None if compacted is None else self._compacted(*compacted)
+
+    def _append(self, message: JSON) -> None:
+        self.session.append_message(message)
+        if message.get("role") == "user":
+            self._cycle = self._cycle.on_user_message()
+        elif message.get("role") == "assistant":
+            self._cycle = self._cycle.on_reply(message)
+
+    # ------------------------------------------------------------------ overflow recovery
+
+    def recover(self, error: BaseException) -> Optional[list[JSON]]:
+        """A model call raised ``error``. A context overflow is recorded as the failed reply
+        and, when the check says compact-and-retry, compacted: the context to send again (pi
+        LLM messages, the failed reply left out). ``None``: not an overflow, recovery used up
+        (``compaction.overflow_retries``) or nothing to compact; the caller re-raises."""
+        reply = self.error_reply(provider_error_text(error, self.model.provider))
+        if not is_context_overflow(reply, self.model.context_window):
+            return None
+        self._append(reply)
+        decision = self.decision(attempts=self._cycle.attempts)
+        self._cycle = self._cycle.after(decision)
+        if decision.action != "compact" or not decision.retry:
+            return None
+        try:
+            result = self.pipeline.compact(self.session, self.client)
+        except PipelineError:
+            raise
+        except Exception:  # the summary call failed (the session is unchanged): as our loop, no retry
+            return None
+        if not isinstance(result, Compacted):
+            return None
+        messages = self._compacted(decision, result)
+        if messages and messages[-1].get("role") == "assistant" and messages[-1].get("stopReason") == "error":
+            messages = messages[:-1]  # the failed reply is not sent again (our loop drops it from memory)
+        return messages
+
+    def error_reply(self, text: str) -> JSON:
+        """pi's failed reply from this model with ``text`` as its ``errorMessage``."""
+        return {"role": "assistant", "content": [], **self.reply_fields(), "usage": usage_json(),
+                "stopReason": "error", "errorMessage": text, "timestamp": self.now()}
 
     def after_run(self) -> Optional[list[JSON]]:
         """The check our loop runs after a run, on the session as it is: the context after a
@@ -143,14 +196,16 @@ class ContextBridge:
         result = self.pipeline.compact(self.session, self.client)
         return (decision, result) if isinstance(result, Compacted) else None  # else nothing to compact yet
 
-    def decision(self) -> CompactionDecision:
-        """What the check would decide now (on the session's last reply), for callers and tests."""
+    def decision(self, attempts: int = 0) -> CompactionDecision:
+        """What the check would decide now (on the session's last reply, ``attempts``
+        compact-and-retry attempts used in this cycle), for callers and tests."""
         branch = self.session.path_to()
         reply = _last_reply(branch)
         if reply is None:
             return CompactionDecision()
         return check_compaction(
             reply, phase="after_run", model=self.model, latest_compaction_ms=latest_compaction_time(branch),
+            recovery_attempts=attempts,
             messages=self.pipeline.project(self.session).agent_messages, settings=self.pipeline.profile.compaction,
         )
 
@@ -170,6 +225,17 @@ def _last_reply(branch: Sequence[Any]) -> Optional[Any]:
         if message is not None and getattr(message, "role", None) == "assistant":
             return message
     return None
+
+
+def provider_error_text(error: BaseException, provider: str = "openai") -> str:
+    """The provider's error as pi words it (``<status>: <error JSON>`` for an HTTP error
+    whose body the framework kept), else the exception's text; secrets redacted."""
+    status, body = getattr(error, "status_code", None), getattr(error, "body", None)
+    if isinstance(status, int) and isinstance(body, dict):
+        text = error_message(provider, status, json.dumps(body if "error" in body else {"error": body}))
+    else:
+        text = str(error) or type(error).__name__
+    return redact(" ".join(text.split()))
 
 
 def usage_json(input: int = 0, output: int = 0, cache_read: int = 0, cache_write: int = 0) -> JSON:

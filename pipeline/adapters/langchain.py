@@ -13,6 +13,14 @@ state ends with a user message), runs the profile's compaction check; when it co
 state's messages become the summary message and the kept messages. ``wrap_model_call``
 sets the system message to the profile's prompt for the tools of that request (a system
 prompt given to ``create_agent`` follows it). ``after_agent`` records the final reply.
+
+A model call that fails with a context overflow is recovered inside ``wrap_model_call``
+the way our own loop does it (:meth:`ContextBridge.recover`): the failed reply is recorded,
+the session compacted, and the call made again with the summary message, the kept messages
+and the request's pending prompt or tool results, at most ``compaction.overflow_retries``
+times (then the error propagates out of ``invoke``). The answer comes back as an
+``ExtendedModelResponse`` whose command replaces the state's messages with that context and
+the answer, so the rest of the run and the state the caller gets are compacted too.
 """
 
 from __future__ import annotations
@@ -25,8 +33,10 @@ from pipeline.adapters._bridge import JSON, ContextBridge, require, text_of, usa
 require("langchain.agents", "langchain")
 
 from langchain.agents.middleware import AgentMiddleware  # noqa: E402
+from langchain.agents.middleware.types import ExtendedModelResponse, ModelResponse  # noqa: E402
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage  # noqa: E402
 from langgraph.graph.message import REMOVE_ALL_MESSAGES  # noqa: E402
+from langgraph.types import Command  # noqa: E402
 
 __all__ = ["ProfileMiddleware", "from_pi", "to_pi"]
 
@@ -64,10 +74,39 @@ class ProfileMiddleware(AgentMiddleware):
         return None
 
     def wrap_model_call(self, request: Any, handler: Any) -> Any:
-        return handler(self._with_prompt(request))
+        request, kept = self._with_prompt(request), None
+        while True:
+            try:
+                return self._replacing(handler(request), kept)
+            except Exception as err:
+                request, kept = self._recovered(request, err)
 
     async def awrap_model_call(self, request: Any, handler: Any) -> Any:
-        return await handler(self._with_prompt(request))
+        request, kept = self._with_prompt(request), None
+        while True:
+            try:
+                return self._replacing(await handler(request), kept)
+            except Exception as err:
+                request, kept = self._recovered(request, err)
+
+    def _recovered(self, request: Any, error: Exception) -> tuple[Any, list[Any]]:
+        """After an overflow: the request again with the compacted context (else re-raise)."""
+        context = self.bridge.recover(error)
+        if context is None:
+            raise error
+        pending = _pending(request.messages)
+        kept = from_pi(context[:len(context) - len(pending)]) + pending
+        self._known = {m.id for m in kept}
+        return request.override(messages=kept), kept
+
+    def _replacing(self, response: Any, kept: Optional[list[Any]]) -> Any:
+        """The answer, with a command that makes ``kept`` and it the state's messages."""
+        if kept is None or isinstance(response, ExtendedModelResponse):
+            return response
+        if isinstance(response, AIMessage):
+            response = ModelResponse(result=[response])
+        update = {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *kept, *response.result]}
+        return ExtendedModelResponse(model_response=response, command=Command(update=update))
 
     def _with_prompt(self, request: Any) -> Any:
         tools = [t["name"] if isinstance(t, dict) else t.name for t in request.tools]
@@ -75,6 +114,13 @@ class ProfileMiddleware(AgentMiddleware):
         if request.system_message is not None and request.system_message.text:
             prompt = prompt + "\n\n" + request.system_message.text
         return request.override(system_message=SystemMessage(prompt))
+
+
+def _pending(messages: Any) -> list[Any]:
+    """The request's messages after its last reply (the prompt or the tool results it sends)."""
+    messages = list(messages)
+    last = max((i for i, m in enumerate(messages) if isinstance(m, AIMessage)), default=-1)
+    return [m for m in messages[last + 1:] if isinstance(m, (HumanMessage, ToolMessage))]
 
 
 # --------------------------------------------------------------------------- LangChain -> pi

@@ -17,7 +17,15 @@
   as pi 0.84.0 JSONL; after a turn that ends a run, the profile's compaction check runs
   and may compact, so the next ``get_items`` returns the summary message and the kept items.
   The threshold reads each reply's usage from the run's per-request usage (the SDK hands
-  its context wrapper to sessions whose methods take ``wrapper``); items carry none.
+  its context wrapper to sessions whose methods take ``wrapper``); items carry none;
+* ``session.model(inner)``: the agent's model wrapped in a :class:`ProfileModel` (the SDK's
+  ``Model`` interface), which recovers from a context overflow the way our own loop does
+  (:meth:`ContextBridge.recover`): the failed reply is recorded, the session compacted and
+  the call made again with the summary, the kept items and the call's pending prompt or
+  tool outputs, at most ``compaction.overflow_retries`` times (then the error propagates
+  out of ``Runner.run``); the run's later calls send the compacted items too. The SDK's
+  error handlers (``max_turns``, refusals, invalid output) and its retry policies (the same
+  request again) cannot change a call's input, so the wrapping model is the hook.
 """
 
 from __future__ import annotations
@@ -30,10 +38,11 @@ from pipeline.adapters._bridge import JSON, ContextBridge, require, text_of, usa
 require("agents", "openai-agents")
 
 from agents import RunConfig  # noqa: E402
+from agents.models.interface import Model  # noqa: E402
 from agents.models.fake_id import FAKE_RESPONSES_ID  # noqa: E402
 from agents.run_config import ModelInputData  # noqa: E402
 
-__all__ = ["ProfileSession", "from_pi", "to_pi"]
+__all__ = ["ProfileModel", "ProfileSession", "from_pi", "to_pi"]
 
 _REPLY_TYPES = ("message", "function_call", "reasoning")
 
@@ -96,6 +105,79 @@ class ProfileSession:
     def run_config(self, **settings: Any) -> Any:
         """A ``RunConfig`` with :meth:`input_filter` (``settings``: its other fields)."""
         return RunConfig(call_model_input_filter=self.input_filter, **settings)
+
+    def model(self, inner: Any) -> "ProfileModel":
+        """``inner`` (an SDK ``Model``) with overflow recovery on this session."""
+        return ProfileModel(inner, self.bridge)
+
+
+class ProfileModel(Model):
+    """An SDK ``Model`` around another that recovers from context overflows (module docstring)."""
+
+    def __init__(self, inner: Any, bridge: ContextBridge) -> None:
+        self.inner, self.bridge = inner, bridge
+        self._swap: Optional[tuple[list[Any], list[Any]]] = None
+
+    async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
+        raw = _items(input)
+        input = self._swapped(raw)
+        while True:
+            try:
+                return await self.inner.get_response(system_instructions, input, *args, **kwargs)
+            except Exception as err:
+                input = self._recovered(raw, input, err)
+
+    async def stream_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
+        raw = _items(input)
+        input = self._swapped(raw)
+        while True:
+            started = False
+            try:
+                async for event in self.inner.stream_response(system_instructions, input, *args, **kwargs):
+                    started = True
+                    yield event
+                return
+            except Exception as err:
+                if started:  # events reached the runner: too late to send the call again
+                    raise
+                input = self._recovered(raw, input, err)
+
+    def get_retry_advice(self, request: Any) -> Any:
+        return self.inner.get_retry_advice(request)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    def _swapped(self, raw: list[Any]) -> list[Any]:
+        """The call's input, the items a recovery compacted replaced by their context."""
+        if self._swap is not None and raw[:len(self._swap[0])] == self._swap[0]:
+            return self._swap[1] + raw[len(self._swap[0]):]
+        return raw
+
+    def _recovered(self, raw: list[Any], input: list[Any], error: Exception) -> list[Any]:
+        """After an overflow: the input to send again, compacted (else re-raise)."""
+        context = self.bridge.recover(error)
+        if context is None:
+            raise error
+        pending = _pending(input)
+        items = from_pi(context[:len(context) - len(pending)]) + pending
+        self._swap = (raw, items)  # later calls of the run start with `raw`: they send `items` instead
+        return items
+
+
+def _items(input: Any) -> list[Any]:
+    return [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+
+
+def _pending(items: list[Any]) -> list[Any]:
+    """The input's items after the last reply: the prompt or the tool outputs the call sends."""
+    out: list[Any] = []
+    for item in reversed(items):
+        data = item if isinstance(item, dict) else item.model_dump(exclude_unset=True)
+        if data.get("type") != "function_call_output" and data.get("role") != "user":
+            break
+        out.insert(0, item)
+    return out
 
 
 def _usages(wrapper: Any) -> list[Any]:

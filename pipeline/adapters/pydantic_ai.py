@@ -14,6 +14,12 @@ profile's system prompt for the function tools that request really carries (the 
 own instructions follow it), and (2) records the new messages in the pi session; at the
 first request of a run it runs the profile's compaction check and, when it compacts,
 replaces the run's history with the summary message and the kept messages.
+
+A model call that fails with a context overflow (``on_model_request_error``) is recovered
+the way our own loop does it (:meth:`ContextBridge.recover`): the failed reply is recorded,
+the session compacted, the run's history replaced, and the call attempted again
+(``RetryModelRequest``; ``prepare_model_request`` gives that attempt the new history), at
+most ``compaction.overflow_retries`` times; after that the error reaches the agent's caller.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ require("pydantic_ai", "pydantic-ai")
 
 from pydantic_ai import messages as pm  # noqa: E402
 from pydantic_ai.capabilities import AbstractCapability  # noqa: E402
+from pydantic_ai.exceptions import RetryModelRequest  # noqa: E402
 from pydantic_ai.usage import RequestUsage  # noqa: E402
 
 __all__ = ["ProfileCapability", "from_pi", "to_pi"]
@@ -39,6 +46,7 @@ class ProfileCapability(AbstractCapability[Any]):
 
     bridge: ContextBridge
     _known: int = 0
+    _retry: Optional[list[Any]] = None
 
     @classmethod
     def create(cls, profile: Any, session: Any, **bridge: Any) -> "ProfileCapability":
@@ -56,6 +64,22 @@ class ProfileCapability(AbstractCapability[Any]):
         ours = pm.InstructionPart(self.bridge.system_prompt(tools), dynamic=True)
         parts = [ours, *(params.instruction_parts or [])]
         request_context.model_request_parameters = replace(params, instruction_parts=parts)
+        return request_context
+
+    async def on_model_request_error(self, ctx: Any, *, request_context: Any, error: Exception) -> Any:
+        """An overflow: compact, replace the run's history, attempt the call again."""
+        context = self.bridge.recover(error)
+        if context is None:
+            raise error
+        current = request_context.messages[-1]  # the request that failed: kept as the framework built it
+        messages = from_pi(context[:len(context) - _pi_count(current)]) + [current]
+        ctx.messages[:] = messages
+        self._retry, self._known = messages, len(messages)
+        raise RetryModelRequest()
+
+    async def prepare_model_request(self, ctx: Any, request_context: Any) -> Any:
+        if self._retry is not None:  # the attempt after a recovery sends the compacted history
+            request_context.messages, self._retry = list(self._retry), None
         return request_context
 
     async def after_run(self, ctx: Any, *, result: Any) -> Any:
@@ -80,6 +104,12 @@ class ProfileCapability(AbstractCapability[Any]):
         ctx.messages[:] = messages
         request_context.messages = list(messages)
         self._known = len(messages)
+
+
+def _pi_count(message: Any) -> int:
+    """How many pi messages :func:`to_pi` makes of one pydantic-ai request."""
+    kinds = (pm.UserPromptPart, pm.ToolReturnPart, pm.RetryPromptPart)
+    return 0 if isinstance(message, pm.ModelResponse) else sum(isinstance(p, kinds) for p in message.parts)
 
 
 def _is_prompt(message: Any) -> bool:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
+import pytest
+
 from pipeline.facade import Pipeline, compile_profile
 from pipeline.runtime import CurrentModel, check_compaction, latest_compaction_time
 from pipeline.session import CompactionEntry, MessageEntry, SessionFile
@@ -153,7 +155,7 @@ MID_RUN_REPLIES = [
 
 
 def our_loop_session(tmp_path: Path, monkeypatch: Any, prompts: Sequence[str] = PROMPTS,
-                     replies: Sequence[Any] = REPLIES) -> Path:
+                     replies: Sequence[Any] = REPLIES, last_answer: str = "Nothing is left.") -> Path:
     """The same three runs through our own agent loop (``pipeline.runtime.Agent`` on
     ``Pipeline.conversation``) against a loopback server with the same script; the session
     file it leaves."""
@@ -171,7 +173,7 @@ def our_loop_session(tmp_path: Path, monkeypatch: Any, prompts: Sequence[str] = 
         client = model_client(pipeline.profile, model, "openai", base_url=server.openai_base_url, api_key_env=KEY_ENV)
         agent = Agent(conversation, client, wire="openai")
         answers = [agent.run(prompt).answer for prompt in prompts]
-    assert answers[-1] == "Nothing is left."
+    assert answers[-1] == last_answer
     return path
 
 
@@ -210,3 +212,145 @@ def assert_three_runs_like_our_loop(pipeline: Pipeline, bridge: Any, bodies: Seq
     ours = our_loop_session(tmp_path, monkeypatch)
     assert shape(session_path) == shape(ours)
     assert adapter_compactions(session_path) == adapter_compactions(ours)
+
+
+# --------------------------------------------------------------------------- overflow recovery
+
+#: the provider's answer to a request beyond the window (an HTTP 400 with pi's overflow text)
+OVERFLOW = {"stopReason": "error", "errorMessage": "prompt is too long: 5200 tokens > 4000 maximum"}
+OVERFLOW_PROMPTS = PROMPTS[:2]
+#: run 1 as above; run 2's first call overflows once: compact, then the retry answers
+OVERFLOW_REPLIES = [REPLIES[0], REPLIES[1], OVERFLOW, SUMMARY, {"text": "They differ in size.", "usage": {"input": 900, "output": 20}}]
+#: the retry after the compaction overflows too: pi's one retry is used up
+PERSISTENT_REPLIES = [REPLIES[0], REPLIES[1], OVERFLOW, SUMMARY, OVERFLOW]
+#: the failed reply stays in the session file, before the compaction (as our loop writes it)
+OVERFLOW_ROLES = ("user", "assistant", "toolResult", "assistant", "user", "assistant", "compaction", "assistant")
+#: run 2 calls the tool first; the call that sends its result overflows (mid-run recovery)
+MID_RUN_OVERFLOW_REPLIES = [
+    REPLIES[0], REPLIES[1],
+    {"toolCalls": [{"name": "lookup", "arguments": {"topic": "sizes"}, "id": "call_lookup_2"}],
+     "usage": {"input": 700, "output": 20}},
+    OVERFLOW, SUMMARY, {"text": "They differ in size.", "usage": {"input": 900, "output": 20}},
+]
+MID_RUN_OVERFLOW_ROLES = OVERFLOW_ROLES[:5] + ("assistant", "toolResult") + OVERFLOW_ROLES[5:]
+#: the retry answers with a tool call: the run's next call must send the compacted context too
+TOOL_AFTER_OVERFLOW_REPLIES = [
+    REPLIES[0], REPLIES[1], OVERFLOW, SUMMARY,
+    {"toolCalls": [{"name": "lookup", "arguments": {"topic": "sizes"}, "id": "call_lookup_2"}],
+     "usage": {"input": 700, "output": 20}},
+    {"text": "They differ in size.", "usage": {"input": 900, "output": 20}},
+]
+TOOL_AFTER_OVERFLOW_ROLES = OVERFLOW_ROLES + ("toolResult", "assistant")
+#: scenario name -> (replies, the session's roles, index of the failed call among the framework's calls)
+OVERFLOW_SCENARIOS = {
+    "first-call": (OVERFLOW_REPLIES, OVERFLOW_ROLES, 2),
+    "after-a-tool-call": (MID_RUN_OVERFLOW_REPLIES, MID_RUN_OVERFLOW_ROLES, 3),
+    "tool-call-after-the-retry": (TOOL_AFTER_OVERFLOW_REPLIES, TOOL_AFTER_OVERFLOW_ROLES, 2),
+}
+
+#: ``start(server, pipeline, session_path) -> (bridge, run)``: a framework agent with its
+#: adapter on the loopback server; ``run(prompt)`` runs one prompt (keeping the framework's
+#: history across runs) and returns the answer's text
+Start = Any
+
+
+def _overflow_run(start: Start, replies: Sequence[Any], tmp_path: Path, monkeypatch: Any, raises: Any = None) -> tuple:
+    from pipeline.testing.loopback import LoopbackServer
+
+    path = tmp_path / "chat.jsonl"
+    with LoopbackServer(replies) as server:
+        pipeline = profile(server, monkeypatch)
+        bridge, run = start(server, pipeline, path)
+        answers = [run(prompt) for prompt in OVERFLOW_PROMPTS[:-1]]
+        if raises is None:
+            answers.append(run(OVERFLOW_PROMPTS[-1]))
+        else:
+            with pytest.raises(raises) as caught:
+                run(OVERFLOW_PROMPTS[-1])
+            answers.append(caught.value)
+        bodies, summaries = model_bodies(server), len(server.bodies) - len(model_bodies(server))
+        if summaries:
+            assert_summarized_by_profile(pipeline, server.bodies)
+    return pipeline, bridge, path, answers, bodies
+
+
+def _error_texts(path: Path) -> list[str]:
+    return [e.message.raw["errorMessage"] for e in messages(SessionFile.open(path))
+            if isinstance(e, MessageEntry) and e.message.raw.get("stopReason") == "error"]
+
+
+def assert_recovers_from_overflow(start: Start, tmp_path: Path, monkeypatch: Any, scenario: str) -> None:
+    """One call of run 2 overflows once (:data:`OVERFLOW_SCENARIOS`): the adapter records
+    the failed reply, compacts where our own loop compacts on the same script, and retries
+    with the summary instead of the summarized messages and without the failed reply (and
+    the run's later calls too); the session is the one our loop writes."""
+    from .test_pi_sessions import shape
+
+    replies, roles, at = OVERFLOW_SCENARIOS[scenario]
+    pipeline, bridge, path, answers, bodies = _overflow_run(start, replies, tmp_path, monkeypatch)
+    assert answers == ["The fixture is small.", "They differ in size."]
+    assert len(bodies) == len(replies) - 1  # every call once, the failed one twice (its retry), no summary
+    [compaction] = bridge.compactions
+    assert (compaction.decision.reason, compaction.decision.retry) == ("overflow", True)
+    failed, retry = bodies[at], bodies[at + 1]
+    assert PROMPTS[0] in user_texts(failed)
+    assert retry["messages"][-1] == failed["messages"][-1]  # the pending prompt or tool result is sent again
+    assert system_text(retry) == system_text(failed)
+    for later in bodies[at + 1:]:  # the retry and the calls after it in the run: compacted
+        assert PROMPTS[0] not in user_texts(later)
+        assert (user_texts(later)[0], user_texts(later)[-1]) == (summary_message(pipeline), PROMPTS[1])
+        assert all(m.get("content") or m.get("tool_calls") for m in later["messages"])  # no empty failed reply
+    assert_session_valid(path, roles)
+    ours = our_loop_session(tmp_path, monkeypatch, OVERFLOW_PROMPTS, replies, "They differ in size.")
+    assert shape(path) == shape(ours)
+    assert adapter_compactions(path) == adapter_compactions(ours)
+    assert compaction_positions(path) == [roles.index("compaction")]
+    assert _error_texts(path) == _error_texts(ours)
+
+
+def assert_persistent_overflow_reaches_the_framework(start: Start, error: Any, tmp_path: Path, monkeypatch: Any,
+                                                     ) -> Any:
+    """The retry overflows too: no second compaction, no third call; the framework raises
+    ``error``; the session holds both failed replies, as our loop's does. Returns the error."""
+    from .test_pi_sessions import shape
+
+    pipeline, bridge, path, answers, bodies = _overflow_run(start, PERSISTENT_REPLIES, tmp_path, monkeypatch, error)
+    assert answers[0] == "The fixture is small."
+    assert len(bodies) == 4 and len(bridge.compactions) == 1
+    assert_session_valid(path, OVERFLOW_ROLES[:-1] + ("assistant",))
+    ours = our_loop_session(tmp_path, monkeypatch, OVERFLOW_PROMPTS, PERSISTENT_REPLIES, "")
+    assert shape(path) == shape(ours)
+    assert adapter_compactions(path) == adapter_compactions(ours)
+    assert _error_texts(path) == _error_texts(ours) and len(_error_texts(path)) == 2
+    return answers[-1]
+
+
+def assert_other_errors_reach_the_framework(start: Start, error: Any, tmp_path: Path, monkeypatch: Any) -> Any:
+    """A provider error that is no overflow: no compaction, no retry by the adapter, nothing
+    recorded for it; the framework raises ``error``. Returns the error."""
+    replies = [REPLIES[0], REPLIES[1], {"stopReason": "error", "errorMessage": "unknown parameter: foo", "status": 400}]
+    _, bridge, path, answers, bodies = _overflow_run(start, replies, tmp_path, monkeypatch, error)
+    assert len(bodies) == 3 and bridge.compactions == []
+    assert_session_valid(path, OVERFLOW_ROLES[:5])
+    return answers[-1]
+
+
+class OverflowRecoveryTests:
+    """The overflow tests every adapter's file runs: a subclass named ``Test...`` sets
+    ``start`` (see :data:`Start`) and ``error`` (the exception its framework raises for the
+    provider's HTTP 400)."""
+
+    start: Start = None
+    error: Any = None
+
+    @pytest.mark.parametrize("scenario", list(OVERFLOW_SCENARIOS))
+    def test_an_overflow_error_compacts_and_retries_like_our_loop(self, tmp_path, monkeypatch, scenario):
+        assert_recovers_from_overflow(self.start, tmp_path, monkeypatch, scenario)
+
+    def test_an_overflow_that_persists_after_the_retry_reaches_the_caller(self, tmp_path, monkeypatch):
+        error = assert_persistent_overflow_reaches_the_framework(self.start, self.error, tmp_path, monkeypatch)
+        assert error.status_code == 400 and "prompt is too long" in str(error)
+
+    def test_a_provider_error_that_is_no_overflow_reaches_the_caller_unrecorded(self, tmp_path, monkeypatch):
+        error = assert_other_errors_reach_the_framework(self.start, self.error, tmp_path, monkeypatch)
+        assert error.status_code == 400 and "unknown parameter" in str(error)

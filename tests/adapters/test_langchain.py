@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import weakref
+
 import pytest
 
 pytest.importorskip("langchain.agents", reason="the langchain extra (part of the test extra)")
@@ -11,6 +15,7 @@ from langchain.agents import create_agent  # noqa: E402
 from langchain_core.messages import HumanMessage  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 from langchain_openai import ChatOpenAI  # noqa: E402
+import openai  # noqa: E402
 
 from pipeline.adapters.langchain import ProfileMiddleware  # noqa: E402
 from pipeline.testing.loopback import LoopbackServer  # noqa: E402
@@ -61,3 +66,47 @@ def test_a_system_prompt_given_to_create_agent_follows_the_profiles(tmp_path):
         [body] = server.bodies
     assert state["messages"][-1].text == "Short answer."
     assert common.system_text(body) == middleware.bridge.system_prompt(["lookup"]) + "\n\nAnswer in one line."
+
+
+def _start(server, pipeline, path, asynchronous=False):
+    middleware = ProfileMiddleware.create(pipeline, path, context_window=common.WINDOW, model="loopback-model",
+                                          cwd=str(path.parent))
+    model = ChatOpenAI(model="loopback-model", base_url=server.openai_base_url, api_key="dummy", max_retries=0)
+    agent, messages = create_agent(model, tools=[read, lookup], middleware=[middleware]), []
+    loop = asyncio.new_event_loop() if asynchronous else None  # one loop: the async client is bound to it
+
+    def run(prompt):
+        state = {"messages": [*messages, HumanMessage(prompt)]}
+        state = loop.run_until_complete(agent.ainvoke(state)) if loop else agent.invoke(state)
+        messages[:] = state["messages"]
+        return messages[-1].text
+
+    run.messages = messages
+    if loop is not None:
+        weakref.finalize(run, loop.close)
+    return middleware.bridge, run
+
+
+class TestOverflowRecovery(common.OverflowRecoveryTests):
+    start = staticmethod(_start)
+    error = openai.BadRequestError
+
+
+class TestOverflowRecoveryAsync(common.OverflowRecoveryTests):
+    """``ainvoke``: the same through ``awrap_model_call``."""
+
+    start = staticmethod(functools.partial(_start, asynchronous=True))
+    error = openai.BadRequestError
+
+
+def test_after_an_overflow_recovery_the_state_holds_the_compacted_context(tmp_path, monkeypatch):
+    with LoopbackServer(common.OVERFLOW_REPLIES) as server:
+        pipeline = common.profile(server, monkeypatch)
+        bridge, run = _start(server, pipeline, tmp_path / "chat.jsonl")
+        for prompt in common.OVERFLOW_PROMPTS:
+            run(prompt)
+    # the command replaced the state: the summary, the kept run-2 prompt, the retried answer
+    assert [type(m).__name__ for m in run.messages] == ["HumanMessage", "HumanMessage", "AIMessage"]
+    assert [m.text for m in run.messages] == [common.summary_message(pipeline), common.PROMPTS[1],
+                                              "They differ in size."]
+    assert len(bridge.compactions) == 1

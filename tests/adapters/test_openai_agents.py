@@ -7,6 +7,7 @@ import pytest
 pytest.importorskip("agents", reason="the openai-agents extra (part of the test extra)")
 
 from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool  # noqa: E402
+import openai  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
 
 from pipeline.adapters.openai_agents import ProfileSession  # noqa: E402
@@ -59,3 +60,22 @@ def test_the_input_filter_puts_the_profile_first_before_an_agents_own_instructio
         [body] = server.bodies
     assert result.final_output == "Short answer."
     assert common.system_text(body) == session.bridge.system_prompt(["lookup"]) + "\n\nAnswer in one line."
+
+
+def _start(server, pipeline, path):
+    session = ProfileSession.create(pipeline, path, context_window=common.WINDOW, model="loopback-model",
+                                    cwd=str(path.parent))
+    client = AsyncOpenAI(base_url=server.openai_base_url, api_key="dummy", max_retries=0)
+    model = session.model(OpenAIChatCompletionsModel(model="loopback-model", openai_client=client))
+    agent = Agent(name="coder", instructions=session.instructions, tools=[read, lookup], model=model)
+
+    def run(prompt):
+        result = Runner.run_sync(agent, prompt, session=session, run_config=session.run_config(tracing_disabled=True))
+        return result.final_output
+
+    return session.bridge, run
+
+
+class TestOverflowRecovery(common.OverflowRecoveryTests):
+    start = staticmethod(_start)
+    error = openai.BadRequestError

@@ -7,6 +7,7 @@ import pytest
 pytest.importorskip("pydantic_ai", reason="the pydantic-ai extra (part of the test extra)")
 
 from pydantic_ai import Agent  # noqa: E402
+from pydantic_ai.exceptions import ModelHTTPError  # noqa: E402
 from pydantic_ai.models.openai import OpenAIChatModel  # noqa: E402
 from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
 
@@ -83,3 +84,21 @@ def test_a_reply_beyond_the_threshold_in_the_middle_of_a_run_waits_for_the_run_t
     ours = common.our_loop_session(tmp_path, monkeypatch, common.MID_RUN_PROMPTS, common.MID_RUN_REPLIES)
     assert shape(tmp_path / "chat.jsonl") == shape(ours)
     assert common.adapter_compactions(tmp_path / "chat.jsonl") == common.adapter_compactions(ours)
+
+
+def _start(server, pipeline, path):
+    capability = ProfileCapability.create(pipeline, path, context_window=common.WINDOW, model="loopback-model",
+                                          cwd=str(path.parent))
+    agent, history = _agent(server, capability), []
+
+    def run(prompt):
+        result = agent.run_sync(prompt, message_history=history or None)
+        history[:] = result.all_messages()
+        return result.output
+
+    return capability.bridge, run
+
+
+class TestOverflowRecovery(common.OverflowRecoveryTests):
+    start = staticmethod(_start)
+    error = ModelHTTPError
