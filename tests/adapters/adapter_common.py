@@ -274,6 +274,20 @@ def _overflow_run(start: Start, replies: Sequence[Any], tmp_path: Path, monkeypa
     return pipeline, bridge, path, answers, bodies
 
 
+def recovered_run(start: Start, tmp_path: Path, monkeypatch: Any) -> tuple:
+    """The first-call overflow scenario run through: ``(pipeline, bridge, run)``, for tests
+    of the framework's own state afterwards (what ``run`` keeps of it)."""
+    from pipeline.testing.loopback import LoopbackServer
+
+    with LoopbackServer(OVERFLOW_REPLIES) as server:
+        pipeline = profile(server, monkeypatch)
+        bridge, run = start(server, pipeline, tmp_path / "chat.jsonl")
+        for prompt in OVERFLOW_PROMPTS:
+            run(prompt)
+    assert len(bridge.compactions) == 1
+    return pipeline, bridge, run
+
+
 def _error_texts(path: Path) -> list[str]:
     return [e.message.raw["errorMessage"] for e in messages(SessionFile.open(path))
             if isinstance(e, MessageEntry) and e.message.raw.get("stopReason") == "error"]

@@ -100,13 +100,8 @@ class TestOverflowRecoveryAsync(common.OverflowRecoveryTests):
 
 
 def test_after_an_overflow_recovery_the_state_holds_the_compacted_context(tmp_path, monkeypatch):
-    with LoopbackServer(common.OVERFLOW_REPLIES) as server:
-        pipeline = common.profile(server, monkeypatch)
-        bridge, run = _start(server, pipeline, tmp_path / "chat.jsonl")
-        for prompt in common.OVERFLOW_PROMPTS:
-            run(prompt)
+    pipeline, _, run = common.recovered_run(_start, tmp_path, monkeypatch)
     # the command replaced the state: the summary, the kept run-2 prompt, the retried answer
     assert [type(m).__name__ for m in run.messages] == ["HumanMessage", "HumanMessage", "AIMessage"]
     assert [m.text for m in run.messages] == [common.summary_message(pipeline), common.PROMPTS[1],
                                               "They differ in size."]
-    assert len(bridge.compactions) == 1

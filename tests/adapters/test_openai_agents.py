@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import weakref
+
 import pytest
 
 pytest.importorskip("agents", reason="the openai-agents extra (part of the test extra)")
 
-from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool  # noqa: E402
+from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, Runner, function_tool  # noqa: E402
 import openai  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
 
@@ -62,20 +66,41 @@ def test_the_input_filter_puts_the_profile_first_before_an_agents_own_instructio
     assert common.system_text(body) == session.bridge.system_prompt(["lookup"]) + "\n\nAnswer in one line."
 
 
-def _start(server, pipeline, path):
+def _start(server, pipeline, path, streamed=False):
     session = ProfileSession.create(pipeline, path, context_window=common.WINDOW, model="loopback-model",
                                     cwd=str(path.parent))
     client = AsyncOpenAI(base_url=server.openai_base_url, api_key="dummy", max_retries=0)
     model = session.model(OpenAIChatCompletionsModel(model="loopback-model", openai_client=client))
-    agent = Agent(name="coder", instructions=session.instructions, tools=[read, lookup], model=model)
+    settings = ModelSettings(include_usage=True)  # a streamed answer reports its usage only when asked to
+    agent = Agent(name="coder", instructions=session.instructions, tools=[read, lookup], model=model,
+                  model_settings=settings)
+
+    loop = asyncio.new_event_loop() if streamed else None  # one loop: the async client is bound to it
+
+    async def stream(prompt):
+        result = Runner.run_streamed(agent, prompt, session=session, run_config=session.run_config(tracing_disabled=True))
+        async for _ in result.stream_events():
+            pass
+        return result.final_output
 
     def run(prompt):
+        if loop is not None:
+            return loop.run_until_complete(stream(prompt))
         result = Runner.run_sync(agent, prompt, session=session, run_config=session.run_config(tracing_disabled=True))
         return result.final_output
 
+    if loop is not None:
+        weakref.finalize(run, loop.close)
     return session.bridge, run
 
 
 class TestOverflowRecovery(common.OverflowRecoveryTests):
     start = staticmethod(_start)
+    error = openai.BadRequestError
+
+
+class TestOverflowRecoveryStreamed(common.OverflowRecoveryTests):
+    """``Runner.run_streamed``: the same through ``ProfileModel.stream_response``."""
+
+    start = staticmethod(functools.partial(_start, streamed=True))
     error = openai.BadRequestError

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import weakref
+
 import pytest
 
 pytest.importorskip("pydantic_ai", reason="the pydantic-ai extra (part of the test extra)")
 
 from pydantic_ai import Agent  # noqa: E402
+from pydantic_ai import messages as pm  # noqa: E402
 from pydantic_ai.exceptions import ModelHTTPError  # noqa: E402
 from pydantic_ai.models.openai import OpenAIChatModel  # noqa: E402
 from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
@@ -86,19 +91,46 @@ def test_a_reply_beyond_the_threshold_in_the_middle_of_a_run_waits_for_the_run_t
     assert common.adapter_compactions(tmp_path / "chat.jsonl") == common.adapter_compactions(ours)
 
 
-def _start(server, pipeline, path):
+def _start(server, pipeline, path, streamed=False):
     capability = ProfileCapability.create(pipeline, path, context_window=common.WINDOW, model="loopback-model",
                                           cwd=str(path.parent))
     agent, history = _agent(server, capability), []
+    loop = asyncio.new_event_loop() if streamed else None  # one loop: the async client is bound to it
+
+    async def stream(prompt):
+        async with agent.run_stream(prompt, message_history=history or None) as result:
+            output = await result.get_output()
+        history[:] = result.all_messages()
+        return output
 
     def run(prompt):
+        if loop is not None:
+            return loop.run_until_complete(stream(prompt))
         result = agent.run_sync(prompt, message_history=history or None)
         history[:] = result.all_messages()
         return result.output
 
+    run.history = history
+    if loop is not None:
+        weakref.finalize(run, loop.close)
     return capability.bridge, run
 
 
 class TestOverflowRecovery(common.OverflowRecoveryTests):
     start = staticmethod(_start)
     error = ModelHTTPError
+
+
+class TestOverflowRecoveryStreamed(common.OverflowRecoveryTests):
+    """``Agent.run_stream``: an overflow is refused before the stream starts, so the same hook recovers it."""
+
+    start = staticmethod(functools.partial(_start, streamed=True))
+    error = ModelHTTPError
+
+
+def test_after_an_overflow_recovery_the_history_holds_the_compacted_context(tmp_path, monkeypatch):
+    pipeline, _, run = common.recovered_run(_start, tmp_path, monkeypatch)
+    # RunContext.messages was replaced: the summary, the kept run-2 prompt, the retried answer
+    assert [type(m).__name__ for m in run.history] == ["ModelRequest", "ModelRequest", "ModelResponse"]
+    texts = [p.content for m in run.history for p in m.parts if isinstance(p, (pm.UserPromptPart, pm.TextPart))]
+    assert texts == [common.summary_message(pipeline), common.PROMPTS[1], "They differ in size."]
