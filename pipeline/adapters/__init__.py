@@ -12,7 +12,9 @@ One module per framework, each an optional extra; importing a module imports its
 
 All three sit on :class:`~pipeline.adapters._bridge.ContextBridge`, which records the
 conversation as a pi session and asks the facade for the prompt, the compaction check and
-the compaction itself (the profile's summarizer).
+the compaction itself (the profile's summarizer), and recovers from a context overflow as
+our own loop does (:meth:`~pipeline.adapters._bridge.ContextBridge.recover`, called from
+each framework's hook around a model call).
 """
 
 from pipeline.adapters._bridge import Compaction, ContextBridge

@@ -160,18 +160,24 @@ class ContextBridge:
         self._cycle = self._cycle.after(decision)
         if decision.action != "compact" or not decision.retry:
             return None
-        try:
-            result = self.pipeline.compact(self.session, self.client)
-        except PipelineError:
-            raise
-        except Exception:  # the summary call failed (the session is unchanged): as our loop, no retry
-            return None
-        if not isinstance(result, Compacted):
+        result = self._compact_for_retry()
+        if result is None:
             return None
         messages = self._compacted(decision, result)
         if messages and messages[-1].get("role") == "assistant" and messages[-1].get("stopReason") == "error":
             messages = messages[:-1]  # the failed reply is not sent again (our loop drops it from memory)
         return messages
+
+    def _compact_for_retry(self) -> Optional[Compacted]:
+        """The compaction, or ``None`` when there was nothing to compact or the summary call
+        failed (the session unchanged): then, as in our loop, there is no retry."""
+        try:
+            result = self.pipeline.compact(self.session, self.client)
+        except PipelineError:
+            raise
+        except Exception:
+            return None
+        return result if isinstance(result, Compacted) else None
 
     def error_reply(self, text: str) -> JSON:
         """pi's failed reply from this model with ``text`` as its ``errorMessage``."""
