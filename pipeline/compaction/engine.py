@@ -133,6 +133,7 @@ def compact_session(
                     entry = session.append_compaction(
                         result.summary, result.first_kept_entry_id, result.tokens_before,
                         details=result.details, usage=result.usage.to_json(), from_hook=False,
+                        system_snapshot=bool(profile.runtime and profile.runtime.record_system_prompt),
                     )
                     return Compacted(entry, result, build_context(session, texts))  # type: ignore[arg-type]
             plan = fresh  # the branch changed under us: summarize what it is now (outside the lock)

@@ -133,14 +133,16 @@ def _last_anchor(messages: Sequence[AgentMessage]) -> tuple[int, Usage] | None:
 
 
 def estimate_context(messages: Sequence[AgentMessage], settings: Compaction = _DEFAULT) -> ContextEstimate:
-    """Context size of ``messages``: last usable usage + estimates of the messages after it."""
+    """Context size of ``messages``: last usable usage + estimates of the messages after it
+    (``settings.estimate_on: projection``: system messages counted, as pi 1.x does)."""
+    count = projected_tokens if settings.estimate_on == "projection" else estimate_tokens
     anchor = _last_anchor(messages)
     if anchor is None:
-        total = sum(estimate_tokens(m, settings) for m in messages)
+        total = sum(count(m, settings) for m in messages)
         return ContextEstimate(total, 0, total, None)
     index, usage = anchor
     used = context_tokens(usage)
-    trailing = sum(estimate_tokens(m, settings) for m in messages[index + 1 :])
+    trailing = sum(count(m, settings) for m in messages[index + 1 :])
     return ContextEstimate(used + trailing, used, trailing, index)
 
 

@@ -138,6 +138,16 @@ class Compaction(Strict):
             " cut after it, and a cut that would keep only an omitted (edited-away) reply moves past it (pi 1.x)"
         ),
     )
+    estimate_on: Literal["messages", "projection"] = Field(
+        "messages",
+        description=(
+            "the context size the auto-compaction check uses when a reply reports no usable usage, and the"
+            " estimates the runtime reports: `messages` = the in-memory context, recorded system messages"
+            " count nothing, no usage anchor at all means no compaction (pi 0.84); `projection` = system"
+            " messages count (content, section texts, JSON of toolsAdded), no anchor gives the plain estimate,"
+            " and once the branch has context edits the projection's estimate replaces the reply's usage (pi 1.x)"
+        ),
+    )
     cut_fallback: Literal["first", "last"] = Field(
         "first",
         description=(

@@ -3,6 +3,8 @@ messages) and ``runtime`` (the texts it writes or shows itself)."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 from pydantic import Field
 
 from pipeline.model.base import MAX_COUNT, MAX_DELAY_MS, Strict
@@ -15,6 +17,10 @@ class Retry(Strict):
     max_retries: int = Field(3, ge=0, le=MAX_COUNT, description="retries per turn before the error is reported")
     base_delay_ms: int = Field(
         2000, ge=0, le=MAX_DELAY_MS, description="wait before retry n: base_delay_ms * 2^(n-1)"
+    )
+    max_agent_delay_ms: Optional[int] = Field(
+        None, ge=0, le=MAX_DELAY_MS,
+        description="longest wait before a retry (turns and summary calls); none: the doubling is never capped",
     )
 
 
@@ -84,6 +90,11 @@ class Runtime(Strict):
         False,
         description="sessions record the system prompt and tool set as system messages; later changes are "
         "recorded as section patches and sent in place to models that read mid-conversation system messages",
+    )
+    context_edits: bool = Field(
+        False,
+        description="a failed reply that is retried (or recovered by compaction) is omitted from the context with "
+        "a context_edit entry, and context edits apply when the context is read from a session",
     )
     skill: SkillCommand
     tool_errors: ToolErrors

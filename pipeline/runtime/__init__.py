@@ -1,14 +1,28 @@
-"""Runtime policy of pi 0.84.0 as pure functions (spec §3.6, §9).
+"""The agent runtime: pi's agent loop on a session file, and its policies.
 
-No I/O and no clock: every function takes what it needs and returns a decision; delays are
-returned in milliseconds, never slept.
+Pure policies (no I/O, no clock: every function takes what it needs and returns a decision;
+delays are returned in milliseconds, never slept), loaded eagerly:
 
 * :mod:`~pipeline.runtime.classify` — is a reply a context overflow (§9.2), a recoverable
   ``length`` stop, a transient error (§9.3)? (pi-ai's pattern lists, as data);
 * :mod:`~pipeline.runtime.policy` — the compaction check after a run and before a prompt
-  (§9.1) with overflow recovery, the recovery cycle, turn retries with backoff, the
-  summarisation-call retry rule;
+  (§9.1) with overflow recovery, the recovery cycle, turn retries with backoff (capped by
+  ``retry.max_agent_delay_ms`` when set), the summarisation-call retry rule;
 * :mod:`~pipeline.runtime.override` — per-turn system-prompt overrides (§3.6).
+
+The conversation and what it is built from, loaded on first use:
+
+* :mod:`~pipeline.runtime.conversation` — :class:`Conversation`, the facade a host drives
+  (prompt, next request, record a reply or tool result, compact, navigate);
+* :mod:`~pipeline.runtime.loop` — :class:`Agent`, the reference loop over an HTTP client;
+* :mod:`~pipeline.runtime.memory` — the context kept in memory incrementally;
+* :mod:`~pipeline.runtime.system` — sessions that record the system prompt and send
+  section patches (``runtime.record_system_prompt``);
+* :mod:`~pipeline.runtime.edits` — context edits that omit a failed attempt before a
+  retry (``runtime.context_edits``) and the snapshot a compaction carries;
+* :mod:`~pipeline.runtime.host` (what a host gives: models, tools, hooks),
+  :mod:`~pipeline.runtime.tools` (the built-in tools), :mod:`~pipeline.runtime.events`,
+  :mod:`~pipeline.runtime.arguments`.
 
 Typical driver step after an agent run::
 

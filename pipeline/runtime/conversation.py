@@ -37,7 +37,8 @@ from pipeline.runtime.override import RunPrompt, run_hooks
 from pipeline.runtime.system import RecordedPrompt, RunOptions, SystemLog, apply_sections
 from pipeline.runtime.policy import RecoveryCycle, RetrySettings, TurnRetry, check_compaction, latest_compaction_time
 from pipeline.session.messages import AssistantMessage, ToolCall, parse_message
-from pipeline.session.projection import build_session_context
+from pipeline.runtime.edits import context_messages, edited_tokens, omit_attempt
+from pipeline.session.snapshot import is_system
 from pipeline.session.store import SessionFile
 from pipeline.session.texts import ContextTexts
 
@@ -153,6 +154,7 @@ class Conversation(RecordedPrompt):
         self._run: Optional[RunPrompt] = None
         self._retry, self._cycle = TurnRetry(), RecoveryCycle()
         self._queue: deque[str] = deque()
+        self._reply_entry: Optional[str] = None  # the entry of the last recorded reply
         self.hook_seen: tuple[str, ...] = ()
         self.memory = Memory(self.texts, keep_system=self.recording and model.mid_conversation_system)
         if not session.entries:  # a new session starts with its model and thinking level, as pi's does
@@ -164,13 +166,12 @@ class Conversation(RecordedPrompt):
 
     def _sync(self) -> None:
         """Rebuild the context from the session (after opening, compaction, navigation)."""
-        context = build_session_context(self.session)
-        self.memory.reset(context.messages)
-        self.thinking_level = context.thinking_level
+        messages, self.thinking_level = context_messages(self.session, self.runtime)
+        self.memory.reset(messages)
         path = self.session.path_to()
         self._compaction_ms = latest_compaction_time(path)
-        if self.recording:
-            self.system_log = SystemLog.from_path(path)
+        if self.recording:  # the projection's system messages: after a compaction, its snapshot first
+            self.system_log = SystemLog(m.raw for m in messages if is_system(m))
 
     def _emit(self, event: Any) -> None:
         if self.listener is not None:
@@ -312,8 +313,9 @@ class Conversation(RecordedPrompt):
         self.hook_seen = chain.seen
         self._run = RunPrompt(self.base_prompt, chain.override)
         self._options = RunOptions(sections, tuple(guidelines))
-        if chain.override is None:  # a forced prompt is one run's own: nothing is recorded for it
-            self.record_system_prompt()
+        # pi 1.x: a forced prompt only replaces the run's requests' prompt; the structured
+        # sections are still compared and recorded (nothing changes for them in most runs)
+        self.record_system_prompt()
         self._append_user(text)
         for message in messages:
             self._append_custom(message)
@@ -333,9 +335,10 @@ class Conversation(RecordedPrompt):
         for agent_message in entry_messages(entry):
             self.memory.push(agent_message)
 
-    def _append(self, message: Mapping[str, Any]) -> None:
-        self.session.append_message(dict(message))
+    def _append(self, message: Mapping[str, Any]) -> str:
+        entry = self.session.append_message(dict(message))
         self.memory.push(parse_message(dict(message)))
+        return entry.id
 
     def queue(self, text: str) -> None:
         """A message for after the current run (pi's follow-up): expanded now, sent when the run would end."""
@@ -363,8 +366,8 @@ class Conversation(RecordedPrompt):
         completions, ``anthropic`` messages)."""
         self._match_model()
         llm = self.memory.llm
+        self.record_system_prompt()  # None unless the profile records the prompt
         if self.recording and not self._forced():
-            self.record_system_prompt()
             system, tools = self._recorded_view()
         else:
             system, tools = self.system_prompt, self.tool_definitions()
@@ -411,7 +414,7 @@ class Conversation(RecordedPrompt):
         """Append the assistant reply (pi's message shape) and say what happens next."""
         raw = dict(reply.raw if isinstance(reply, AssistantMessage) else reply)
         raw.setdefault("timestamp", self._now())
-        self._append(raw)
+        self._reply_entry = self._append(raw)
         message = self.memory.agent[-1]
         assert isinstance(message, AssistantMessage)
         self._retry, succeeded = self._retry.on_reply(message)
@@ -426,6 +429,7 @@ class Conversation(RecordedPrompt):
         decision = self._retry.after_run(message, self.retry_settings, self.model.context_window)
         self._retry = decision.state
         if decision.action == "retry":
+            self._omit(message)
             self.memory.drop_last_reply()
             self._emit(ev.RetryStart(decision.attempt, decision.max_attempts, decision.delay_ms, message.error_message))
             return Next("retry", message, delay_ms=decision.delay_ms)
@@ -438,9 +442,15 @@ class Conversation(RecordedPrompt):
             return self._end(Next("fail", message, error=error))
         if check.action == "compact":
             if check.drop_reply:
+                self._omit(message)
                 self.memory.drop_last_reply()
             return Next("compact", message, reason=check.reason, retry=check.retry)
         return self._finish(message)
+
+    def _omit(self, message: AssistantMessage) -> None:
+        """``runtime.context_edits``: the failed attempt leaves the context through context edits."""
+        if self.runtime.context_edits and self._reply_entry is not None:
+            omit_attempt(self.session, self._reply_entry, message)
 
     def _finish(self, message: AssistantMessage) -> Next:
         if message.stop_reason == "error":
@@ -457,6 +467,7 @@ class Conversation(RecordedPrompt):
         decision = check_compaction(
             reply, phase=phase, model=self.model.current(), latest_compaction_ms=self._compaction_ms,  # type: ignore[arg-type]
             recovery_attempts=self._cycle.attempts, messages=self.memory.agent, settings=self.profile.compaction,
+            edited_tokens=edited_tokens(self.session, self.profile.compaction),
         )
         self._cycle = self._cycle.after(decision)
         return decision

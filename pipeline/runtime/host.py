@@ -84,8 +84,8 @@ class Tool:
 @dataclass(frozen=True)
 class HookResult:
     """What a before-agent-start hook returns: ``system_prompt`` for this run (``None``: no
-    change; with a recording profile it is the whole prompt of the run's requests and
-    nothing is recorded), ``message`` = a custom message added after the user's
+    change; with a recording profile it is the whole prompt of the run's requests, while the
+    structured sections are still recorded as usual), ``message`` = a custom message added after the user's
     (``{customType, content, display?, details?}``).
 
     For a profile whose sessions record the system prompt (``runtime.record_system_prompt``)

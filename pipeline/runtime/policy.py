@@ -131,6 +131,7 @@ def check_compaction(
     recovery_attempts: int = 0,
     messages: Sequence[AgentMessage | Mapping[str, Any]] = (),
     settings: Compaction = Compaction(),
+    edited_tokens: Optional[float] = None,
 ) -> CompactionDecision:
     """pi's ``_checkCompaction`` (spec §9.1) as a decision.
 
@@ -152,7 +153,9 @@ def check_compaction(
     :func:`latest_compaction_time`; ``recovery_attempts``: :attr:`RecoveryCycle.attempts`;
     ``messages``: the in-memory context, typed or JSON; ``settings``: the profile's
     ``compaction`` block (``enabled``, ``reserve_tokens``, ``overflow_retries`` and the
-    estimate's ``chars_per_token``/``image_chars``).
+    estimate's ``chars_per_token``/``image_chars``/``estimate_on``); ``edited_tokens``
+    (``estimate_on: projection`` and the branch has context edits): the projection's
+    estimate, which the threshold step uses instead of the reply's usage (pi 1.x).
     """
     msg = as_reply(reply)
     if model is not None:  # the model's own `compaction.model_overrides` entry, key by key
@@ -163,6 +166,8 @@ def check_compaction(
         return NOTHING
     if model is not None and _recoverable(msg, model):
         return _recover(msg, recovery_attempts, settings)
+    if edited_tokens is not None:
+        return _compare(edited_tokens, model, settings)
     return _threshold(msg, model, latest_compaction_ms, messages, settings)
 
 
@@ -192,6 +197,10 @@ def _threshold(
         tokens = _estimated_tokens(messages, compaction_ms, settings)
         if tokens is None:
             return NOTHING
+    return _compare(tokens, model, settings)
+
+
+def _compare(tokens: float, model: Optional[CurrentModel], settings: Compaction) -> CompactionDecision:
     window = model.context_window if model is not None else 0
     if should_compact(tokens, window, settings):
         return CompactionDecision("compact", "threshold", tokens=tokens)
@@ -205,8 +214,8 @@ def _estimated_tokens(
     latest compaction (a kept pre-compaction reply reports the old, larger context)."""
     typed = [m if hasattr(m, "raw") else parse_message(m) for m in messages]
     estimate = estimate_context(typed, settings)
-    if estimate.last_usage_index is None:
-        return None
+    if estimate.last_usage_index is None:  # pi 1.x: the plain estimate; 0.84.0: no usage data, no compaction
+        return estimate.tokens if settings.estimate_on == "projection" else None
     anchor = typed[estimate.last_usage_index]
     if compaction_ms is not None and _not_after(anchor, compaction_ms):
         return None
@@ -248,16 +257,20 @@ class RetrySettings:
     enabled: bool = True
     max_retries: int = 3
     base_delay_ms: int = 2000
+    max_agent_delay_ms: Optional[int] = None  # pi 1.x caps the wait (60000); 0.84.0 does not
 
     @classmethod
     def from_profile(cls, profile: Profile) -> "RetrySettings":
         """The ``retry`` block of a :class:`~pipeline.model.Profile` (``Pipeline.retry_settings``)."""
         retry = profile.retry
-        return cls(enabled=retry.enabled, max_retries=retry.max_retries, base_delay_ms=retry.base_delay_ms)
+        return cls(enabled=retry.enabled, max_retries=retry.max_retries, base_delay_ms=retry.base_delay_ms,
+                   max_agent_delay_ms=retry.max_agent_delay_ms)
 
     def delay_ms(self, attempt: int) -> float:
-        """Wait before retry ``attempt`` (1-based): ``base_delay_ms · 2^(attempt−1)``."""
-        return self.base_delay_ms * 2 ** (attempt - 1)
+        """Wait before retry ``attempt`` (1-based): ``base_delay_ms · 2^(attempt−1)``, at most
+        ``max_agent_delay_ms`` when that is set."""
+        delay = self.base_delay_ms * 2 ** (attempt - 1)
+        return delay if self.max_agent_delay_ms is None else min(delay, self.max_agent_delay_ms)
 
 
 RetryAction = Literal["none", "retry", "give_up"]

@@ -339,11 +339,14 @@ class CompactionEntry(_EntryBase):
     def create(
         cls, *, id: str, parent_id: str | None, timestamp: str, summary: str, first_kept_entry_id: str,
         tokens_before: int | float, details: Any = None, usage: Any = None, from_hook: bool | None = None,
+        system_message: Any = None,
     ) -> "CompactionEntry":
+        """``system_message``: pi 1.x's snapshot of the system prompt and tools at the boundary."""
         return cls.from_json(js_object([
             *_base(cls.type, id, parent_id, timestamp), ("summary", summary),
             ("firstKeptEntryId", first_kept_entry_id), ("tokensBefore", tokens_before),
             ("details", _json(details)), ("usage", _json(usage)), ("fromHook", _json(from_hook)),
+            ("systemMessage", _json(system_message)),
         ]))
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from pipeline.errors import Location, Problem, SessionError
-from pipeline.js import iso_timestamp, js_json, js_trim
+from pipeline.js import iso_timestamp, js_json, js_object, js_trim
 from pipeline.session import entries as E
 from pipeline.session.entries import new_entry_id, uuid7
 from pipeline.session.log import AppendLog, write_new
@@ -235,12 +235,33 @@ class SessionFile:
         return self.append(E.ModelChangeEntry.create(provider=provider, model_id=model_id, **self._fields(_LEAF)))
 
     def append_compaction(self, summary: str, first_kept_entry_id: str, tokens_before: int | float,
-                          details: Any = None, usage: Any = None, from_hook: bool | None = None) -> E.CompactionEntry:
-        """Append a ``compaction`` entry (keys in pi's order; ``None`` optionals left out)."""
+                          details: Any = None, usage: Any = None, from_hook: bool | None = None,
+                          system_snapshot: bool = False) -> E.CompactionEntry:
+        """Append a ``compaction`` entry (keys in pi's order; ``None`` optionals left out).
+
+        ``system_snapshot`` (pi 1.x): the entry carries ``systemMessage``, the system prompt and
+        tools the branch's projection replays to, stamped with the entry's time, when there is one."""
+        fields = self._fields(_LEAF)
+        snapshot = None
+        if system_snapshot:
+            from pipeline.session.snapshot import system_snapshot as snapshot_of
+
+            snapshot = snapshot_of(self.path_to(), fields["timestamp"])
         return self.append(E.CompactionEntry.create(
             summary=summary, first_kept_entry_id=first_kept_entry_id, tokens_before=tokens_before,
-            details=details, usage=usage, from_hook=from_hook, **self._fields(_LEAF),
+            details=details, usage=usage, from_hook=from_hook, system_message=snapshot, **fields,
         ))
+
+    def append_context_edit(self, target_id: str, replacement: Any = None) -> E.Entry:
+        """Append pi 1.x's ``context_edit`` entry: from now on ``target_id`` shows the model
+        ``replacement`` (``None``: nothing). The target must be on the current branch."""
+        if target_id not in {e.id for e in self.path_to()}:
+            raise SessionError(Problem(f"no entry {target_id!r} on the current branch to edit",
+                                       Location(str(self.path)), code="session.no-entry"))
+        fields = self._fields(_LEAF)
+        raw = js_object([("type", "context_edit"), ("id", fields["id"]), ("parentId", fields["parent_id"]),
+                         ("timestamp", fields["timestamp"]), ("targetId", target_id), ("replacement", replacement)])
+        return self.append(E.parse_entry(raw))
 
     def append_branch_summary(self, from_id: str | None, summary: str, details: Any = None,
                               usage: Any = None, from_hook: bool | None = None) -> E.BranchSummaryEntry:

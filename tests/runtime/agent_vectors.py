@@ -108,10 +108,10 @@ class StepResult:
 # --------------------------------------------------------------------------- set-up
 
 
-def _pipeline(request: dict) -> Any:
-    """The default profile with pi's compaction and retry settings of the run (one override layer)."""
+def _pipeline(request: dict, profile: str = "default") -> Any:
+    """The profile (the default: pi 0.84.0's) with pi's compaction and retry settings of the run (one override layer)."""
     settings, retry = request.get("settings") or {}, (request.get("piSettings") or {}).get("retry") or {}
-    return compile_profile("default", overrides={
+    return compile_profile(profile, overrides={
         "compaction.enabled": settings.get("enabled", True),
         "compaction.reserve_tokens": settings.get("reserveTokens", 16384),
         "compaction.keep_recent_tokens": settings.get("keepRecentTokens", 20000),
@@ -166,8 +166,20 @@ def _tools(names: list, cwd: Path, profile: Any, step: dict) -> list[Tool]:
 
 
 def _hooks(request: dict) -> list:
-    return [lambda start, item=item: HookResult(item.get("systemPrompt"), item.get("message"))
-            for item in request.get("beforeAgentStart") or []]
+    """pi's inline ``before_agent_start`` handlers: a prompt, a message, and (pi 1.x) sections and
+    guidelines, on the 1-based calls ``onCalls`` only when given."""
+    out = []
+    for item in request.get("beforeAgentStart") or []:
+        calls = [0]
+
+        def hook(start: Any, item: dict = item, calls: list = calls) -> HookResult | None:
+            calls[0] += 1
+            if item.get("onCalls") and calls[0] not in item["onCalls"]:
+                return None
+            return HookResult(item.get("systemPrompt"), item.get("message"), sections=item.get("sections") or {},
+                              guidelines=tuple(item.get("promptGuidelines") or ()))
+        out.append(hook)
+    return out
 
 
 def _session(scenario: dict, tmp: Path, cwd: Path) -> SessionFile:
@@ -200,18 +212,21 @@ def wire_for(scenario: dict, index: int) -> str:
 # --------------------------------------------------------------------------- the run
 
 
-def replay_scenario(scenario: dict, tmp: Path, wire: str) -> list[StepResult]:
+def replay_scenario(scenario: dict, tmp: Path, wire: str, *, profile: str = "default",
+                    adapt_tools: Any = None) -> list[StepResult]:
+    """``adapt_tools``: ``tools → tools``, applied to the tools of every step."""
     cwd, agent_dir = tmp / "proj", tmp / "agent"
     cwd.mkdir()
     agent_dir.mkdir()
     session = _session(scenario, tmp, cwd)
-    return [_run_step(step, session, cwd, agent_dir, wire) for step in scenario["steps"]]
+    return [_run_step(step, session, cwd, agent_dir, wire, profile, adapt_tools) for step in scenario["steps"]]
 
 
-def _run_step(step: dict, session: SessionFile, cwd: Path, agent_dir: Path, wire: str) -> StepResult:
+def _run_step(step: dict, session: SessionFile, cwd: Path, agent_dir: Path, wire: str, profile_name: str = "default",
+              adapt_tools: Any = None) -> StepResult:
     request = step["request"]
     _write_fixture(cwd, request.get("writeFiles"))
-    pipeline = _pipeline(request)
+    pipeline = _pipeline(request, profile_name)
     profile = pipeline.profile
     found = discover(str(cwd), str(agent_dir))
     templates = pipeline.load_templates(cwd, agent=agent_dir).templates
@@ -227,9 +242,9 @@ def _run_step(step: dict, session: SessionFile, cwd: Path, agent_dir: Path, wire
             _Server("summary", responses.get("summary") or [""], result.order, lock) as summary_server:
         summarizer = make_client("openai", model=model.id, base_url=summary_server.openai_base_url,
                                  env={"OPENAI_API_KEY": "loopback"}, max_retries=0)
+        tools = _tools(request["tools"] if "tools" in request else DEFAULT_TOOLS, cwd, profile, step)
         conv = Conversation(
-            profile, session, model=model, cwd=str(cwd), tools=_tools(request["tools"] if "tools" in request else DEFAULT_TOOLS, cwd,
-                                                                      profile, step),
+            profile, session, model=model, cwd=str(cwd), tools=adapt_tools(tools) if adapt_tools else tools,
             summarizer=summarizer, templates=templates, skills=found.skills, context_files=found.context_files,
             before_agent_start=_hooks(request), clock=clock, thinking_level=request.get("thinkingLevel") or "off",
         )

@@ -109,7 +109,9 @@ def test_hooks_see_the_sections_earlier_hooks_set_and_the_changes_last_one_run(t
     assert patch["sections"] == {"note": None}
 
 
-def test_a_forced_first_prompt_records_nothing_then_the_prompt_is_recorded_in_place(tmp_path):
+def test_a_forced_first_prompt_still_records_the_prompt(tmp_path):
+    """pi 1.6.0 (``tests/data/pi16/loop/override-*``): a forced prompt is a projection of the
+    run's requests; the structured sections are recorded as usual, before the first message."""
     hook = lambda start: HookResult(system_prompt="ONLY THIS") if start.prompt == "one" else None  # noqa: E731
     conv = _conv(tmp_path, before_agent_start=[hook])
     with LoopbackServer(["a", "b"]) as server:
@@ -119,8 +121,10 @@ def test_a_forced_first_prompt_records_nothing_then_the_prompt_is_recorded_in_pl
     assert server.bodies[0]["system"][0]["text"] == "ONLY THIS"
     [recorded] = _systems(conv)
     assert "preamble" in recorded["sections"]
-    assert "system" not in server.bodies[1]  # no leading system message: the whole prompt goes in place
-    assert [m["role"] for m in server.bodies[1]["messages"]] == ["user", "assistant", "user", "system"]
+    roles = [e.raw["message"]["role"] for e in conv.session.entries if e.type == "message"]
+    assert roles == ["system", "user", "assistant", "user", "assistant"]
+    assert server.bodies[1]["system"][0]["text"] == conv.system_prompt != "ONLY THIS"  # the recorded prompt leads
+    assert [m["role"] for m in server.bodies[1]["messages"]] == ["user", "assistant", "user"]
 
 
 @pytest.mark.parametrize("mid", [False, True])
