@@ -15,6 +15,9 @@ carries the system snapshot, and a section is patched on the second):
   description ``<DESC_name>`` and schema ``<SCHEMA_name>``), and pi's ``build_context`` of the
   unmasked file, reduced the same way.
 
+Our runtime draws random entry ids, so a re-run writes ``ours-compacted.jsonl`` (and its
+ids in ``compacted.json``) with other ids and the same shape; everything else is reproduced.
+
     python tests/data/pi16/gen_compacted_sessions.py
 """
 
