@@ -30,11 +30,11 @@ from pipeline.checks import (
     template_source_path,
     variable_problems,
 )
-from pipeline import files as bounded_files
 from pipeline.errors import Location, PipelineError, Problem, ProfileError
 from pipeline.model import Profile
-from pipeline.source import BUILTIN, SourceEntry, SourceMap, Span, builtin_names, load_merged_with_warnings
-from pipeline.source.chain import builtin_path, suggest_builtin
+from pipeline.model.render_plan import RenderPlan
+from pipeline.source import SourceEntry, SourceMap, Span, load_merged_with_warnings
+from pipeline.resources import resolve_profile as resolve
 from pipeline.source.merge import DIRECTIVES
 from pipeline.source.locate import KeyNames
 
@@ -67,13 +67,19 @@ class CompiledProfile:
     """A compiled, validated, immutable profile: what the front end hands to the facade.
 
     The stages read parts of ``profile``; :class:`pipeline.Pipeline` (the facade) is this
-    record with the methods that hand off to them."""
+    record with the methods that hand off to them. ``render_plan`` is what rendering the
+    system prompt reads, made from ``profile`` here (the compiled-profile cache stores it
+    apart, so ``pipeline render`` can load it alone)."""
 
     profile: Profile
     origin: str
     fingerprint: str
     warnings: tuple[Problem, ...] = field(default=())
     source_map: SourceMap = field(default_factory=SourceMap, compare=False, repr=False)
+    render_plan: RenderPlan = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "render_plan", RenderPlan.of(self.profile.system_prompt))
 
     def __hash__(self) -> int:  # the profile holds mappings; its fingerprint stands for it
         return hash((self.fingerprint, self.origin))
@@ -102,19 +108,6 @@ class CompiledProfile:
 
 
 # --------------------------------------------------------------------------- front end
-
-
-def resolve(path_or_name: PathLike) -> tuple[Path, str]:
-    """A profile argument -> (file, label): an existing path, ``builtin:NAME`` or a bare built-in name."""
-    text = os.fspath(path_or_name)
-    if text.startswith(BUILTIN):
-        return builtin_path(text[len(BUILTIN) :])
-    path = Path(text)
-    if not bounded_files.missing(path):
-        return path, text  # the reader says what is wrong, if anything
-    if text in builtin_names():
-        return builtin_path(text)
-    raise ProfileError(Problem("no such profile file", Location(text), hint=suggest_builtin(text), code="profile.unreadable"))
 
 
 def load_profile(path_or_name: PathLike, overrides: Overrides | None = None,

@@ -62,7 +62,7 @@ class Pipeline(CompiledProfile):
     def of(cls, compiled: CompiledProfile) -> "Pipeline":
         if isinstance(compiled, Pipeline):
             return compiled
-        fields = {f.name: getattr(compiled, f.name) for f in dataclasses.fields(CompiledProfile)}
+        fields = {f.name: getattr(compiled, f.name) for f in dataclasses.fields(CompiledProfile) if f.init}
         return cls(**fields)
 
     def with_overrides(self, overrides: Overrides | None, origin: Mapping[str, str] | None = None) -> "Pipeline":
@@ -85,14 +85,14 @@ class Pipeline(CompiledProfile):
         (``system_prompt.tools``) gives snippets and guidelines the context does not."""
         from pipeline.prompt import render_sections, with_catalog
 
-        return render_sections(self.profile, with_catalog(self.profile, context) if catalog else context)
+        return render_sections(self.render_plan, with_catalog(self.render_plan, context) if catalog else context)
 
     def render_system_prompt(self, context: RenderContext, *, catalog: bool = True) -> str:
         """The system prompt for ``context`` (:func:`pipeline.prompt.render_system_prompt`),
         with the profile's tool catalog unless ``catalog=False``."""
         from pipeline.prompt import render_system_prompt, with_catalog
 
-        return render_system_prompt(self.profile, with_catalog(self.profile, context) if catalog else context)
+        return render_system_prompt(self.render_plan, with_catalog(self.render_plan, context) if catalog else context)
 
     def system_sections(self, context: RenderContext, *, catalog: bool = True) -> dict[str, str] | None:
         """The record of named sections for ``context`` (name → text, in order); ``None`` for a forced prompt."""
@@ -151,7 +151,7 @@ class Pipeline(CompiledProfile):
         ``pipeline render`` gathers them (:func:`pipeline.prompt.inputs.gather`)."""
         from pipeline.prompt.inputs import RenderRequest, gather
 
-        return gather(self.profile, request or RenderRequest())
+        return gather(self.render_plan, request or RenderRequest())
 
     # ------------------------------------------------------------------ templates
 

@@ -4,12 +4,18 @@ Compiling a shipped profile (``default``, ``minimal``...) gives the same result 
 time for the same code and the same files, so :func:`cached` keeps it as a pickle in
 ``$XDG_CACHE_HOME/context-pipeline/profiles/`` (else ``~/.cache/...``; never inside the
 installed package). The key covers everything the result depends on: the package
-version, Python's and pydantic's versions, the bytes of every shipped profile and
-grammar, and the size and modification time of every module of the package (so an
-edited checkout invalidates it too). A file whose key differs, that does not load, that
-another user owns or that holds something else is ignored and written again; a cache
-that cannot be written is simply not used. Only the profile front end
-(:mod:`pipeline.compiler`) calls this, for built-in profiles without overrides.
+version, Python's and pydantic's versions (pydantic's read from its ``version.py``, not
+imported), the bytes of every shipped profile and grammar, and the size and
+modification time of every module of the package (so an edited checkout invalidates it
+too). A file whose key differs, that does not load, that another user owns or that
+holds something else is ignored and written again; a cache that cannot be written is
+simply not used. The profile front end (:mod:`pipeline.compiler`) calls :func:`cached`,
+for built-in profiles without overrides.
+
+A file holds two pickles one after the other: a head ``(FORMAT, label, key, (render
+plan, warnings))`` and the whole compiled profile. :func:`cached_plan` reads the head
+only, so ``pipeline render`` gets the :class:`~pipeline.model.render_plan.RenderPlan`
+without unpickling (or defining) the profile's pydantic models.
 """
 
 from __future__ import annotations
@@ -18,15 +24,14 @@ import hashlib
 import os
 import pickle
 import sys
-import tempfile
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Optional
 
-from pipeline.resources import data_dir
+from pipeline.resources import data_dir, resolve_profile
 
 #: Bumped when what a cache file holds changes shape.
-FORMAT = 1
+FORMAT = 2
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -71,30 +76,51 @@ def cached(label: str, compile: Callable[[], Any]) -> Any:
         key = _source_key()
     except OSError:
         return compile()
-    path = cache_dir() / "profiles" / f"{hashlib.sha256(label.encode()).hexdigest()[:24]}.pickle"
-    found = _read(path, label, key)
+    path = _path(label)
+    found = _read(path, label, key, whole=True)
     if found is not None:
         return found
     compiled = compile()
-    _write(path, (FORMAT, label, key, compiled))
+    _write(path, (FORMAT, label, key, (compiled.render_plan, compiled.warnings)), compiled)
     return compiled
 
 
-def _read(path: Path, label: str, key: str) -> Any:
+def cached_plan(path_or_name: str) -> Optional[tuple[Any, tuple[Any, ...]]]:
+    """``(render plan, warnings)`` of the built-in profile ``path_or_name`` (a name,
+    ``builtin:NAME`` or a shipped file's path) when the cache holds it, else None (then
+    compile it; that fills the cache). Reads the file's head only: no profile model is loaded."""
+    try:
+        path, label = resolve_profile(path_or_name)
+        if not is_builtin(path):
+            return None
+        return _read(_path(label), label, _source_key(), whole=False)
+    except Exception:  # not a built-in, or nothing usable stored: the compiler says what is wrong
+        return None
+
+
+def _path(label: str) -> Path:
+    return cache_dir() / "profiles" / f"{hashlib.sha256(label.encode()).hexdigest()[:24]}.pickle"
+
+
+def _read(path: Path, label: str, key: str, *, whole: bool) -> Any:
+    """The head's value, or with ``whole`` the compiled profile after it; None when unusable."""
     try:
         with open(path, "rb") as handle:
             if os.fstat(handle.fileno()).st_uid != os.getuid():
                 return None
-            stored = pickle.load(handle)
+            head = pickle.load(handle)
+            if not (isinstance(head, tuple) and len(head) == 4 and head[:3] == (FORMAT, label, key)):
+                return None
+            return pickle.load(handle) if whole else head[3]
     except Exception:  # missing, unreadable, corrupt or from other code: compile again
         return None
-    if not (isinstance(stored, tuple) and len(stored) == 4 and stored[:3] == (FORMAT, label, key)):
-        return None
-    return stored[3]
 
 
-def _write(path: Path, value: Any) -> None:
-    """Write atomically (a temporary file renamed over the old one); never fail the caller."""
+def _write(path: Path, *values: Any) -> None:
+    """Write ``values`` as consecutive pickles, atomically (a temporary file renamed over
+    the old one); never fail the caller."""
+    import tempfile  # only a compile writes: a start that reads the cache does not import it
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pickle")
@@ -102,7 +128,8 @@ def _write(path: Path, value: Any) -> None:
         return
     try:
         with os.fdopen(fd, "wb") as handle:
-            pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            for value in values:
+                pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(temp, path)
     except Exception:
         Path(temp).unlink(missing_ok=True)
@@ -115,6 +142,11 @@ def _version() -> str:
 
 
 def _pydantic_version() -> str:
-    from pydantic.version import VERSION
+    """The text of pydantic's ``version`` module, read, not imported (importing pydantic is
+    what a cached render plan spares)."""
+    from importlib.util import find_spec
 
-    return VERSION
+    spec = find_spec("pydantic")
+    if spec is None or not spec.submodule_search_locations:
+        return "?"
+    return (Path(spec.submodule_search_locations[0]) / "version.py").read_text(encoding="utf-8")

@@ -1,6 +1,7 @@
 """The compiled-profile cache: used for built-in profiles, invalidated by any change of
 what the result depends on, ignored when corrupt, stale or foreign; and the cold start
-of `pipeline render` that it serves does not import ruamel.yaml, lark or httpx."""
+of `pipeline render` that it serves reads only the render plan and imports neither
+pydantic nor ruamel.yaml, lark or httpx."""
 
 from __future__ import annotations
 
@@ -41,6 +42,16 @@ def _files(directory: Path) -> list[Path]:
     return sorted(directory.glob("*.pickle")) if directory.is_dir() else []
 
 
+def _records(path: Path) -> tuple[tuple, object]:
+    """A cache file's two pickles: the head ``(format, label, key, (plan, warnings))`` and the compiled profile."""
+    with open(path, "rb") as handle:
+        return pickle.load(handle), pickle.load(handle)
+
+
+def _store(path: Path, head: tuple, compiled: object) -> None:
+    path.write_bytes(pickle.dumps(head) + pickle.dumps(compiled))
+
+
 def test_cache_lives_under_xdg_cache_home_or_home(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert profile_cache.cache_dir() == tmp_path / "context-pipeline"
@@ -77,17 +88,19 @@ def test_a_corrupt_file_is_ignored_and_written_again(cache_home):
     stored.write_bytes(b"not a pickle at all")
     again = compile_profile("minimal")
     assert same(again, compile_fresh("minimal"))
-    assert same(pickle.loads(stored.read_bytes())[3], again)
+    head, compiled = _records(stored)
+    assert same(compiled, again) and head[3] == (again.render_plan, again.warnings)
 
 
 def test_a_stale_key_is_ignored_and_written_again(cache_home):
     compile_profile("minimal")
     [stored] = _files(cache_home)
-    fmt, label, key, compiled = pickle.loads(stored.read_bytes())
+    (fmt, label, key, _), compiled = _records(stored)
     stale = compile_fresh("default")  # another profile under an old key: must never come back
-    stored.write_bytes(pickle.dumps((fmt, label, "0" * 64, stale)))
+    _store(stored, (fmt, label, "0" * 64, (stale.render_plan, stale.warnings)), stale)
+    assert profile_cache.cached_plan("minimal") is None
     assert same(compile_profile("minimal"), compiled) and not same(compiled, stale)
-    assert pickle.loads(stored.read_bytes())[2] == key
+    assert _records(stored)[0][2] == key
 
 
 def test_the_key_changes_with_any_input(tmp_path):
@@ -117,17 +130,33 @@ def test_the_version_is_the_distributions():
     assert pipeline.__version__ == project["version"]
 
 
-def test_render_cold_start_imports_no_yaml_grammar_or_http_library(tmp_path):
+def test_render_cold_start_imports_no_yaml_grammar_http_library_or_pydantic(tmp_path):
     """Run twice in fresh interpreters: the first fills the cache, the second is what a
-    user's every later start is. ``-X importtime`` lists every module imported."""
+    user's every later start is: it renders from the cached render plan, so not even
+    pydantic is imported. ``-X importtime`` lists every module imported."""
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
     code = "import sys; from pipeline.cli import main; sys.exit(main(['render']))"
+    runs = []
     for run in (1, 2):
         proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=env, cwd=tmp_path,
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
-        assert "You are" in proc.stdout or proc.stdout.strip()
-    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
-    assert "pipeline.model.profile" in imported  # the listing is real
-    heavy = sorted(m for m in imported if m.split(".")[0] in ("ruamel", "lark", "httpx", "jinja2"))
+        runs.append(proc)
+    first, second = runs
+    assert second.stdout == first.stdout and "You are" in second.stdout  # the same prompt, from the plan
+    imported = {line.rsplit("|", 1)[-1].strip() for line in second.stderr.splitlines() if "|" in line}
+    assert {"pipeline.model.render_plan", "pipeline.prompt.render"} <= imported  # the listing is real
+    heavy = sorted(m for m in imported if m.split(".")[0] in ("ruamel", "lark", "httpx", "jinja2", "pydantic", "pydantic_core"))
     assert heavy == []
+    assert not any(m in imported for m in ("pipeline.model.profile", "pipeline.model.prompt", "pipeline.compiler"))
+    filled = {line.rsplit("|", 1)[-1].strip() for line in first.stderr.splitlines() if "|" in line}
+    assert "pydantic" in filled  # the first run compiled the profile: the check above can fail
+
+
+def test_the_plan_alone_is_read_for_a_cached_builtin(cache_home):
+    compiled = compile_profile("default")
+    plan, warnings = profile_cache.cached_plan("default")
+    assert (plan, warnings) == (compiled.render_plan, compiled.warnings)
+    assert profile_cache.cached_plan("builtin:default") == (plan, warnings)
+    assert profile_cache.cached_plan("minimal") is None  # not compiled yet: nothing stored
+    assert profile_cache.cached_plan("no-such-profile") is None  # the compiler will say what is wrong

@@ -59,19 +59,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pipeline.report.output import write_output
+
+    if args.scenario is None and args.format == "text":
+        write_output(_text(args), args.output)
+        return 0
     from pipeline.report import build_prompt_report
 
+    pipeline, context, notes = _inputs(args)
+    _warn(pipeline.warnings, notes)
+    report = build_prompt_report(pipeline, context, label=args.scenario or "")
+    write_output(_format(report, args.format), args.output)
+    return 0
+
+
+def _text(args: argparse.Namespace) -> str:
+    """The prompt alone, rendered from the profile's render plan: for a built-in profile
+    the cache's plan (no profile model is loaded), else the compiled profile's."""
+    from pipeline import profile_cache
+    from pipeline.prompt import render_system_prompt
+    from pipeline.prompt.inputs import gather
+
+    found = profile_cache.cached_plan(args.profile)
+    if found is None:
+        from pipeline import compile_profile
+
+        pipeline = compile_profile(args.profile)
+        found = pipeline.render_plan, pipeline.warnings
+    plan, warnings = found
+    gathered = gather(plan, request_from_args(args))
+    _warn(warnings, gathered.diagnostics)
+    return render_system_prompt(plan, gathered.context) + "\n"
+
+
+def _warn(warnings, notes) -> None:
+    """The profile's warnings, then one for each skill discovery skipped."""
     from pipeline.cli._report import report
     from pipeline.errors import Location, Problem
 
-    pipeline, context, notes = _inputs(args)
     skipped = [Problem(note.message, Location(note.path), severity="warning", code="profile.skipped-skill") for note in notes]
-    report([*pipeline.warnings, *skipped])
-    report = build_prompt_report(pipeline, context, label=args.scenario or "")
-    from pipeline.report.output import write_output
-
-    write_output(_format(report, args.format), args.output)
-    return 0
+    report([*warnings, *skipped])
 
 
 def _inputs(args: argparse.Namespace):

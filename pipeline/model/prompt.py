@@ -9,6 +9,7 @@ from typing import Annotated, Literal, Optional
 from pydantic import Field, field_validator, model_validator
 
 from pipeline.model.base import FrozenDict, Strict
+from pipeline.model.render_plan import DEFAULT_CONTEXT_FILES, CallerRule
 from pipeline.model.text import Text
 
 #: Render inputs a section condition can test for presence.
@@ -139,11 +140,7 @@ class CallerSections(Strict):
 
     def refusal(self, name: str) -> Optional[str]:
         """Why ``name`` is refused, or None when it is accepted."""
-        if name in self.reserved:
-            return "is reserved"
-        if re.fullmatch(self.pattern, name) is None:
-            return f"does not match the name rule {self.pattern}"
-        return None
+        return CallerRule(self.pattern, self.reserved, self.wrap).refusal(name)
 
 
 class PatchTexts(Strict):
@@ -152,10 +149,6 @@ class PatchTexts(Strict):
     changed: Text = Field(description="opens a changed or added section (its text follows after a blank line)")
     removed: Text = Field(description="stands for a section that is no longer part of the prompt")
     separator: str = Field("\n\n", description="between the parts of the framed patch")
-
-
-#: pi's context-file names, tried in this order in each directory (the first that exists is used).
-DEFAULT_CONTEXT_FILES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
 
 
 class SystemPrompt(Strict):

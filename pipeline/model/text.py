@@ -3,7 +3,9 @@
 A :class:`Text` is what every prose field of a profile holds: the raw string (kept for
 ``explain``, diffs and the JSON Schema) and the parsed parts. ``render`` substitutes
 values in one pass; inserted values are never re-scanned. Which variables a field may
-use is checked by the compiler, which knows each field's context.
+use is checked by the compiler, which knows each field's context. This module imports no
+pydantic (only its schema hooks do, when a model is built), so a text can be loaded and
+rendered without the profile's models (:mod:`pipeline.model.render_plan`).
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping
 
-from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
-from pydantic_core import PydanticCustomError, core_schema
-
 from pipeline.resources import grammar_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,8 @@ class Text:
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler):
         # One plain validator (not a union), so a wrong type is one clear error.
+        from pydantic_core import core_schema
+
         return core_schema.json_or_python_schema(
             json_schema=core_schema.chain_schema(
                 [core_schema.str_schema(), core_schema.no_info_plain_validator_function(cls._coerce)]
@@ -156,4 +161,6 @@ class Text:
             return value
         if isinstance(value, str):
             return cls(value)
+        from pydantic_core import PydanticCustomError
+
         raise PydanticCustomError("string_type", "Input should be a valid string")

@@ -9,19 +9,24 @@ the context it is given.
 from __future__ import annotations
 
 from pipeline.errors import Problem, ProfileError
-from pipeline.model import Profile
+from pipeline.model.render_plan import RenderPlan
 from pipeline.prompt.context import RenderContext
+from pipeline.prompt.render import plan_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.model import Profile
 
 
-def catalog_inputs(profile: Profile) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+def catalog_inputs(profile: "Profile | RenderPlan") -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
     """Snippets and guidelines of the profile's tool catalog (``system_prompt.tools``)."""
-    catalog = getattr(profile.system_prompt, "tools", None) or {}
-    snippets = {name: _plain(tool.snippet, name) for name, tool in catalog.items() if tool.snippet is not None}
-    guidelines = {name: tuple(_plain(g, name) for g in tool.guidelines) for name, tool in catalog.items() if tool.guidelines}
+    catalog = plan_of(profile).catalog
+    snippets = {tool.name: _plain(tool.snippet, tool.name) for tool in catalog if tool.snippet is not None}
+    guidelines = {tool.name: tuple(_plain(g, tool.name) for g in tool.guidelines) for tool in catalog if tool.guidelines}
     return snippets, guidelines
 
 
-def with_catalog(profile: Profile, context: RenderContext) -> RenderContext:
+def with_catalog(profile: "Profile | RenderPlan", context: RenderContext) -> RenderContext:
     """``context`` with the catalog's snippets and guidelines for every tool it gives none for."""
     snippets, guidelines = catalog_inputs(profile)
     if not snippets and not guidelines:

@@ -35,7 +35,7 @@ from pipeline.agentdir import agent_dir as default_agent_dir
 from pipeline.errors import PipelineError
 from pipeline.js import js_trim, js_truthy
 from pipeline.limits import WALK_MAX_DEPTH
-from pipeline.model.prompt import DEFAULT_CONTEXT_FILES
+from pipeline.model.render_plan import DEFAULT_CONTEXT_FILES
 from pipeline.prompt.context import ContextFile, Skill
 
 CONTEXT_FILE_NAMES = DEFAULT_CONTEXT_FILES

@@ -17,10 +17,15 @@ from typing import Optional
 
 from pipeline import files
 from pipeline.errors import Location, PipelineError, Problem
-from pipeline.model import Profile
+from pipeline.model.render_plan import RenderPlan
 from pipeline.prompt.context import ContextFile, RenderContext
-from pipeline.prompt.discover import Diagnostic, discover, discover_skills
 from pipeline.prompt.catalog import catalog_inputs
+from pipeline.prompt.render import plan_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.model import Profile
+    from pipeline.prompt.discover import Diagnostic
 
 
 @dataclass(frozen=True)
@@ -74,7 +79,7 @@ def _as_input(message: str, what: str) -> str:
     return message if message.startswith(f"cannot use {what}") else f"cannot use {what}: {message}"
 
 
-def tool_texts(profile: Profile, request: RenderRequest) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+def tool_texts(profile: "Profile | RenderPlan", request: RenderRequest) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
     """Snippets and guidelines: the catalog's, then the request's per tool."""
     snippets, guidelines = catalog_inputs(profile) if request.catalog else ({}, {})
     snippets.update(dict(request.tool_snippets))
@@ -85,22 +90,13 @@ def tool_texts(profile: Profile, request: RenderRequest) -> tuple[dict[str, str]
     return snippets, guidelines
 
 
-def gather(profile: Profile, request: RenderRequest) -> Gathered:
+def gather(profile: "Profile | RenderPlan", request: RenderRequest) -> Gathered:
     """The render context for ``request`` (reads the files it names; discovers when asked)."""
     cwd = request.cwd if request.cwd is not None else os.getcwd()
     if request.discover:
         cwd = _existing_dir(cwd)
     _check_skill_paths(request.skill_paths)
-    custom, appends, files, skills, notes = None, (), (), (), ()
-    if request.discover:
-        found = discover(cwd, request.agent_dir, skill_paths=request.skill_paths, trusted=request.trusted,
-                         context_names=profile.system_prompt.context_file_names)
-        custom, appends, files, skills, notes = (
-            found.custom_prompt, found.append_prompts, found.context_files, found.skills, found.diagnostics
-        )
-    elif request.skill_paths:
-        scan = discover_skills(cwd, paths=request.skill_paths, defaults=False)
-        skills, notes = scan.skills, scan.diagnostics
+    custom, appends, files, skills, notes = _discovered(cwd, profile, request)
     if request.custom_prompt_file is not None:
         custom = read_input_file(request.custom_prompt_file, "custom prompt")
     if request.append_files:
@@ -119,6 +115,21 @@ def gather(profile: Profile, request: RenderRequest) -> Gathered:
         skills=skills,
     )
     return Gathered(context, tuple(notes))
+
+
+def _discovered(cwd: str, profile: "Profile | RenderPlan", request: RenderRequest) -> tuple:
+    """(custom prompt, append prompts, context files, skills, diagnostics) that discovery
+    finds, or the named skill paths alone; the file system is searched only when asked."""
+    if not (request.discover or request.skill_paths):
+        return None, (), (), (), ()
+    from pipeline.prompt.discover import discover, discover_skills
+
+    if request.discover:
+        found = discover(cwd, request.agent_dir, skill_paths=request.skill_paths, trusted=request.trusted,
+                         context_names=plan_of(profile).context_file_names)
+        return found.custom_prompt, found.append_prompts, found.context_files, found.skills, found.diagnostics
+    scan = discover_skills(cwd, paths=request.skill_paths, defaults=False)
+    return None, (), (), scan.skills, scan.diagnostics
 
 
 def _context_file(path: str) -> ContextFile:

@@ -21,8 +21,11 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Optional
 
-from pipeline.model.prompt import PatchTexts
 from pipeline.prompt.render import RenderedSection
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.model.prompt import PatchTexts
 
 Record = Mapping[str, str]
 Patch = dict[str, Optional[str]]

@@ -5,6 +5,10 @@ Pure: no clock, no environment, no file system. Layout follows
 the first rendered section drops its separator; a list section without items renders
 ``empty`` or is left out. What each kind inserts and which inputs it reads mirrors pi
 0.84.0's ``buildSystemPrompt`` (see ``docs/rendering.md``).
+
+The renderer reads a :class:`~pipeline.model.render_plan.RenderPlan` (plain data, no
+pydantic): a :class:`~pipeline.model.Profile` given instead is planned first, so a plan
+loaded from the compiled-profile cache and a profile render through the same code.
 """
 
 from __future__ import annotations
@@ -15,8 +19,13 @@ from typing import Callable, Iterable, Mapping, Optional
 
 from pipeline.errors import PipelineError, Problem, ProfileError
 from pipeline.js import JS_WS_RE, js_trim
-from pipeline.model import Profile, Rule, Section, Text, When
+from pipeline.model.render_plan import Condition, RenderPlan, RulePlan, SectionPlan
+from pipeline.model.text import Text
 from pipeline.prompt.context import RenderContext, Skill
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.model import Profile
 
 _LINE_BREAKS = re.compile(r"[\r\n]+")
 _JS_SPACES = re.compile(JS_WS_RE + "+")
@@ -63,7 +72,7 @@ class _State:
 # --------------------------------------------------------------------------- public API
 
 
-def render_system_prompt(profile: Profile, context: RenderContext) -> str:
+def render_system_prompt(profile: "Profile | RenderPlan", context: RenderContext) -> str:
     """The system prompt for ``context``: the rendered sections joined with their separators
     (``context.forced_prompt`` instead, when it is set)."""
     if context.forced_prompt is not None:
@@ -71,27 +80,37 @@ def render_system_prompt(profile: Profile, context: RenderContext) -> str:
     return "".join(s.separator + s.text for s in render_sections(profile, context))
 
 
-def render_sections(profile: Profile, context: RenderContext) -> tuple[RenderedSection, ...]:
+def render_sections(profile: "Profile | RenderPlan", context: RenderContext) -> tuple[RenderedSection, ...]:
     """The sections of ``profile`` that appear in the prompt for exactly ``context``
     (no tool catalog added: see :func:`pipeline.prompt.with_catalog`), in output order;
     none for a forced prompt. Sections sharing a name are alternatives (the first that
     renders counts); the caller's named sections replace or follow them."""
-    if not isinstance(profile, Profile):
-        raise TypeError(f"render_sections takes a Profile (a Pipeline renders with .render_sections), got {type(profile).__name__}")
-    _check_caller_names(profile, context)
+    plan = plan_of(profile)
+    _check_caller_names(plan, context)
     if context.forced_prompt is not None:
         return ()
-    state = _derive(profile, context)
-    drop_empty = profile.system_prompt.join is not None
+    state = _derive(plan, context)
+    drop_empty = plan.join is not None
     out: list[RenderedSection] = []
-    for index, section in enumerate(profile.system_prompt.sections):
+    for index, section in enumerate(plan.sections):
         name = section.record_name
         if any(s.name == name for s in out):
             continue
         rendered = _render_one(section, state)
         if rendered is not None and not (drop_empty and rendered[0] == ""):
             out.append(RenderedSection(section.id, section.kind, index, section.separator, *rendered, name=name))
-    return _separated(_with_caller_sections(out, profile, context), profile.system_prompt.join)
+    return _separated(_with_caller_sections(out, plan, context), plan.join)
+
+
+def plan_of(source: "Profile | RenderPlan") -> RenderPlan:
+    """``source`` itself when it is a plan, else the plan of a :class:`~pipeline.model.Profile`."""
+    if isinstance(source, RenderPlan):
+        return source
+    from pipeline.model.profile import Profile  # defined already when one is given
+
+    if not isinstance(source, Profile):
+        raise TypeError(f"render_sections takes a Profile or a RenderPlan (a Pipeline renders with .render_sections), got {type(source).__name__}")
+    return RenderPlan.of(source.system_prompt)
 
 
 def _separated(sections: list[RenderedSection], join: Optional[str]) -> tuple[RenderedSection, ...]:
@@ -101,11 +120,11 @@ def _separated(sections: list[RenderedSection], join: Optional[str]) -> tuple[Re
     )
 
 
-def _check_caller_names(profile: Profile, context: RenderContext) -> None:
+def _check_caller_names(plan: RenderPlan, context: RenderContext) -> None:
     """Every caller section name follows the profile's rule, checked before anything renders."""
     if not context.sections:
         return
-    rule = profile.system_prompt.caller_sections
+    rule = plan.caller_sections
     problems = []
     for name in context.sections:
         why = "cannot be used: this profile takes no caller sections" if rule is None else rule.refusal(name)
@@ -118,9 +137,9 @@ def _check_caller_names(profile: Profile, context: RenderContext) -> None:
         raise ProfileError(problems)
 
 
-def _with_caller_sections(out: list[RenderedSection], profile: Profile, context: RenderContext) -> list[RenderedSection]:
+def _with_caller_sections(out: list[RenderedSection], plan: RenderPlan, context: RenderContext) -> list[RenderedSection]:
     """The caller's named sections: in place of a rendered one of the same name, else appended."""
-    rule = profile.system_prompt.caller_sections
+    rule = plan.caller_sections
     for name, body in context.sections.items():
         if body == "":
             continue
@@ -165,8 +184,8 @@ def xml_escape(value: str) -> str:
 # --------------------------------------------------------------------------- derived state
 
 
-def _derive(profile: Profile, ctx: RenderContext) -> _State:
-    selected = ctx.tools if ctx.tools is not None else tuple(profile.system_prompt.default_tools)
+def _derive(plan: RenderPlan, ctx: RenderContext) -> _State:
+    selected = ctx.tools if ctx.tools is not None else plan.default_tools
     tools = tuple(t for t in selected if t not in ctx.hidden_tools)
     append = "\n\n".join(ctx.append_prompts)
     return _State(
@@ -200,7 +219,7 @@ def _tool_guidelines(ctx: RenderContext, tools: tuple[str, ...]) -> tuple[str, .
     return tuple(out)
 
 
-def _holds(when: Optional[When], state: _State) -> bool:
+def _holds(when: Optional[Condition], state: _State) -> bool:
     if when is None:
         return True
     selected = set(state.tools)
@@ -216,7 +235,7 @@ def _holds(when: Optional[When], state: _State) -> bool:
 # --------------------------------------------------------------------------- sections
 
 
-def _render_one(section: Section, state: _State) -> Optional[tuple[str, Optional[int]]]:
+def _render_one(section: SectionPlan, state: _State) -> Optional[tuple[str, Optional[int]]]:
     if section.replaced_by_custom_prompt and state.custom is not None:
         return None
     if not _holds(section.when, state):
@@ -250,23 +269,23 @@ def _fill(text: Optional[Text], env: Mapping[str, str], where: str, key: str) ->
 Body = tuple[Optional[str], Optional[int]]
 
 
-def _text_body(section: Section, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
+def _text_body(section: SectionPlan, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
     return _fill(section.text, env, _key(section), "text"), None
 
 
-def _custom_body(section: Section, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
+def _custom_body(section: SectionPlan, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
     return state.custom, None
 
 
-def _append_body(section: Section, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
+def _append_body(section: SectionPlan, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
     return state.append, None
 
 
-def _key(section: Section) -> str:
+def _key(section: SectionPlan) -> str:
     return f"system_prompt.sections.{section.id}"
 
 
-def _list_body(items: list[dict[str, str]], section: Section, env: dict, esc: Callable[[str], str]) -> Body:
+def _list_body(items: list[dict[str, str]], section: SectionPlan, env: dict, esc: Callable[[str], str]) -> Body:
     where = _key(section)
     if not items:
         if section.empty is None:
@@ -276,18 +295,18 @@ def _list_body(items: list[dict[str, str]], section: Section, env: dict, esc: Ca
     return section.item_separator.join(parts), len(items)
 
 
-def _tool_list_body(section: Section, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
+def _tool_list_body(section: SectionPlan, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
     snippets = _snippets(state.context, section.snippets)
     items = [{"name": n, "snippet": snippets[n]} for n in state.tools if n in snippets]
     return _list_body(items, section, env, esc)
 
 
-def _rules_body(section: Section, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
+def _rules_body(section: SectionPlan, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
     rules = _collect_rules(section.rules, state, env, _key(section))
     return _list_body([{"rule": r} for r in rules], section, env, esc)
 
 
-def _collect_rules(rules: tuple[Rule, ...], state: _State, env: dict, key: str) -> list[str]:
+def _collect_rules(rules: tuple[RulePlan, ...], state: _State, env: dict, key: str) -> list[str]:
     """Rule texts in order: trimmed, empties dropped, de-duplicated by exact text (first kept)."""
     seen: dict[str, None] = {}
     for i, rule in enumerate(rules):
@@ -300,7 +319,7 @@ def _collect_rules(rules: tuple[Rule, ...], state: _State, env: dict, key: str) 
     return list(seen)
 
 
-def _rule_texts(rule: Rule, state: _State, env: dict, where: str) -> tuple[str, ...]:
+def _rule_texts(rule: RulePlan, state: _State, env: dict, where: str) -> tuple[str, ...]:
     if rule.from_ == "tool_guidelines":
         return state.tool_guidelines
     if rule.from_ == "caller_guidelines":
@@ -308,12 +327,12 @@ def _rule_texts(rule: Rule, state: _State, env: dict, where: str) -> tuple[str, 
     return (_fill(rule.text, env, where, "text"),)
 
 
-def _context_files_body(section: Section, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
+def _context_files_body(section: SectionPlan, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
     items = [{"path": f.path, "content": f.content} for f in state.context.context_files]
     return _list_body(items, section, env, esc)
 
 
-def _skills_body(section: Section, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
+def _skills_body(section: SectionPlan, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
     items = [
         {"name": s.name, "description": s.description, "location": s.file_path, "base_dir": s.base_dir}
         for s in state.visible_skills
@@ -321,7 +340,7 @@ def _skills_body(section: Section, state: _State, env: dict, esc: Callable[[str]
     return _list_body(items, section, env, esc)
 
 
-_BODIES: dict[str, Callable[[Section, _State, dict, Callable[[str], str]], Body]] = {
+_BODIES: dict[str, Callable[[SectionPlan, _State, dict, Callable[[str], str]], Body]] = {
     "text": _text_body,
     "custom_prompt": _custom_body,
     "append_prompt": _append_body,

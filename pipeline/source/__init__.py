@@ -13,7 +13,8 @@ from pathlib import Path
 
 from pipeline.errors import Problem
 
-from pipeline.source.chain import BUILTIN, builtin_names, builtin_of, display_path, read_chain
+from pipeline.resources import display_path
+from pipeline.source.chain import BUILTIN, builtin_names, builtin_of, read_chain
 from pipeline.source.merge import merge_layers
 from pipeline.source.reader import parse
 from pipeline.source.tree import SourceEntry, SourceMap, Span, flatten

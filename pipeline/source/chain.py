@@ -12,15 +12,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from pipeline.errors import Location, Problem, ProfileError, did_you_mean
+from pipeline.errors import Location, Problem, ProfileError
+from pipeline.resources import BUILTIN, builtin_path, suggest_builtin
+from pipeline.resources import builtin_profiles as builtin_names
 from pipeline.source.reader import load
 from pipeline.source.tree import Map, Scalar
 
 #: Longest ``extends:`` chain accepted.
 MAX_CHAIN = 32
-BUILTIN = "builtin:"
-
-
 @dataclass(frozen=True)
 class Layer:
     """One file of an ``extends:`` chain, parsed."""
@@ -28,22 +27,6 @@ class Layer:
     label: str  # how the file is named in messages
     real: str  # its resolved path, for cycle detection
     tree: Map
-
-
-def display_path(path: Path) -> str:
-    """A path as messages show it: relative to the working directory when inside it."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:  # another drive on Windows
-        return str(path)
-    return str(path) if rel.startswith("..") else rel
-
-
-def builtin_names() -> dict[str, Path]:
-    """The built-in profiles (``configs/*.yaml``) by name."""
-    from pipeline.resources import builtin_profiles
-
-    return builtin_profiles()
 
 
 def builtin_of(file: str) -> str | None:
@@ -144,27 +127,6 @@ def _not_a_file(path: Path) -> str | None:
     if stat.S_ISREG(mode):
         return None
     return "is a directory" if stat.S_ISDIR(mode) else "is not a regular file"
-
-
-def builtin_path(name: str, location: Location | None = None, key: str | None = None) -> tuple[Path, str]:
-    """The file and display label of ``builtin:NAME``; an unknown name is an error at ``location``."""
-    builtins = builtin_names()
-    if name not in builtins:
-        hint = suggest_builtin(name) or "built-in profiles: " + ", ".join(sorted(builtins))
-        raise ProfileError(Problem(f"unknown built-in profile `builtin:{name}`", location, key=key, hint=hint, code="profile.unknown-builtin"))
-    path = builtins[name]
-    return path, display_path(path)
-
-
-def suggest_builtin(name: str) -> str | None:
-    """"did you mean `builtin:NAME`?" when ``name`` is close to a built-in profile's name,
-    or is the last part of one (``team`` for ``examples/team``)."""
-    names = builtin_names()
-    by_stem = [n for n in names if n.rsplit("/", 1)[-1] == Path(name).stem and n != name]
-    if len(by_stem) == 1:
-        return f"did you mean `builtin:{by_stem[0]}`?"
-    hint = did_you_mean(name, names)
-    return hint.replace("`", "`builtin:", 1) if hint else None
 
 
 def _builtin_hint(target: str) -> str | None:
