@@ -113,7 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ctrl_c = _CtrlC()
     try:
         ctrl_c.install()
-        return _main(argv)
+        status = _main(argv)
+        return _interrupted() if ctrl_c.swallowed else status
     except BaseException as err:  # noqa: BLE001 - re-raised unless Ctrl-C caused it
         if isinstance(err, KeyboardInterrupt) or ctrl_c.seen:
             return _interrupted()
@@ -127,13 +128,17 @@ class _CtrlC:
 
     The note matters when the interrupt lands inside an extension module's import: it
     may come out as another exception (pydantic-core turns a failed import into a Rust
-    panic), which is then still reported as the interrupt it was. The previous handler is
-    restored when ``main`` returns, so an in-process caller keeps its own.
+    panic), which is then still reported as the interrupt it was. An interrupt that lands
+    in a callback the interpreter runs itself (an import lock's weakref callback) cannot
+    propagate: Python prints it as "Exception ignored" and goes on; it is noted instead
+    (``swallowed``) and ``main`` ends as interrupted. The previous handlers are restored
+    when ``main`` returns, so an in-process caller keeps its own.
     """
 
     def __init__(self) -> None:
-        self.seen = False
+        self.seen = self.swallowed = False
         self.previous = None
+        self.previous_hook = sys.unraisablehook
 
     def install(self) -> None:
         import signal
@@ -142,16 +147,25 @@ class _CtrlC:
             self.previous = signal.signal(signal.SIGINT, self._handle)
         except (ValueError, OSError):  # not the main thread: leave signals alone
             self.previous = None
+            return
+        sys.unraisablehook = self._unraisable
 
     def _handle(self, signum, frame) -> None:
         self.seen = True
         raise KeyboardInterrupt
+
+    def _unraisable(self, info) -> None:
+        if isinstance(info.exc_value, KeyboardInterrupt):
+            self.swallowed = True
+            return
+        self.previous_hook(info)
 
     def restore(self) -> None:
         if self.previous is not None:
             import signal
 
             signal.signal(signal.SIGINT, self.previous)
+            sys.unraisablehook = self.previous_hook
 
 
 def _interrupted() -> int:

@@ -95,13 +95,13 @@ def test_a_complete_write_into_a_pipe_is_success():
 #: ``pipeline.cli``, which import nothing else (the next test but one holds them to it);
 #: everything heavy (argparse, the commands, pydantic, ruamel.yaml) is imported inside
 #: ``main``, where Ctrl-C is handled. On a loaded machine the signal can still land in the
-#: few steps of this line between the ``print`` and the call of ``main``: that interrupt is
+#: few steps between the ``print`` (still inside it, once the line is out) and the call of ``main``: that interrupt is
 #: raised in this line's own frame (no deeper frame), the starter exits with
 #: ``BEFORE_MAIN`` and the attempt is made again; one that escapes ``main`` has frames
 #: below this one and is shown as the traceback it is.
 BEFORE_MAIN = 99
-STARTER = ("import sys\nfrom pipeline.cli import main\nprint('ready', flush=True)\n"
-           "try:\n    code = main(sys.argv[1:])\n"
+STARTER = ("import sys\nfrom pipeline.cli import main\n"
+           "try:\n    print('ready', flush=True)\n    code = main(sys.argv[1:])\n"
            "except KeyboardInterrupt as stop:\n"
            "    if stop.__traceback__.tb_next is not None: raise\n"
            f"    code = {BEFORE_MAIN}\n"
@@ -138,8 +138,30 @@ def test_sigint_handler_leaves_the_in_process_caller_alone():
     from pipeline.cli import main
 
     before = signal.getsignal(signal.SIGINT)
+    hook = sys.unraisablehook
     assert main(["validate", str(ROOT / "configs" / "minimal.yaml")]) == 0
     assert signal.getsignal(signal.SIGINT) is before
+    assert sys.unraisablehook is hook
+
+
+def test_an_interrupt_the_interpreter_swallows_still_ends_the_command(capsys):
+    """Ctrl-C inside a callback Python runs itself (an import lock's weakref callback, a
+    ``__del__``) is printed as "Exception ignored" and lost; the command notes it instead
+    and ends as interrupted, without that traceback."""
+    from pipeline.cli import _CtrlC
+
+    class Finalizer:
+        def __del__(self):
+            raise KeyboardInterrupt
+
+    ctrl_c = _CtrlC()
+    ctrl_c.install()
+    try:
+        Finalizer()  # collected at once: its exception goes to sys.unraisablehook
+    finally:
+        ctrl_c.restore()
+    assert ctrl_c.swallowed
+    assert "Exception ignored" not in capsys.readouterr().err
 
 
 def test_importing_the_cli_runs_no_heavy_import():
