@@ -96,6 +96,11 @@ class Runtime(Strict):
         description="a failed reply that is retried (or recovered by compaction) is omitted from the context with "
         "a context_edit entry, and context edits apply when the context is read from a session",
     )
+    record_thinking_level: bool = Field(
+        False,
+        description="before each prompt, a thinking_level_change entry when the level the branch records (as the "
+        "model can run it) is not the conversation's own, so a resume restores the level that was used",
+    )
     skill: SkillCommand
     tool_errors: ToolErrors
     wire: WireTexts

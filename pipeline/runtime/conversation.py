@@ -127,7 +127,7 @@ class Conversation(RecordedPrompt):
         before_agent_start: Sequence[BeforeAgentStart] = (),
         listener: Optional[ev.Listener] = None,
         clock: Callable[[], float] = _ms_clock,
-        thinking_level: str = "off",
+        thinking_level: Optional[str] = None,
     ) -> None:
         if profile.runtime is None:
             raise PipelineError(Problem("the profile has no `runtime` block, which a conversation needs",
@@ -159,14 +159,16 @@ class Conversation(RecordedPrompt):
         self.memory = Memory(self.texts, keep_system=self.recording and model.mid_conversation_system)
         if not session.entries:  # a new session starts with its model and thinking level, as pi's does
             session.append_model_change(model.provider, model.id)
-            session.append_thinking_level_change(thinking_level)
+            session.append_thinking_level_change(thinking_level or "off")
         self._sync()
+        # the level a host passes wins over the one the session recorded, as in pi
+        self.thinking_level = thinking_level if thinking_level is not None else self._recorded_level
 
     # ----------------------------------------------------------------- state
 
     def _sync(self) -> None:
         """Rebuild the context from the session (after opening, compaction, navigation)."""
-        messages, self.thinking_level = context_messages(self.session, self.runtime)
+        messages, self._recorded_level = context_messages(self.session, self.runtime)
         self.memory.reset(messages)
         path = self.session.path_to()
         self._compaction_ms = latest_compaction_time(path)
@@ -315,10 +317,21 @@ class Conversation(RecordedPrompt):
         self._options = RunOptions(sections, tuple(guidelines))
         # pi 1.x: a forced prompt only replaces the run's requests' prompt; the structured
         # sections are still compared and recorded (nothing changes for them in most runs)
+        self._record_thinking_level()
         self.record_system_prompt()
         self._append_user(text)
         for message in messages:
             self._append_custom(message)
+
+    def _record_thinking_level(self) -> None:
+        """``runtime.record_thinking_level`` (pi 1.x): the conversation's level, when the branch
+        records another one (both as the model runs them: ``off`` without reasoning)."""
+        if not self.runtime.record_thinking_level or self._recorded_level is None:
+            return
+        live = self.model.runnable_level(self.thinking_level)
+        if self.model.runnable_level(self._recorded_level) != live:
+            self.session.append_thinking_level_change(live)
+            self._recorded_level = live
 
     def _append_user(self, text: str) -> None:
         message = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": self._now()}

@@ -45,6 +45,10 @@ class ModelInfo:
         return TargetModel(id=self.id, provider=self.provider, api=self.api, reasoning=self.reasoning,
                            input=self.input, max_tokens=self.max_tokens or 32000, cost=self.cost)
 
+    def runnable_level(self, level: Optional[str]) -> str:
+        """``level`` as this model runs it: ``off`` without reasoning (pi's clamp)."""
+        return (level or "off") if self.reasoning else "off"
+
     def current(self) -> CurrentModel:
         """The policy's view of the model."""
         return CurrentModel(self.provider, self.id, self.context_window, self.max_tokens)

@@ -246,7 +246,7 @@ def _run_step(step: dict, session: SessionFile, cwd: Path, agent_dir: Path, wire
         conv = Conversation(
             profile, session, model=model, cwd=str(cwd), tools=adapt_tools(tools) if adapt_tools else tools,
             summarizer=summarizer, templates=templates, skills=found.skills, context_files=found.context_files,
-            before_agent_start=_hooks(request), clock=clock, thinking_level=request.get("thinkingLevel") or "off",
+            before_agent_start=_hooks(request), clock=clock, thinking_level=request.get("thinkingLevel"),
         )
         inner = ChatClient(wire, model=model.target(), aborted_text=profile.runtime.aborted.render(),
                            base_url=agent_server.openai_base_url if wire == "openai" else agent_server.anthropic_base_url,
