@@ -32,6 +32,7 @@ from pipeline.llm.convert import ToolDefinition
 from pipeline.model.prompt import PatchTexts
 from pipeline.prompt import render_sections, section_record
 from pipeline.prompt.patch import Patch, frame_patch, join_record, section_patch
+from pipeline.session.snapshot import content_text, replay_system
 
 Raw = Mapping[str, Any]
 
@@ -53,36 +54,10 @@ class SystemReplay:
                                     parameters=d.get("parameters") or {}) for d in self.tools.values())
 
 
-def content_text(content: Any) -> str:
-    """The text of a message's ``content`` (a string, or its text blocks joined by newlines)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(b.get("text") or "" for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
-
-
 def replay_messages(messages: Iterable[Raw]) -> SystemReplay:
-    """Replay system messages in order: non-empty contents collected; ``sections`` applied
-    by name (``None`` deletes, a known name keeps its place, a new one goes last); tools
-    removed by name, then added (a redefinition moves to the end)."""
-    contents: list[str] = []
-    record: dict[str, str] = {}
-    tools: dict[str, Mapping[str, Any]] = {}
-    for message in messages:
-        text = content_text(message.get("content"))
-        if text:
-            contents.append(text)
-        for name, value in (message.get("sections") or {}).items():
-            if value is None:
-                record.pop(name, None)
-            else:
-                record[name] = value
-        for tool in message.get("toolsRemoved") or ():
-            tools.pop(tool.get("name"), None)
-        for tool in message.get("toolsAdded") or ():
-            tools[tool.get("name")] = tool
-    return SystemReplay(tuple(contents), record, tools)
+    """Replay system messages in order (the session's rule: :func:`~pipeline.session.snapshot.replay_system`)."""
+    state = replay_system(messages)
+    return SystemReplay(state.contents, dict(state.sections), dict(state.tools))
 
 
 def declaration(tool: ToolDefinition) -> dict[str, Any]:

@@ -14,6 +14,7 @@ name, then added.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from pipeline.js import date_ms
@@ -32,7 +33,8 @@ def projected_messages(path: Sequence[Entry]) -> list[AgentMessage]:
     return [m for item in project_path(path) for m in item.messages]
 
 
-def _text(content: Any) -> str:
+def content_text(content: Any) -> str:
+    """The text of a message's ``content`` (a string, or its text blocks joined by newlines)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -40,9 +42,21 @@ def _text(content: Any) -> str:
     return ""
 
 
-def current_system_message(messages: Iterable[Mapping[str, Any]]) -> Optional[dict[str, Any]]:
-    """pi-ai's ``getCurrentSystemMessage`` over raw messages (non-system ones are skipped);
-    ``None`` when there is no system message and no tool."""
+@dataclass(frozen=True)
+class SystemState:
+    """What a run of system messages adds up to: non-empty contents, sections by name, tools
+    by name (declarations), and the first message's timestamp (``None``: no system message)."""
+
+    contents: tuple[str, ...] = ()
+    sections: Mapping[str, str] = field(default_factory=dict)
+    tools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    timestamp: Any = None
+
+
+def replay_system(messages: Iterable[Mapping[str, Any]]) -> SystemState:
+    """The system messages among ``messages`` replayed in order: contents collected;
+    ``sections`` patched by name (``None`` deletes, a known name keeps its place, a new one
+    goes last); tools removed by name, then added (a redefinition moves to the end)."""
     contents: list[str] = []
     sections: dict[str, Any] = {}
     tools: dict[Any, Any] = {}
@@ -52,7 +66,7 @@ def current_system_message(messages: Iterable[Mapping[str, Any]]) -> Optional[di
             continue
         if timestamp is None:
             timestamp = message.get("timestamp")
-        if text := _text(message.get("content")):
+        if text := content_text(message.get("content")):
             contents.append(text)
         for name, value in (message.get("sections") or {}).items():
             if value is None:
@@ -63,14 +77,21 @@ def current_system_message(messages: Iterable[Mapping[str, Any]]) -> Optional[di
             tools.pop(tool.get("name"), None)
         for tool in message.get("toolsAdded") or ():
             tools[tool.get("name")] = tool
-    if timestamp is None and not tools:
+    return SystemState(tuple(contents), sections, tools, timestamp)
+
+
+def current_system_message(messages: Iterable[Mapping[str, Any]]) -> Optional[dict[str, Any]]:
+    """pi-ai's ``getCurrentSystemMessage`` over raw messages (non-system ones are skipped);
+    ``None`` when there is no system message and no tool."""
+    state = replay_system(messages)
+    if state.timestamp is None and not state.tools:
         return None
-    out: dict[str, Any] = {"role": "system", "content": "\n\n".join(contents)}
-    if sections:
-        out["sections"] = sections
-    if tools:
-        out["toolsAdded"] = list(tools.values())
-    out["timestamp"] = timestamp if timestamp is not None else 0
+    out: dict[str, Any] = {"role": "system", "content": "\n\n".join(state.contents)}
+    if state.sections:
+        out["sections"] = dict(state.sections)
+    if state.tools:
+        out["toolsAdded"] = list(state.tools.values())
+    out["timestamp"] = state.timestamp if state.timestamp is not None else 0
     return out
 
 
