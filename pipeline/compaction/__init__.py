@@ -1,4 +1,4 @@
-"""Compaction: pi 0.84.0's token accounting, cut points and preparation, with every word from the profile.
+"""Compaction: token accounting, cut points and preparation (pi 0.84.0's rules, or pi 1.x's where the profile says so), with every word from the profile.
 
 Typical use::
 

@@ -1,4 +1,4 @@
-"""Sessions: pi 0.84.0's append-only JSONL tree store and its projection to LLM context.
+"""Sessions: pi's append-only JSONL tree store (0.84.0 and 1.x entries) and its projection to LLM context.
 
 Typical use::
 
