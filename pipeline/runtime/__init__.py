@@ -64,8 +64,8 @@ from pipeline.runtime.policy import (
 # The conversation facade and the reference loop import the stages (prompt, compaction,
 # llm converters); they are loaded on first use so the pure policy stays light.
 _LAZY = {
-    "Conversation": "pipeline.runtime.conversation", "ModelRequest": "pipeline.runtime.conversation",
-    "Next": "pipeline.runtime.conversation", "Agent": "pipeline.runtime.loop", "RunResult": "pipeline.runtime.loop", "model_client": "pipeline.runtime.loop",
+    "Conversation": "pipeline.runtime.conversation", "ModelRequest": "pipeline.runtime.request",
+    "Next": "pipeline.runtime.request", "Agent": "pipeline.runtime.loop", "RunResult": "pipeline.runtime.loop", "model_client": "pipeline.runtime.loop",
     "builtin_tools": "pipeline.runtime.tools",
     "ModelInfo": "pipeline.runtime.host", "Tool": "pipeline.runtime.host", "ToolOutput": "pipeline.runtime.host",
     "HookResult": "pipeline.runtime.host", "AgentStart": "pipeline.runtime.host",

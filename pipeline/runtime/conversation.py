@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from itertools import islice
-from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Literal, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from pipeline.errors import PipelineError, Problem
 from pipeline.js import iso_timestamp
@@ -35,70 +33,13 @@ from pipeline.runtime.host import AgentStart, BeforeAgentStart, HookResult, Inpu
 from pipeline.runtime.memory import Memory
 from pipeline.runtime.override import RunPrompt, run_hooks
 from pipeline.runtime.system import RecordedPrompt, RunOptions, SystemLog, apply_sections
+from pipeline.runtime.request import ModelRequest, Next, Wire
 from pipeline.runtime.policy import RecoveryCycle, RetrySettings, TurnRetry, check_compaction, latest_compaction_time
 from pipeline.session.messages import AssistantMessage, ToolCall, parse_message
 from pipeline.runtime.edits import context_messages, edited_tokens, omit_attempt
 from pipeline.session.snapshot import is_system
 from pipeline.session.store import SessionFile
 from pipeline.session.texts import ContextTexts
-
-Action = Literal["tools", "retry", "compact", "stop", "fail"]
-Wire = Literal["openai", "anthropic"]
-
-
-@dataclass(frozen=True)
-class Next:
-    """What the host does after :meth:`Conversation.record`.
-
-    ``tools``: run ``tool_calls`` and record each result, then request again; ``retry``:
-    wait ``delay_ms`` and request again (the failed reply already left the context);
-    ``compact``: call :meth:`Conversation.auto_compact` (``reason`` threshold/overflow;
-    ``retry``: the request is sent again afterwards); ``stop``: the run is over;
-    ``fail``: the run is over with ``error``.
-    """
-
-    action: Action
-    reply: AssistantMessage
-    tool_calls: tuple[ToolCall, ...] = ()
-    delay_ms: float = 0
-    reason: Optional[str] = None
-    retry: bool = False
-    error: Optional[str] = None
-
-
-class ModelRequest:
-    """One model request: the system prompt, the tools, the model, and (built on first
-    access, so a request costs the same whatever the session's length) the projected
-    ``messages`` (pi's LLM messages) and, when a wire format was asked for, the provider
-    ``body``. Both are snapshots of the request as made (until the next prompt, which may
-    drop a failed reply)."""
-
-    def __init__(self, system_prompt: str, tools: tuple[ToolDefinition, ...], model: ModelInfo,
-                 llm: list, count: int, wire: Optional[str] = None, parts: Optional[tuple] = None) -> None:
-        self.system_prompt, self.tools, self.model, self.wire = system_prompt, tools, model, wire
-        self.message_count = count
-        self._llm, self._parts = llm, parts
-        self._messages: Optional[list] = None
-        self._body: Optional[dict] = None
-
-    @property
-    def messages(self) -> list:
-        if self._messages is None:
-            self._messages = self._llm[:self.message_count]
-        return self._messages
-
-    @property
-    def body(self) -> Optional[dict]:
-        if self._body is None and self._parts is not None:
-            body, head, prefix, upto = self._parts
-            own = body["messages"]
-            messages = own[:head]  # one copy of the prefix's references, no intermediate lists
-            messages.extend(prefix if upto == len(prefix) else islice(prefix, upto))
-            messages.extend(own[head:] if head else own)
-            body["messages"] = messages
-            self._body, self._parts = body, None
-        return self._body
-
 
 def _ms_clock() -> float:
     return float(int(time.time() * 1000))
