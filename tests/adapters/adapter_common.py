@@ -9,6 +9,7 @@ goes to the same loopback server (the profile's summarizer points there).
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -368,3 +369,15 @@ class OverflowRecoveryTests:
     def test_a_provider_error_that_is_no_overflow_reaches_the_caller_unrecorded(self, tmp_path, monkeypatch):
         error = assert_other_errors_reach_the_framework(self.start, self.error, tmp_path, monkeypatch)
         assert error.status_code == 400 and "unknown parameter" in str(error)
+
+
+#: Event loops of the current test's asynchronous runs (closed by ``conftest.py`` when it ends).
+LOOPS: list[asyncio.AbstractEventLoop] = []
+
+
+def run_loop() -> asyncio.AbstractEventLoop:
+    """A new event loop for one test's asynchronous runs, closed when the test ends (never by
+    the garbage collector, which may run while another test's loop is running)."""
+    loop = asyncio.new_event_loop()
+    LOOPS.append(loop)
+    return loop

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import weakref
 
 import pytest
 
@@ -73,7 +71,7 @@ def _start(server, pipeline, path, asynchronous=False):
                                           cwd=str(path.parent))
     model = ChatOpenAI(model="loopback-model", base_url=server.openai_base_url, api_key="dummy", max_retries=0)
     agent, messages = create_agent(model, tools=[read, lookup], middleware=[middleware]), []
-    loop = asyncio.new_event_loop() if asynchronous else None  # one loop: the async client is bound to it
+    loop = common.run_loop() if asynchronous else None  # one loop: the async client is bound to it
 
     def run(prompt):
         state = {"messages": [*messages, HumanMessage(prompt)]}
@@ -82,8 +80,6 @@ def _start(server, pipeline, path, asynchronous=False):
         return messages[-1].text
 
     run.messages = messages
-    if loop is not None:
-        weakref.finalize(run, loop.close)
     return middleware.bridge, run
 
 

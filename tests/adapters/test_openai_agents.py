@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import weakref
 
 import pytest
 
@@ -75,7 +73,7 @@ def _start(server, pipeline, path, streamed=False):
     agent = Agent(name="coder", instructions=session.instructions, tools=[read, lookup], model=model,
                   model_settings=settings)
 
-    loop = asyncio.new_event_loop() if streamed else None  # one loop: the async client is bound to it
+    loop = common.run_loop() if streamed else None  # one loop: the async client is bound to it
 
     async def stream(prompt):
         result = Runner.run_streamed(agent, prompt, session=session, run_config=session.run_config(tracing_disabled=True))
@@ -89,8 +87,6 @@ def _start(server, pipeline, path, streamed=False):
         result = Runner.run_sync(agent, prompt, session=session, run_config=session.run_config(tracing_disabled=True))
         return result.final_output
 
-    if loop is not None:
-        weakref.finalize(run, loop.close)
     return session.bridge, run
 
 

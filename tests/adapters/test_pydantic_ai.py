@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import weakref
 
 import pytest
 
@@ -95,7 +93,7 @@ def _start(server, pipeline, path, streamed=False):
     capability = ProfileCapability.create(pipeline, path, context_window=common.WINDOW, model="loopback-model",
                                           cwd=str(path.parent))
     agent, history = _agent(server, capability), []
-    loop = asyncio.new_event_loop() if streamed else None  # one loop: the async client is bound to it
+    loop = common.run_loop() if streamed else None  # one loop: the async client is bound to it
 
     async def stream(prompt):
         async with agent.run_stream(prompt, message_history=history or None) as result:
@@ -111,8 +109,6 @@ def _start(server, pipeline, path, streamed=False):
         return result.output
 
     run.history = history
-    if loop is not None:
-        weakref.finalize(run, loop.close)
     return capability.bridge, run
 
 
