@@ -71,8 +71,9 @@ class _Client:
     def send(self, body: Any, *, cancel: threading.Event | None = None) -> dict:
         index = len(self.sent)
         reply = self.replies[min(index, len(self.replies) - 1)]
+        level = self.conversation.model.runnable_level(self.conversation.thinking_level)
         self.sent.append({"body": json.loads(json.dumps(body)), "base": self.conversation.base_prompt,
-                          "system": self.conversation.system_prompt})
+                          "system": self.conversation.system_prompt, "reasoning": None if level == "off" else level})
         if isinstance(reply, dict) and reply.get("stopReason") == "aborted" and cancel is not None:
             cancel_after_request(self.server, index + 1, cancel)
         return self.inner.send(body, cancel=cancel)

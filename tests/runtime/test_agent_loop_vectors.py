@@ -155,6 +155,7 @@ def _check_requests(step: dict, ours, mapped_requests: list) -> None:
             assert pi["systemPrompt"]["base"] == step["basePrompt"]["sha256"]
             assert system == sent["base"], f"agent request {i}: our base prompt"
         assert _tools_of(sent["body"], ours.wire) == _pi_tools(pi["tools"], ours.wire), f"agent request {i}: tools"
+        assert sent["reasoning"] == pi["options"].get("reasoning"), f"agent request {i}: the thinking level asked for"
     assert len(ours.sent) == len(agent_requests)
     tags = PROFILE.summary.tags
     for i, (pi, body) in enumerate(zip(summary_requests, ours.summary_bodies)):
