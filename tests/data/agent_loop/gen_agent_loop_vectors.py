@@ -586,15 +586,24 @@ def step_record(req: dict, result: dict, prompts: dict[str, dict], index: int, s
 # =========================================================================== main
 
 
-#: pi's sentence in front of a compaction summary (read from the oracle's constants by
-#: main) is not kept in our files, only this mark.
-PI_SUMMARY_PREFIX = ""
-PI_SUMMARY_MASK = "[pi: compaction summary prefix]"
+#: pi's sentences around a compaction or branch summary (read from the oracle's constants
+#: by main) are not kept in our files, only these marks; tag lines (``<summary>``) stay.
+PI_SENTENCE_MASKS = {"COMPACTION_SUMMARY_PREFIX": "[pi: compaction summary prefix]",
+                     "BRANCH_SUMMARY_PREFIX": "[pi: branch summary prefix]"}
+PI_SENTENCES: dict[str, str] = {}  # sentence -> mark, filled by main
+
+
+def pi_sentences(constants: dict) -> dict[str, str]:
+    """Each line of the masked constants that is not empty and not a bare tag, with its mark."""
+    return {line: mark for name, mark in PI_SENTENCE_MASKS.items()
+            for line in constants[name].splitlines() if line.strip() and not line.startswith("<")}
 
 
 def render(data: Any) -> str:
     text = json.dumps(data, ensure_ascii=False, indent=1)
-    return (text.replace(PI_SUMMARY_PREFIX, PI_SUMMARY_MASK) if PI_SUMMARY_PREFIX else text) + "\n"
+    for sentence, mark in PI_SENTENCES.items():
+        text = text.replace(json.dumps(sentence, ensure_ascii=False)[1:-1], mark)
+    return text + "\n"
 
 
 def generate(oracle_dir: Path, only: list[str] | None) -> dict[str, str]:
@@ -706,8 +715,7 @@ def main() -> int:
     args = parser.parse_args()
     if not args.oracle:
         parser.error("give --oracle DIR or set PI_ORACLE")
-    global PI_SUMMARY_PREFIX
-    PI_SUMMARY_PREFIX = oracle(Path(args.oracle), [{"op": "constants"}])[0]["COMPACTION_SUMMARY_PREFIX"]
+    PI_SENTENCES.update(pi_sentences(oracle(Path(args.oracle), [{"op": "constants"}])[0]))
     files = generate(Path(args.oracle), args.only)
     if args.check:
         bad = [n for n, text in files.items()
