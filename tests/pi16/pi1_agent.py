@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pi1_masks import Masks
+from pi1_shapes import flat_content
 
 from pipeline.llm.chat import ChatClient
 from pipeline.prompt.discover import discover
@@ -192,18 +193,7 @@ def reduce_message(run: Run, m: dict) -> dict:
             if key in m:
                 out[key] = [t["name"] for t in m[key]]
         return out
-    content = m.get("content")
-    if isinstance(content, list):
-        parts = []
-        for b in content:
-            if b["type"] == "text":
-                parts.append(b["text"])
-            elif b["type"] == "toolCall":
-                parts.append(f"<toolCall {b['name']} {json.dumps(b['arguments'])}>")
-            else:
-                parts.append(f"<{b['type']}>")
-        content = "\n".join(parts)
-    return {"role": m["role"], "text": content}
+    return {"role": m["role"], "text": flat_content(m.get("content"))}
 
 
 def reduce_entry(run: Run, e: dict) -> dict:

@@ -46,6 +46,7 @@ from .test_agent_loop_vectors import _split_system, _tools_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pi16"))
 from pi1_masks import Masks  # noqa: E402
+from pi1_shapes import system_chars  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 LOOP = ROOT / "tests" / "data" / "pi16" / "loop"
@@ -74,18 +75,6 @@ def masked_tools(tools: list) -> list:
 SIZED = {"overflow-twice-long", "session-compacted-branched"}
 #: What we do not reproduce (nothing at present; a scenario named here is a strict xfail).
 NOT_REPRODUCED: dict[str, str] = {}
-
-
-def system_chars(m: dict) -> int:
-    """The generator's ``system_chars``: what an estimate counts of a system message."""
-    def units(text: str) -> int:
-        return len(text.encode("utf-16-le")) // 2
-    content = m.get("content")
-    text = content if isinstance(content, str) else "".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
-    total = units(text) + sum(units(v) for v in (m.get("sections") or {}).values() if isinstance(v, str))
-    if m.get("toolsAdded"):
-        total += units(json.dumps(m["toolsAdded"], separators=(",", ":"), ensure_ascii=False))
-    return total
 
 
 def sized_tools(pad: int):

@@ -31,8 +31,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "pi16"))
 
 from pi16_oracle import HERE, PACKAGE_DIR, Oracle, PromptMasks, write_json  # noqa: E402
+from pi1_shapes import flat_content  # noqa: E402
 
 ROOT = HERE.parents[2]
 FIX = str(Path(tempfile.gettempdir()) / "ctxp-pi16-agent")  # fixture files the oracle writes
@@ -82,18 +84,7 @@ class Reducer:
                 if key in m:
                     out[key] = [t["name"] for t in m[key]]
             return out
-        content = m.get("content")
-        if isinstance(content, list):
-            parts = []
-            for b in content:
-                if b["type"] == "text":
-                    parts.append(b["text"])
-                elif b["type"] == "toolCall":
-                    parts.append(f"<toolCall {b['name']} {json.dumps(b['arguments'])}>")
-                else:
-                    parts.append(f"<{b['type']}>")
-            content = "\n".join(parts)
-        return {"role": m["role"], "text": content}
+        return {"role": m["role"], "text": flat_content(m.get("content"))}
 
     def request(self, call: dict) -> dict:
         return {

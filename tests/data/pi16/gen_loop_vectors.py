@@ -38,10 +38,12 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "agent_loop"))
+sys.path.insert(0, str(HERE.parents[1] / "pi16"))
 
 import gen_agent_loop_vectors as v084  # noqa: E402
 from gen_agent_vectors import AgentMasks, Reducer  # noqa: E402
 from pi16_oracle import ORACLE_DIR, Oracle, write_json  # noqa: E402
+from pi1_shapes import system_chars  # noqa: E402
 
 OUT = HERE / "loop"
 SUMMARY_MASK = "[pi: compaction summary prefix]"
@@ -165,19 +167,6 @@ def system_share(lines: list[str], compaction: dict, settings: dict) -> int:
         print(f"  tokensBefore {compaction['tokensBefore']} not re-derived ({full['tokensBefore']})", file=sys.stderr)
         return None
     return full["tokensBefore"] - bare["tokensBefore"]
-
-
-def system_chars(m: dict) -> int:
-    """What pi's estimate counts of a system message (content, section texts, the JSON of
-    ``toolsAdded``), in UTF-16 units: a size, no text."""
-    def units(text: str) -> int:
-        return len(text.encode("utf-16-le")) // 2
-    content = m.get("content")
-    text = content if isinstance(content, str) else "".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
-    total = units(text) + sum(units(v) for v in (m.get("sections") or {}).values() if isinstance(v, str))
-    if m.get("toolsAdded"):
-        total += units(json.dumps(m["toolsAdded"], separators=(",", ":"), ensure_ascii=False))
-    return total
 
 
 def run_scenario(red: LoopReducer, scenario: dict) -> dict:
