@@ -27,6 +27,7 @@ from pipeline.js import iso_timestamp
 from pipeline.llm.convert import ConvertTexts, ToolDefinition, to_anthropic_messages, to_openai_chat
 from pipeline.llm.convert import anthropic_messages, openai_messages
 from pipeline.model.profile import Profile
+from pipeline.model.render_plan import RenderPlan
 from pipeline.prompt import ContextFile, RenderContext, Skill, render_system_prompt
 from pipeline.runtime import events as ev
 from pipeline.runtime.host import AgentStart, BeforeAgentStart, HookResult, InputHook, ModelInfo, Tool
@@ -75,6 +76,7 @@ class Conversation(RecordedPrompt):
                                         key="runtime", hint="extend builtin:default or add the block",
                                         code="profile.missing-key"))
         self.profile, self.session, self.model, self.cwd = profile, session, model, cwd
+        self.plan = RenderPlan.of(profile.system_prompt)  # what rendering reads, derived once
         self.runtime = profile.runtime
         self.texts = ContextTexts.from_profile(profile)
         self.wire_texts = ConvertTexts(**{k: v.render() for k, v in self.runtime.wire})
@@ -178,7 +180,7 @@ class Conversation(RecordedPrompt):
     def base_prompt(self) -> str:
         """The base system prompt, rendered when the tools or the resources changed."""
         if self._base is None:
-            self._base = render_system_prompt(self.profile, self.render_context())
+            self._base = render_system_prompt(self.plan, self.render_context())
         return self._base
 
     @property

@@ -194,7 +194,7 @@ class RecordedPrompt:
         nothing did (or the profile does not record the prompt)."""
         if not self.recording:
             return None
-        record = section_record(render_sections(self.profile, self.render_context(self._options)))  # type: ignore[attr-defined]
+        record = section_record(render_sections(self.plan, self.render_context(self._options)))  # type: ignore[attr-defined]
         tools = [declaration(t) for t in self.tool_definitions()]  # type: ignore[attr-defined]
         message = self.system_log.next_message(record, tools, self._now())  # type: ignore[attr-defined]
         if message is not None:
