@@ -97,17 +97,6 @@ def place(summary: str, block: str, pins: Pins) -> str:
     return block + summary if pins.placement == "before_summary" else summary + block
 
 
-def validate_patterns(pins: Pins) -> list[tuple[int, str]]:
-    """``(rule index, error)`` for every pattern that is not a regular expression."""
-    bad = []
-    for i, rule in enumerate(pins.messages):
-        try:
-            re.compile(rule.pattern)
-        except re.error as err:
-            bad.append((i, str(err)))
-    return bad
-
-
 @dataclass(frozen=True)
 class PinnedBlock:
     """The pinned block of one compaction and the warnings collecting it raised."""

@@ -132,14 +132,6 @@ def _delta(section_id: str, old, new) -> SectionDelta:
     return SectionDelta(section_id, old.tokens, new.tokens, "unchanged" if same else "changed")
 
 
-def flatten_profile(profile: Profile) -> dict[str, Any]:
-    """Every setting of a merged profile as ``{"key.path": value}`` (sections keyed by id)."""
-    data = profile.model_dump(mode="json", by_alias=True, exclude={"schema_ref"})
-    out: dict[str, Any] = {}
-    _flatten(data, "", out)
-    return out
-
-
 def _flatten(value: Any, key: str, out: dict[str, Any]) -> None:
     if key == "system_prompt.sections" and isinstance(value, list):
         out[key] = [s.get("id") for s in value]

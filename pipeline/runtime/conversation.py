@@ -130,10 +130,6 @@ class Conversation(RecordedPrompt):
     def tools(self) -> tuple[Tool, ...]:
         return self._tools
 
-    @property
-    def in_run(self) -> bool:
-        return self._run is not None
-
     def tool(self, name: str) -> Optional[Tool]:
         """The active tool called ``name``."""
         return next((t for t in self._tools if t.name == name), None)

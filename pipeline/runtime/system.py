@@ -130,17 +130,6 @@ class SystemLog:
     def __init__(self, messages: Iterable[Raw] = ()) -> None:
         self.messages: list[Raw] = list(messages)
 
-    @classmethod
-    def from_path(cls, entries: Iterable[Any]) -> "SystemLog":
-        """The system messages among a branch's entries (root first)."""
-        out = []
-        for entry in entries:  # a system message's entry reads as role "unknown": only those are parsed
-            if getattr(entry, "type", None) == "message" and entry.role == "unknown":
-                raw = entry.raw.get("message")
-                if isinstance(raw, Mapping) and raw.get("role") == "system":
-                    out.append(raw)
-        return cls(out)
-
     def replay(self) -> SystemReplay:
         return replay_messages(self.messages)
 
