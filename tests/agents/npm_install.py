@@ -111,6 +111,20 @@ def _key(name: str) -> str:
     return digest.hexdigest()[:16]
 
 
+def _command(name: str) -> list[str]:
+    """``npm ci``, or ``npm install --no-save`` where the folder's ``npm-command`` file says so.
+
+    opencode-ai declares a binary package for every platform as an optional dependency, and
+    the registry reached here serves only the Linux ones, so its lock file lists those alone;
+    ``npm ci`` refuses such a lock, ``npm install --no-save`` installs from it (still checking
+    each locked package's integrity) without rewriting it.
+    """
+    mode = LOCKS / name / "npm-command"
+    if mode.is_file() and mode.read_text().strip() == "install":
+        return ["install", "--no-save"]
+    return ["ci"]
+
+
 def install(name: str) -> Path:
     """The ``node_modules/.bin`` folder of CLI ``name`` (``tests/agents/npm/<name>/``), installed if needed.
 
@@ -129,7 +143,7 @@ def install(name: str) -> Path:
                 work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=root))
                 for part in ("package.json", "package-lock.json"):
                     shutil.copy2(folder / part, work / part)
-                _npm(["ci"], work, path_prefix=node)
+                _npm(_command(name), work, path_prefix=node)
                 (work / ".installed").write_text(_key(name))
                 shutil.rmtree(target, ignore_errors=True)
                 work.rename(target)
