@@ -1,7 +1,7 @@
 """Every benchmark workload in one table, optionally side by side with pi 0.84.0.
 
     python benchmarks/run.py [--sizes 1k,10k,100k | --sizes tiny] [--repeat 5]
-                             [--vs-pi] [--oracle DIR] [--only templates,sessions,start]
+                             [--vs-pi] [--oracle DIR] [--only templates,sessions,start,agents]
 
 Each of our runs is a fresh interpreter (benchmarks/workloads.py) so that its peak RSS
 belongs to that workload alone. Every workload is run ``--repeat`` times; the table shows
@@ -11,7 +11,10 @@ alternating with ours, and the table adds ours / pi. ``ours / floor`` compares w
 least any implementation must do: for fresh template bodies pi's own regular expression
 run by CPython's ``re.sub`` with a callback (no plan, no positions), for sessions reading
 the bytes and parsing every line (orjson when installed), the file size for memory,
-``import pydantic`` for a cold start.
+``import pydantic`` for a cold start. The ``agents`` group (benchmarks/agents.py) times
+whole commands: ``pipeline run`` and ``pipeline chat`` against the real ``pi -p`` 1.6.0 on
+one loopback server (always, with or without ``--vs-pi``), ``validate`` over 200 profiles
+and ``replay`` throughput.
 Figures only; nothing is asserted. See docs/benchmarks.md.
 """
 
@@ -28,6 +31,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -53,6 +57,9 @@ class Row:
     kind: str = "time"  # "time" or "rss" (the figure compared is the peak RSS)
     floor_value: float | None = None
     warmup: int = 0  # runs of ours before the measured ones (not counted)
+    ours_fn: Callable[[], tuple[float, float]] | None = None  # in-process runners (agents.py)
+    pi_fn: Callable[[], tuple[float, float]] | None = None
+    floor_fn: Callable[[], float] | None = None
     times: dict[str, list[float]] = field(default_factory=lambda: {"ours": [], "pi": [], "floor": []})
     rss: dict[str, list[float]] = field(default_factory=lambda: {"ours": [], "pi": []})
 
@@ -112,19 +119,28 @@ class Pi:
 
 
 def measure(row: Row, repeat: int, pi: Pi | None) -> None:
+    ours = row.ours_fn or (lambda: run_child(row.ours))
     for _ in range(row.warmup):
-        run_child(row.ours)
+        ours()
+        if row.pi_fn is not None:
+            row.pi_fn()
     for _ in range(repeat):
-        seconds, rss = run_child(row.ours)
+        seconds, rss = ours()
         row.times["ours"].append(seconds)
         row.rss["ours"].append(rss)
-        if pi is not None and row.pi is not None:
+        if row.pi_fn is not None:
+            seconds, rss = row.pi_fn()
+            row.times["pi"].append(seconds)
+            row.rss["pi"].append(rss)
+        elif pi is not None and row.pi is not None:
             seconds, rss = pi.measure(row)
             row.times["pi"].append(seconds)
             if rss is not None:
                 row.rss["pi"].append(rss)
     for argv in row.floor:
         row.times["floor"].append(min(run_child(argv)[0] for _ in range(repeat)))
+    if row.floor_fn is not None:
+        row.times["floor"].append(min(row.floor_fn() for _ in range(repeat)))
 
 
 # --- the workloads -------------------------------------------------------------------------
@@ -176,6 +192,31 @@ def start_rows(directory: Path) -> list[Row]:
                 [["python", "-c", "import pydantic"]], warmup=1)]
 
 
+def agent_rows(directory: Path) -> list[Row]:
+    """Whole commands as a user waits for them (benchmarks/agents.py); pi is ``pi -p`` 1.6.0."""
+    import agents
+
+    env = agents.Agents(directory / "agents")
+    profiles, archive = agents.profile_folder(directory), agents.replay_archive(directory)
+    command = lambda *argv: lambda: agents._wait([sys.executable, "-m", "pipeline", *argv], ROOT,  # noqa: E731
+                                                 {**env.ours_env, "OPENAI_API_KEY": "none"}, answer=False)
+    return [
+        Row("`pipeline run` start to answer / `pi -p` 1.6.0", "-", [], ours_fn=env.ours_run, pi_fn=env.pi_run,
+            warmup=1),
+        Row("`pipeline run` / `pi -p` 1.6.0, peak RSS", "-", [], ours_fn=env.ours_run, pi_fn=env.pi_run, kind="rss"),
+        Row("`pipeline chat` start to first prompt / `pi -p` 1.6.0", "-", [], ours_fn=env.ours_chat,
+            pi_fn=env.pi_run, warmup=1),
+        Row("`pipeline validate`, a folder of profiles", f"{agents.PROFILES} files", [],
+            ours_fn=command("validate", str(profiles)), warmup=1),
+        Row("`pipeline replay --workers 1`", f"{agents.ARCHIVE_SESSIONS} sessions", [],
+            ours_fn=command("replay", str(archive), "--profile", "default", "--workers", "1"),
+            floor_fn=lambda: agents.read_archive_floor(archive), warmup=1),
+        Row("`pipeline replay` (all cores)", f"{agents.ARCHIVE_SESSIONS} sessions", [],
+            ours_fn=command("replay", str(archive), "--profile", "default"),
+            floor_fn=lambda: agents.read_archive_floor(archive), warmup=1),
+    ]
+
+
 def session_file(directory: Path, entries: int, pi: Pi | None) -> Path:
     source = "pi" if pi is not None else "py"
     path = directory / f"synth-{source}-{entries}.jsonl"
@@ -219,7 +260,7 @@ def cells(row: Row) -> list[str]:
     ours, pi, floor = row.times["ours"], row.times["pi"], row.times["floor"]
     floor_text = " + ".join(fmt_seconds(f) for f in floor) if floor else "-"
     return [spread(ours, fmt_seconds), spread(pi, fmt_seconds), _ratio(ours, pi), floor_text,
-            _ratio(ours, [max(floor)] if floor else []), f"{max(row.rss['ours']):.0f}"]
+            _ratio(ours, [max(floor)] if floor else []), f"{max(row.rss['ours']):.0f}" if max(row.rss["ours"]) else "-"]
 
 
 def _ratio(ours: list[float], other: list[float]) -> str:
@@ -228,7 +269,7 @@ def _ratio(ours: list[float], other: list[float]) -> str:
     return f"{statistics.median(ours) / statistics.median(other):.2f}"
 
 
-HEADER = ["workload", "size", "ours median (min–max)", "pi 0.84.0", "ours / pi", "floor", "ours / floor", "peak MB"]
+HEADER = ["workload", "size", "ours median (min–max)", "pi (0.84.0 oracle, or the CLI named)", "ours / pi", "floor", "ours / floor", "peak MB"]
 
 
 def print_row(values: list[str]) -> None:
@@ -259,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vs-pi", action="store_true", help="run the same workloads through the pi oracle")
     parser.add_argument("--oracle", type=Path, help="the set-up copy of ../shared/oracle (default: $PI_ORACLE, "
                         "else `oracle` in the temporary directory)")
-    parser.add_argument("--only", default="templates,sessions,start", help="which groups of workloads")
+    parser.add_argument("--only", default="templates,sessions,start,agents", help="which groups of workloads "
+                        "(agents installs the pinned pi 1.6.0 CLI on first use)")
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "pipeline-bench",
                         help="where generated sessions are kept")
     args = parser.parse_args(argv)
@@ -277,9 +319,14 @@ def main(argv: list[str] | None = None) -> int:
             label = f"{entries // 1000}k" if entries >= 1000 else str(entries)
             rows += session_rows(label, session_file(args.dir, entries, pi))
         rows += start_rows(args.dir) if "start" in groups else []
+        rows += agent_rows(args.dir) if "agents" in groups else []
         for row in rows:
             measure(row, args.repeat, pi)
             print_row([row.name, row.size, *cells(row)])
+            if row.size.endswith(" sessions"):
+                count, median = int(row.size.split()[0]), statistics.median(row.times["ours"])
+                floor = f", floor {count / min(row.times['floor']):.0f}/s" if row.times["floor"] else ""
+                print(f"  ({count / median:.0f} sessions/s{floor})", flush=True)
     finally:
         if pi is not None:
             pi.close()
