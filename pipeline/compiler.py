@@ -141,11 +141,11 @@ def compile_profile(
     if isinstance(source, (Profile, CompiledProfile)):
         return _compile_built(source, layer)
     path, label = resolve(source)
-    if not layer.values:
-        from pipeline import profile_cache
+    from pipeline import profile_cache
 
-        if profile_cache.is_builtin(path):  # the same result every time: compiled once per code version
-            return profile_cache.cached(label, lambda: _compile_file(path, label, layer))
+    if profile_cache.is_builtin(path):  # the same result every time: compiled once per code version
+        base = profile_cache.cached(label, lambda: _compile_file(path, label, _Layer()))
+        return base if not layer.values else _compile_built(base, layer)
     return _compile_file(path, label, layer)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import pipeline
-from pipeline import compile_profile, profile_cache
+from pipeline import PipelineError, compile_profile, profile_cache
 from pipeline import compiler
 
 
@@ -74,12 +74,31 @@ def test_a_builtin_is_stored_once_and_loaded_equal(cache_home):
     assert text.parts == type(text)(text.raw).parts
 
 
-def test_files_and_overrides_are_not_cached(cache_home, tmp_path):
+def test_files_are_not_cached(cache_home, tmp_path):
     profile = tmp_path / "p.yaml"
     profile.write_text("extends: builtin:default\n")
     compile_profile(str(profile))
-    compile_profile("default", {"compaction.reserve_tokens": 9000})
     assert _files(cache_home) == []
+
+
+def test_overrides_are_laid_over_the_cached_builtin_as_over_the_file(cache_home):
+    """`pipeline run --model m` compiles with overrides: the built-in comes from the cache (the
+    base alone is stored), and the result equals compiling the YAML with the same layer,
+    a problem located at the flag included."""
+    overrides, origin = {"compaction.reserve_tokens": 9000}, {"compaction.reserve_tokens": "--reserve"}
+    fast = compile_profile("default", overrides, origin)
+    [stored] = _files(cache_home)
+    _, base = _records(stored)
+    assert same(base, compile_fresh("default"))
+    path, label = compiler.resolve("default")
+    slow = compiler._compile_file(path, label, compiler._Layer.of(overrides, origin))
+    assert same(fast, slow) and fast.profile.compaction.reserve_tokens == 9000
+    with pytest.raises(PipelineError) as err:
+        compile_profile("default", {"compaction.reserve_tokens": -1}, origin)
+    with pytest.raises(PipelineError) as fresh_err:
+        compiler._compile_file(path, label, compiler._Layer.of({"compaction.reserve_tokens": -1}, origin))
+    assert [str(p) for p in err.value.problems] == [str(p) for p in fresh_err.value.problems]
+    assert str(err.value.problems[0]).startswith("--reserve"), err.value.problems[0]
 
 
 def test_a_corrupt_file_is_ignored_and_written_again(cache_home):
