@@ -1,0 +1,175 @@
+"""The pi 1.6 target: native files and keys, and a generated extension for the rest.
+
+Native: ``settings.json`` keys (``compaction.enabled/reserveTokens/keepRecentTokens``,
+``compaction.modelOverrides``, ``branchSummary.reserveTokens``, ``retry.*``) merged into
+the user's file, and ``prompts/*.md`` for the profile's own pi-dialect templates. The
+extension (``extensions/context-pipeline/index.js``) renders the system prompt from the
+render plan compiled to ``profile.json`` beside it, in ``before_agent_start``; it needs
+Node only, which pi brings (docs/export.md says why it is not a call to ``pipeline``).
+
+In a project the files go under ``.pi/``; with ``--user-dir`` the root is laid out as
+pi's agent directory (``~/.pi/agent``): ``settings.json``, ``prompts/``, ``extensions/``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
+from pipeline.model.render_plan import Condition, RenderPlan, SectionPlan
+from pipeline.model.text import Text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.facade import Pipeline
+
+EXTENSION_DIR = "extensions/context-pipeline"
+PLAN_VERSION = 1
+
+#: profile key -> pi settings key (the numbers pi reads natively)
+SETTINGS = (
+    (("compaction", "enabled"), ("compaction", "enabled")),
+    (("compaction", "reserve_tokens"), ("compaction", "reserveTokens")),
+    (("compaction", "keep_recent_tokens"), ("compaction", "keepRecentTokens")),
+    (("compaction", "branch", "reserve_tokens"), ("branchSummary", "reserveTokens")),
+    (("retry", "enabled"), ("retry", "enabled")),
+    (("retry", "max_retries"), ("retry", "maxRetries")),
+    (("retry", "base_delay_ms"), ("retry", "baseDelayMs")),
+    (("retry", "max_agent_delay_ms"), ("retry", "maxAgentDelayMs")),
+)
+
+
+class PiTarget:
+    name = "pi"
+    agent = "pi 1.6.0"
+
+    def _prefix(self, place: Place) -> str:
+        return "" if place.user else ".pi/"
+
+    def manifest_path(self, place: Place) -> str:
+        return self._prefix(place) + "context-pipeline-export.json"
+
+    def export(self, pipeline: "Pipeline", place: Place) -> Export:
+        pre = self._prefix(place)
+        report: list[Carried] = []
+        keys = self._settings(pipeline, pre, report)
+        files = [
+            OwnedFile(f"{pre}{EXTENSION_DIR}/index.js", extension_source()),
+            OwnedFile(f"{pre}{EXTENSION_DIR}/profile.json", plan_json(pipeline)),
+        ]
+        report.append(Carried("system_prompt", "extension", f"{pre}{EXTENSION_DIR}/ (before_agent_start)"))
+        files += self._templates(pipeline, place, pre, report)
+        report += _compaction_losses(pipeline)
+        return Export(self.name, tuple(files), (SharedJson(f"{pre}settings.json", tuple(keys)),), tuple(report))
+
+    def _settings(self, pipeline: "Pipeline", pre: str, report: list[Carried]) -> list[tuple[Key, Any]]:
+        profile = pipeline.profile
+        keys: list[tuple[Key, Any]] = []
+        for ours, theirs in SETTINGS:
+            value: Any = profile
+            for part in ours:
+                value = getattr(value, part)
+            if value is None:
+                continue
+            keys.append((theirs, value))
+            report.append(Carried(".".join(ours), "native", f"{pre}settings.json {'.'.join(theirs)}"))
+        for model, override in profile.compaction.model_overrides.items():
+            for field, key in (("reserve_tokens", "reserveTokens"), ("keep_recent_tokens", "keepRecentTokens")):
+                value = getattr(override, field)
+                if value is not None:
+                    keys.append((("compaction", "modelOverrides", model, key), value))
+                    report.append(Carried(f"compaction.model_overrides.{model}.{field}", "native",
+                                          f"{pre}settings.json compaction.modelOverrides"))
+            for field in ("trigger", "strategy"):
+                if getattr(override, field) is not None:
+                    report.append(Carried(f"compaction.model_overrides.{model}.{field}", "lost",
+                                          why="pi's modelOverrides take reserveTokens and keepRecentTokens only"))
+        return keys
+
+    def _templates(self, pipeline: "Pipeline", place: Place, pre: str, report: list[Carried]) -> list[OwnedFile]:
+        """The profile's own templates (sources other than pi's project and user folders)."""
+        loaded = pipeline.load_templates(place.extra.get("cwd") or place.root)
+        out: list[OwnedFile] = []
+        for template in loaded.templates:
+            if template.source in ("project", "user") or template.path is None:
+                continue
+            key = f"templates.{template.name}"
+            if template.dialect != "pi":
+                report.append(Carried(key, "lost", why=f"a {template.dialect} command; pi reads pi templates only"))
+                continue
+            out.append(OwnedFile(f"{pre}prompts/{template.name}.md", Path(template.path).read_text(encoding="utf-8")))
+            report.append(Carried(key, "native", f"{pre}prompts/{template.name}.md"))
+        return out
+
+
+def _compaction_losses(pipeline: "Pipeline") -> list[Carried]:
+    """What pi 1.6 receives of the compaction policy beyond its numbers: nothing yet."""
+    profile = pipeline.profile
+    comp = profile.compaction
+    out = [Carried("summary", "lost", why="pi summarizes with its own prompt; the export writes no "
+                                          "session_before_compact handler yet")]
+    trigger = comp.trigger
+    if trigger is not None and type(trigger).__name__ != "ReserveTrigger":
+        out.append(Carried("compaction.trigger", "lost", why="pi triggers on reserveTokens only; the export "
+                                                             "writes no share-of-window trigger yet"))
+    if comp.strategy != "summarize":
+        out.append(Carried("compaction.strategy", "lost", why="pi only summarizes; masking through the "
+                                                              "context event is not exported yet"))
+    if comp.pins.first_request or comp.pins.messages or comp.pins.files:
+        out.append(Carried("compaction.pins", "lost", why="pi has no pinned messages"))
+    if profile.summarizer.provider != "offline":
+        out.append(Carried("summarizer", "lost", why="pi summarizes with the session's model"))
+    return out
+
+
+def extension_source() -> str:
+    return (Path(__file__).with_name("pi_extension.js")).read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- the plan as JSON
+
+
+def plan_json(pipeline: "Pipeline") -> str:
+    """The compiled render plan the extension reads (texts as parts: strings and ``{"var"}``)."""
+    plan: RenderPlan = pipeline.render_plan
+    data = {
+        "version": PLAN_VERSION,
+        "profile": pipeline.profile.name,
+        "fingerprint": pipeline.fingerprint,
+        "plan": {
+            "sections": [_section(s) for s in plan.sections],
+            "join": plan.join,
+            "caller_sections": None if plan.caller_sections is None else {
+                "pattern": plan.caller_sections.pattern, "reserved": list(plan.caller_sections.reserved),
+                "wrap": plan.caller_sections.wrap},
+            "default_tools": list(plan.default_tools),
+            "catalog": {e.name: {"snippet": None if e.snippet is None else e.snippet.render({}),
+                                 "guidelines": [g.render({}) for g in e.guidelines]} for e in plan.catalog},
+        },
+    }
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def _text(text: Optional[Text]) -> Optional[list]:
+    if text is None:
+        return None
+    return [p if isinstance(p, str) else {"var": p.name} for p in text.parts if p != ""]
+
+
+def _when(when: Optional[Condition]) -> Optional[dict]:
+    if when is None:
+        return None
+    return {k: list(getattr(when, k)) for k in ("tools_include", "tools_exclude", "present", "absent", "selected_any")}
+
+
+def _section(s: SectionPlan) -> dict:
+    return {
+        "id": s.id, "name": s.name, "kind": s.kind, "when": _when(s.when),
+        "replaced_by_custom_prompt": s.replaced_by_custom_prompt, "separator": s.separator,
+        "open": _text(s.open), "heading": _text(s.heading), "text": _text(s.text), "item": _text(s.item),
+        "item_separator": s.item_separator, "empty": _text(s.empty), "close": _text(s.close),
+        "rules": [{"text": _text(r.text), "from": r.from_, "when": _when(r.when)} for r in s.rules],
+        "escape": s.escape, "wrap": s.wrap, "snippets": s.snippets,
+    }

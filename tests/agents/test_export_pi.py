@@ -1,0 +1,122 @@
+"""`pipeline export pi` proven on the real pi 1.6.0 (installed by tests/agents/npm_install.py).
+
+pi runs headless (`pi -p --mode json -a --no-session --offline`) against a loopback
+OpenAI chat-completions server in a project where `pipeline export pi` wrote; the test
+compares the request pi sends with what `pipeline render` / `pipeline expand` give. No
+skip: a missing npm or a failed install fails the test with npm's message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.testing.loopback import LoopbackServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from npm_install import AgentInstallError, agent_env  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+PI_TIMEOUT = 120
+
+
+def _pipeline(*args: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def pi_env() -> dict:
+    try:
+        return agent_env("pi")
+    except AgentInstallError as err:
+        pytest.fail(f"the real pi 1.6.0 could not be installed: {err}")
+
+
+def _world(tmp_path: Path, server: LoopbackServer, base: dict) -> tuple[Path, dict]:
+    home, agent, project = tmp_path / "home", tmp_path / "agent", tmp_path / "project"
+    for d in (home, agent, project):
+        d.mkdir()
+    (agent / "models.json").write_text(json.dumps({"providers": {"loop": {
+        "baseUrl": server.openai_base_url, "api": "openai-completions", "apiKey": "x",
+        "models": [{"id": "m", "contextWindow": 128000, "maxTokens": 1024}]}}}))
+    (project / "AGENTS.md").write_text("Run the tests with make check before committing.\n")
+    env = dict(base, HOME=str(home), PI_CODING_AGENT_DIR=str(agent))
+    return project, env
+
+
+def _run_pi(project: Path, env: dict, message: str) -> subprocess.CompletedProcess:
+    done = subprocess.run(["pi", "-p", "--mode", "json", "-a", "--no-session", "--offline", "--model", "loop/m",
+                           message], cwd=project, env=env, capture_output=True, text=True, timeout=PI_TIMEOUT)
+    assert done.returncode == 0, f"pi failed ({done.returncode}):\n{done.stderr[-3000:]}"
+    return done
+
+
+def _system(server: LoopbackServer) -> str:
+    bodies = [b for b in server.bodies if isinstance(b, dict) and "messages" in b]
+    assert bodies, f"pi sent no chat request; the server saw {[r.path for r in server.received]}"
+    first = bodies[0]["messages"][0]
+    assert first["role"] in ("system", "developer"), first
+    content = first["content"]
+    return content if isinstance(content, str) else "".join(p["text"] for p in content)
+
+
+@pytest.mark.parametrize("profile", ["builtin:default", "builtin:pi-1"])
+def test_pi_sends_the_profile_prompt(tmp_path, pi_env, profile):
+    with LoopbackServer([{"text": "ok"}]) as server:
+        project, env = _world(tmp_path, server, pi_env)
+        done = _pipeline("export", "pi", profile, "--project", str(project), cwd=project, env=env)
+        assert done.returncode == 0, done.stderr
+        assert (project / ".pi/extensions/context-pipeline/index.js").is_file()
+        _run_pi(project, env, "hi")
+        sent = _system(server)
+    rendered = _pipeline("render", profile, "--discover", "--cwd", str(project), "--tools", "read,bash,edit,write",
+                         cwd=project, env=env)
+    assert rendered.returncode == 0, rendered.stderr
+    assert rendered.stdout.endswith("\n")
+    assert sent == rendered.stdout[:-1]
+    assert "make check" in sent  # the context file reached it
+
+
+def test_template_reaches_the_model_as_expand_gives_it(tmp_path, pi_env):
+    with LoopbackServer([{"text": "ok"}]) as server:
+        project, env = _world(tmp_path, server, pi_env)
+        prompts = tmp_path / "profile" / "prompts"
+        prompts.mkdir(parents=True)
+        (prompts / "review.md").write_text("---\ndescription: Review one file\n---\n"
+                                           "Look over $1 and report problems with ${2:-style}. All: $@\n")
+        profile = tmp_path / "profile" / "team.yaml"
+        profile.write_text("extends: builtin:default\nname: team\ntemplates:\n"
+                           "  sources: [project, global, prompts]\n")
+        done = _pipeline("export", "pi", str(profile), "--project", str(project), cwd=project, env=env)
+        assert done.returncode == 0, done.stderr
+        assert (project / ".pi/prompts/review.md").read_text() == (prompts / "review.md").read_text()
+        _run_pi(project, env, "/review src/app.py 'error handling'")
+        bodies = [b for b in server.bodies if isinstance(b, dict) and "messages" in b]
+        users = [m for m in bodies[0]["messages"] if m["role"] == "user"]
+    content = users[-1]["content"]
+    sent = content if isinstance(content, str) else "".join(p["text"] for p in content if p.get("type") == "text")
+    expanded = _pipeline("expand", "/review src/app.py 'error handling'", "--profile", str(profile),
+                         cwd=project, env=env)
+    assert expanded.returncode == 0, expanded.stderr
+    assert sent == expanded.stdout.removesuffix("\n")
+    assert "error handling" in sent and "src/app.py" in sent
+
+
+def test_settings_hold_the_profile_thresholds(tmp_path, pi_env):
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / ".pi").mkdir()
+    (project / ".pi/settings.json").write_text(json.dumps({"theme": "dark"}))
+    env = dict(pi_env, HOME=str(tmp_path))
+    done = _pipeline("export", "pi", "--project", str(project), "--force", cwd=project, env=env)
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((project / ".pi/settings.json").read_text())
+    assert settings["theme"] == "dark"
+    assert settings["compaction"] == {"enabled": True, "reserveTokens": 16384, "keepRecentTokens": 20000}
+    assert settings["retry"]["maxRetries"] == 3
