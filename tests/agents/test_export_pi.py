@@ -66,8 +66,27 @@ def _system(server: LoopbackServer) -> str:
     return content if isinstance(content, str) else "".join(p["text"] for p in content)
 
 
-@pytest.mark.parametrize("profile", ["builtin:default", "builtin:pi-1"])
+OVERLAY = """\
+extends: builtin:examples/team
+name: overlay
+system_prompt:
+  sections:
+    - {id: identity, text: "You help a small team keep its build green in ${cwd}."}
+    - {id: house_style, after: identity, text: "Prefer short functions with one purpose."}
+"""
+
+
+def _profile(tmp_path: Path, profile: str) -> str:
+    if profile != "overlay":
+        return profile
+    path = tmp_path / "overlay.yaml"
+    path.write_text(OVERLAY)
+    return str(path)
+
+
+@pytest.mark.parametrize("profile", ["builtin:default", "builtin:pi-1", "builtin:examples/team", "overlay"])
 def test_pi_sends_the_profile_prompt(tmp_path, pi_env, profile):
+    profile = _profile(tmp_path, profile)
     with LoopbackServer([{"text": "ok"}]) as server:
         project, env = _world(tmp_path, server, pi_env)
         done = _pipeline("export", "pi", profile, "--project", str(project), cwd=project, env=env)
@@ -81,6 +100,19 @@ def test_pi_sends_the_profile_prompt(tmp_path, pi_env, profile):
     assert rendered.stdout.endswith("\n")
     assert sent == rendered.stdout[:-1]
     assert "make check" in sent  # the context file reached it
+    if profile.endswith("overlay.yaml"):
+        assert f"keep its build green in {project}." in sent and "short functions with one purpose" in sent
+
+
+def test_without_the_export_pi_sends_its_own_prompt(tmp_path, pi_env):
+    """The control: the equality above is the extension's doing, not pi's own prompt."""
+    with LoopbackServer([{"text": "ok"}]) as server:
+        project, env = _world(tmp_path, server, pi_env)
+        _run_pi(project, env, "hi")
+        sent = _system(server)
+    rendered = _pipeline("render", "builtin:default", "--discover", "--cwd", str(project), "--tools",
+                         "read,bash,edit,write", cwd=project, env=env)
+    assert sent != rendered.stdout[:-1]
 
 
 def test_template_reaches_the_model_as_expand_gives_it(tmp_path, pi_env):
