@@ -122,3 +122,20 @@ def test_a_broken_settings_file_is_located(tmp_path, capsys):
     (tmp_path / ".pi/settings.json").write_text('{"theme": \n')
     assert export(tmp_path) == 1
     assert f"{tmp_path / '.pi/settings.json'}:2:1: not valid JSON" in capsys.readouterr().err
+
+
+def test_model_overrides_and_losses_of_a_compaction_policy(tmp_path, capsys):
+    profile = tmp_path / "p.yaml"
+    profile.write_text("extends: builtin:default\nname: p\ncompaction:\n  trigger: {percent_of_window: 80}\n"
+                       "  model_overrides:\n    \"loop/m-1.5\": {keep_recent_tokens: 6000, reserve_tokens: 9000}\n")
+    project = tmp_path / "proj"
+    project.mkdir()
+    assert export(project, str(profile), "--format", "json") == 0
+    data = json.loads(capsys.readouterr().out)
+    how = {c["key"]: c["how"] for c in data["report"]}
+    assert how["compaction.trigger"] == "lost"
+    assert how["compaction.model_overrides.loop/m-1.5.keep_recent_tokens"] == "native"
+    settings = json.loads((project / ".pi/settings.json").read_text())
+    assert settings["compaction"]["modelOverrides"] == {"loop/m-1.5": {"reserveTokens": 9000, "keepRecentTokens": 6000}}
+    assert export(project, str(profile), "--check", "--allow-loss", "summary") == 1  # the trigger is not allowed
+    assert export(project, str(profile), "--check", "--allow-loss", "summary", "compaction.trigger") == 0
