@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if not root.is_dir():
         flag = "--user-dir" if args.user_dir else "--project"
         raise PipelineError(Problem("not a directory", Location(str(root)), key=flag,
-                                    hint="create it first, or name an existing directory"))
+                                    hint="create it first, or name an existing directory", code="profile.export-place"))
     pipeline = compile_profile(args.profile)
     report(pipeline.warnings)
     target = TARGETS[args.target]

@@ -73,10 +73,10 @@ def read_manifest(root: Path, rel: str, target: str) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as err:
         raise PipelineError(Problem(f"the export manifest is not valid JSON: {err}", Location(str(path)),
-                                    hint="delete it and export again with --force")) from None
+                                    hint="delete it and export again with --force", code="profile.export-file")) from None
     if not isinstance(data, dict) or data.get("target") != target or not isinstance(data.get("files"), dict):
         raise PipelineError(Problem(f"not a manifest of `pipeline export {target}`", Location(str(path)),
-                                    hint="delete it and export again with --force"))
+                                    hint="delete it and export again with --force", code="profile.export-file"))
     data.setdefault("shared", {})
     return data
 
@@ -107,7 +107,8 @@ def plan_changes(export: Export, root: Path, manifest_path: str, *, force: bool 
 
 def _conflict(plan: Plan, path: str, message: str) -> None:
     plan.conflicts.append(Problem(message, Location(str(plan.root / path)),
-                                  hint="move it away, or pass --force to let the export take it over"))
+                                  hint="move it away, or pass --force to let the export take it over",
+                                  code="profile.export-conflict"))
 
 
 def _owned_change(plan: Plan, path: str, text: str, recorded: Optional[str], force: bool) -> None:
@@ -153,10 +154,12 @@ def _shared_change(plan: Plan, item: SharedJson, owned_before: list[Key], force:
         except ValueError as err:
             data = None
             plan.conflicts.append(Problem(f"not valid JSON: {err.msg}", Location(str(target), err.lineno, err.colno),
-                                          hint="fix the file; the export merges its keys into it"))
+                                          hint="fix the file; the export merges its keys into it",
+                                          code="profile.export-file"))
         if data is not None and not isinstance(data, dict):
             plan.conflicts.append(Problem("the file's top level is not a JSON object", Location(str(target)),
-                                          hint="the export merges its keys into an object"))
+                                          hint="the export merges its keys into an object",
+                                          code="profile.export-file"))
             data = None
         if data is None:
             return
@@ -177,7 +180,7 @@ def _shared_change(plan: Plan, item: SharedJson, owned_before: list[Key], force:
                                        f"({json.dumps(old)}; the profile says {json.dumps(value)})")
         if not _set(merged, key, value):
             plan.conflicts.append(Problem(f"key {key_text(key)} cannot be set: a part of its path is not an object",
-                                          Location(str(target))))
+                                          Location(str(target)), code="profile.export-conflict"))
         touched.append(key_text(key))
     if not touched:
         if current is not None or not item.keys:

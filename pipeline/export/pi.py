@@ -61,7 +61,7 @@ class PiTarget:
         ]
         report.append(Carried("system_prompt", "extension", f"{pre}{EXTENSION_DIR}/ (before_agent_start)"))
         files += self._templates(pipeline, place, pre, report)
-        report += _compaction_losses(pipeline)
+        report += _compaction_losses(pipeline, pre)
         return Export(self.name, tuple(files), (SharedJson(f"{pre}settings.json", tuple(keys)),), tuple(report))
 
     def _settings(self, pipeline: "Pipeline", pre: str, report: list[Carried]) -> list[tuple[Key, Any]]:
@@ -104,12 +104,18 @@ class PiTarget:
         return out
 
 
-def _compaction_losses(pipeline: "Pipeline") -> list[Carried]:
-    """What pi 1.6 receives of the compaction policy beyond its numbers: nothing yet."""
+def _compaction_losses(pipeline: "Pipeline", pre: str) -> list[Carried]:
+    """How pi 1.6 receives the compaction policy beyond its numbers."""
     profile = pipeline.profile
     comp = profile.compaction
-    out = [Carried("summary", "lost", why="pi summarizes with its own prompt; the export writes no "
-                                          "session_before_compact handler yet")]
+    where = f"{pre}{EXTENSION_DIR}/ (session_before_compact)"
+    out = [Carried(key, "extension", where) for key in (
+        "summary.system_prompt", "summary.instructions.initial", "summary.instructions.update",
+        "summary.instructions.turn_prefix", "summary.schema", "summary.on_schema_violation", "summary.validity",
+        "summary.labels", "summary.tags")]
+    out += [Carried(key, "lost", why="pi writes branch summaries with its own prompt; the export has no "
+                                     "session_before_tree handler yet")
+            for key in ("summary.instructions.branch", "summary.branch_schema")]
     trigger = comp.trigger
     if trigger is not None and type(trigger).__name__ != "ReserveTrigger":
         out.append(Carried("compaction.trigger", "lost", why="pi triggers on reserveTokens only; the export "
@@ -120,7 +126,7 @@ def _compaction_losses(pipeline: "Pipeline") -> list[Carried]:
     if comp.pins.first_request or comp.pins.messages or comp.pins.files:
         out.append(Carried("compaction.pins", "lost", why="pi has no pinned messages"))
     if profile.summarizer.provider != "offline":
-        out.append(Carried("summarizer", "lost", why="pi summarizes with the session's model"))
+        out.append(Carried("summarizer", "lost", why="the extension summarizes with the session's model"))
     return out
 
 
@@ -149,7 +155,41 @@ def plan_json(pipeline: "Pipeline") -> str:
                                  "guidelines": [g.render({}) for g in e.guidelines]} for e in plan.catalog},
         },
     }
+    data["summary"] = _summary(pipeline)
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def _summary(pipeline: "Pipeline") -> dict:
+    """What ``session_before_compact`` needs: texts rendered where they take only the schema."""
+    from pipeline.compaction.summary_schema import heading_line, render_schema
+
+    s, comp = pipeline.profile.summary, pipeline.profile.compaction
+    schema = render_schema(s.schema_, s.schema_format)
+    texts = s.instructions
+    return {
+        "system_prompt": s.system_prompt.render(),
+        "schema": schema,
+        "initial": texts.initial.render(schema=schema),
+        "update": texts.update.render(schema=schema),
+        "turn_prefix": texts.turn_prefix.render(),
+        "turn_prefix_request": _text(s.turn_prefix_request),
+        "custom_label": texts.custom_label.render(),
+        "schema_retry": _text(texts.schema_retry),
+        "required_headings": [heading_line(x, s.schema_format) for x in s.schema_ if x.required],
+        "on_schema_violation": s.on_schema_violation,
+        "validity": {"reject": list(s.validity.reject), "retries": s.validity.retries,
+                     "retry_note": _text(s.validity.retry_note)},
+        "tags": {"conversation": s.tags.conversation, "previous_summary": s.tags.previous_summary,
+                 "read_files": s.tags.read_files, "modified_files": s.tags.modified_files},
+        "labels": {k: getattr(s.labels, k) for k in ("user", "assistant", "thinking", "tool_calls", "tool_result")},
+        "serialize_thinking": s.serialize_thinking,
+        "truncation_marker": _text(s.truncation_marker),
+        "tool_result_max_chars": comp.tool_result_max_chars,
+        "split_turn_separator": s.split_turn_separator.render(),
+        "no_history": s.no_history.render(),
+        "budget": {"history": comp.summary_budget.history, "turn_prefix": comp.summary_budget.turn_prefix,
+                   "limit": comp.summary_budget.limit, "reserve_tokens": comp.reserve_tokens},
+    }
 
 
 def _text(text: Optional[Text]) -> Optional[list]:

@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { convertToLlm } from "@earendil-works/pi-coding-agent";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const compiled = JSON.parse(readFileSync(join(here, "profile.json"), "utf8"));
@@ -184,6 +185,149 @@ export function renderPrompt(ctx) {
   return out.map((s, i) => (i === 0 ? "" : plan.join === null ? s.separator : plan.join) + s.text).join("");
 }
 
+// ------------------------------------------------------------------ compaction summaries
+// The rules of pipeline/compaction/{serialize,requests,summarize,summary_schema}.py: the
+// profile's summary system prompt, instructions (schema rendered at export), labels and
+// tags; required headings checked, one corrective call as summary.on_schema_violation says.
+
+const summary = compiled.summary;
+
+function contentText(content, sep) {
+  if (typeof content === "string") return content;
+  return content.filter((b) => b.type === "text").map((b) => b.text).join(sep);
+}
+
+function formatCall(call) {
+  const args = call.arguments && typeof call.arguments === "object" ? Object.entries(call.arguments) : [];
+  return `${call.name}(${args.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ")})`;
+}
+
+export function serialize(messages) {
+  const L = summary.labels;
+  const parts = [];
+  for (const m of messages) {
+    if (m.role === "user") {
+      const text = contentText(m.content, "");
+      if (text) parts.push(L.user + text);
+    } else if (m.role === "assistant") {
+      const thinking = summary.serialize_thinking ? m.content.filter((b) => b.type === "thinking").map((b) => b.thinking) : [];
+      const calls = m.content.filter((b) => b.type === "toolCall").map(formatCall);
+      if (thinking.length) parts.push(L.thinking + thinking.join("\n"));
+      if (m.content.some((b) => b.type === "text")) parts.push(L.assistant + contentText(m.content, "\n"));
+      if (calls.length) parts.push(L.tool_calls + calls.join("; "));
+    } else if (m.role === "toolResult") {
+      let text = contentText(m.content, "");
+      if (!text) continue;
+      if (text.length > summary.tool_result_max_chars) {
+        const cut = text.length - summary.tool_result_max_chars;
+        text = text.slice(0, summary.tool_result_max_chars) + fill(summary.truncation_marker, { count: String(cut) });
+      }
+      parts.push(L.tool_result + text);
+    }
+  }
+  return parts.join("\n\n");
+}
+
+function block(messages) {
+  const tag = summary.tags.conversation;
+  return `<${tag}>\n${serialize(convertToLlm(messages))}\n</${tag}>\n\n`;
+}
+
+function withCustom(text, custom) {
+  return custom ? `${text}\n\n${summary.custom_label}: ${custom}` : text;
+}
+
+export function historyText(messages, previous, custom) {
+  let user = block(messages);
+  if (previous) {
+    const tag = summary.tags.previous_summary;
+    user += `<${tag}>\n${previous}\n</${tag}>\n\n`;
+  }
+  return user + withCustom(previous ? summary.update : summary.initial, custom);
+}
+
+function prefixText(messages, custom) {
+  if (summary.turn_prefix_request === null) return block(messages) + summary.turn_prefix;
+  return fill(summary.turn_prefix_request, {
+    conversation: serialize(convertToLlm(messages)), instructions: withCustom(summary.turn_prefix, custom),
+  });
+}
+
+export function missingHeadings(text) {
+  const lines = new Set(text.split("\n").map((l) => l.trimEnd()));
+  return summary.required_headings.filter((h) => !lines.has(h.trimEnd()));
+}
+
+function budget(share, model) {
+  const max = model && model.maxTokens;
+  if (summary.budget.limit === "model" && max) return max;
+  const b = Math.floor(share * summary.budget.reserve_tokens);
+  return max ? Math.min(b, max) : b;
+}
+
+async function ask(ctx, model, user, maxTokens, signal) {
+  const v = summary.validity;
+  let text = user;
+  for (let attempt = 0; ; attempt++) {
+    const reply = await ctx.modelRegistry.complete(
+      model,
+      { systemPrompt: summary.system_prompt, messages: [{ role: "user", content: [{ type: "text", text }], timestamp: Date.now() }] },
+      { maxTokens, signal },
+    );
+    const answer = reply.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
+    const hits = { length: reply.stopReason === "length", tool_call: reply.stopReason === "toolUse", empty: !answer.trim() };
+    const verdict = v.reject.find((k) => hits[k]);
+    if (reply.stopReason === "error" || reply.stopReason === "aborted") throw new Error(reply.errorMessage || reply.stopReason);
+    if (!verdict) return { text: answer, usage: reply.usage };
+    if (attempt >= v.retries) throw new Error(`the summary answer is invalid (${verdict})`);
+    if (v.retry_note !== null) text = user + "\n\n" + fill(v.retry_note, { problem: verdict });
+  }
+}
+
+async function summarizeHistory(ctx, model, user, maxTokens, signal) {
+  let done = await ask(ctx, model, user, maxTokens, signal);
+  const missing = missingHeadings(done.text);
+  if (!missing.length || summary.on_schema_violation === "warn" || summary.schema_retry === null) return done;
+  const retry = `${user}\n\n${fill(summary.schema_retry, { missing: missing.join(", "), schema: summary.schema })}`;
+  done = await ask(ctx, model, retry, maxTokens, signal);
+  if (missingHeadings(done.text).length && summary.on_schema_violation === "fail") {
+    throw new Error(`the summary lacks required headings: ${missingHeadings(done.text).join(", ")}`);
+  }
+  return done;
+}
+
+function fileLists(ops) {
+  if (!ops) return "";
+  const modified = new Set([...(ops.edited || []), ...(ops.written || [])]);
+  const read = [...(ops.read || [])].filter((p) => !modified.has(p)).sort();
+  const parts = [];
+  if (read.length) parts.push(`<${summary.tags.read_files}>\n${read.join("\n")}\n</${summary.tags.read_files}>`);
+  if (modified.size) parts.push(`<${summary.tags.modified_files}>\n${[...modified].sort().join("\n")}\n</${summary.tags.modified_files}>`);
+  return parts.length ? "\n\n" + parts.join("\n\n") : "";
+}
+
+export async function compactionOf(event, ctx) {
+  const p = event.preparation;
+  const model = ctx.model;
+  if (!model) return undefined;
+  const custom = event.customInstructions;
+  const split = p.isSplitTurn && p.turnPrefixMessages.length > 0;
+  let text;
+  if (p.messagesToSummarize.length || !split) {
+    const user = historyText(p.messagesToSummarize, p.previousSummary, custom);
+    text = (await summarizeHistory(ctx, model, user, budget(summary.budget.history, model), event.signal)).text;
+  } else {
+    text = summary.no_history;
+  }
+  if (split) {
+    const user = prefixText(p.turnPrefixMessages, custom);
+    const prefix = await ask(ctx, model, user, budget(summary.budget.turn_prefix, model), event.signal);
+    text += summary.split_turn_separator + prefix.text;
+  }
+  return { compaction: { summary: text + fileLists(p.fileOps), firstKeptEntryId: p.firstKeptEntryId, tokensBefore: p.tokensBefore } };
+}
+
 export default function (pi) {
   pi.on("before_agent_start", (event) => ({ systemPrompt: renderPrompt(contextOf(event.systemPromptOptions)) }));
+  if (summary) pi.on("session_before_compact", (event, ctx) => compactionOf(event, ctx));
 }

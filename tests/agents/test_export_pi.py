@@ -152,3 +152,62 @@ def test_settings_hold_the_profile_thresholds(tmp_path, pi_env):
     assert settings["theme"] == "dark"
     assert settings["compaction"] == {"enabled": True, "reserveTokens": 16384, "keepRecentTokens": 20000}
     assert settings["retry"]["maxRetries"] == 3
+
+
+COMPACTING = """\
+extends: builtin:default
+name: compacting
+compaction:
+  reserve_tokens: 2000
+  keep_recent_tokens: 1000
+"""
+
+
+def _text_of(message: dict) -> str:
+    content = message["content"]
+    return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+
+
+def test_a_forced_compaction_sends_the_profiles_summary_request_and_retries_a_missing_heading(tmp_path, pi_env):
+    from pipeline import compile_profile
+    from pipeline.compaction.summary_schema import heading_line, render_schema
+
+    profile = tmp_path / "compacting.yaml"
+    profile.write_text(COMPACTING)
+    summary = compile_profile(str(profile)).profile.summary
+    schema = render_schema(summary.schema_, summary.schema_format)
+    required = [heading_line(s, summary.schema_format) for s in summary.schema_ if s.required]
+    complete = "\n\n".join(f"{h}\n- noted" for h in required)
+    # turn 1 is summarized whole: turn 2's long user message alone fills keep_recent_tokens
+    log = "Here is the build log: " + "one more line of output. " * 180
+    replies = [
+        {"text": "I looked at the build. " * 250, "usage": {"input": 300, "output": 200}},  # turn 1
+        {"text": "noted", "usage": {"input": 7000, "output": 5}},  # turn 2: over the threshold
+        {"text": f"{required[0]}\n- half a checkpoint"},  # the first summary lacks headings
+        {"text": complete},  # the corrective call's answer
+        {"text": "done", "usage": {"input": 300, "output": 5}},  # turn 3
+    ]
+    with LoopbackServer(replies) as server:
+        project, env = _world(tmp_path, server, pi_env)
+        models = json.loads((Path(env["PI_CODING_AGENT_DIR"]) / "models.json").read_text())
+        models["providers"]["loop"]["models"][0]["contextWindow"] = 8192
+        (Path(env["PI_CODING_AGENT_DIR"]) / "models.json").write_text(json.dumps(models))
+        done = _pipeline("export", "pi", str(profile), "--project", str(project), cwd=project, env=env)
+        assert done.returncode == 0, done.stderr
+        run = subprocess.run(["pi", "-p", "--mode", "json", "-a", "--no-session", "--offline", "--model", "loop/m",
+                              "Look at the build.", log, "Now fix it."], cwd=project, env=env, capture_output=True,
+                             text=True, timeout=PI_TIMEOUT)
+        assert run.returncode == 0, run.stderr[-3000:]
+        bodies = [b for b in server.bodies if isinstance(b, dict) and "messages" in b]
+    system = summary.system_prompt.render()
+    calls = [b for b in bodies if _text_of(b["messages"][0]) == system]
+    assert len(calls) == 2, f"expected a summary call and its corrective retry; pi sent {len(bodies)} requests"
+    first = _text_of(calls[0]["messages"][-1])
+    assert first.startswith(f"<{summary.tags.conversation}>\n{summary.labels.user}Look at the build.")
+    assert first.endswith(summary.instructions.initial.render(schema=schema))
+    retry = _text_of(calls[1]["messages"][-1])
+    note = summary.instructions.schema_retry.render(missing=", ".join(required[1:]), schema=schema)
+    assert retry == f"{first}\n\n{note}"
+    events = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    ends = [e for e in events if e.get("type") == "compaction_end"]
+    assert ends and ends[0]["result"]["summary"].startswith(complete), ends

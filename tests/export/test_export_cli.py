@@ -41,7 +41,7 @@ def test_check_reports_drift_then_passes(tmp_path, capsys):
 def test_check_fails_on_an_undeclared_loss(tmp_path, capsys):
     assert export(tmp_path) == 0
     assert export(tmp_path, "--check") == 1
-    assert "summary would be lost" in capsys.readouterr().err
+    assert "summary.branch_schema would be lost" in capsys.readouterr().err
 
 
 def test_shared_settings_keep_the_users_keys_and_refuse_to_overwrite_theirs(tmp_path, capsys):
@@ -102,8 +102,9 @@ def test_json_report_names_how_each_setting_arrives(tmp_path, capsys):
     how = {c["key"]: c["how"] for c in data["report"]}
     assert how["compaction.reserve_tokens"] == "native"
     assert how["system_prompt"] == "extension"
-    assert how["summary"] == "lost"
-    assert data["undeclared_losses"] == ["summary"]
+    assert how["summary.instructions.initial"] == "extension"
+    assert how["summary.instructions.branch"] == "lost"
+    assert data["undeclared_losses"] == ["summary.instructions.branch", "summary.branch_schema"]
 
 
 def test_user_dir_is_laid_out_as_pis_agent_directory(tmp_path):
