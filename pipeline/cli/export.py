@@ -5,7 +5,9 @@ current directory, under .pi/): settings.json keys (compaction and retry numbers
 into the file: keys the export does not own are kept), prompts/*.md for the profile's own
 templates, and a generated extension, .pi/extensions/context-pipeline/ (index.js and the
 compiled profile.json it reads), that makes pi send the system prompt exactly as
-`pipeline render PROFILE --discover` renders it for pi's inputs. pi needs no Python for it.
+`pipeline render PROFILE --discover` renders it for pi's inputs and writes compaction
+summaries with the profile's summary prompt, instructions and schema (a summary missing a
+required heading is asked for again). pi needs no Python for it.
 --user-dir DIR writes the same into DIR laid out as pi's agent directory (~/.pi/agent).
 
 Every export prints its loss report: each profile setting the target receives and how,
@@ -24,7 +26,7 @@ since) unless --force: such a conflict is an error and nothing is written.
 examples:
   pipeline export pi
   pipeline export pi team.yaml --project ~/src/app --dry-run
-  pipeline export pi team.yaml --check --allow-loss summary      # in CI
+  pipeline export pi team.yaml --check --allow-loss summary.branch_schema summary.instructions.branch
   pipeline export pi --user-dir ~/.pi/agent --format json
 
 --format json prints {"target", "agent", "root", "changes": [{path, action, keys?}],
@@ -96,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
             return 1
         return 0
     if plan.conflicts:
+        print("pipeline export: nothing was written", file=sys.stderr)
         raise PipelineError(plan.conflicts)
     if not args.dry_run:
         write_changes(plan)
@@ -103,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _text(target, root, export, plan, args) -> None:
-    verb = "would " if args.dry_run or args.check else ""
+    verb = "would " if args.dry_run or args.check or plan.conflicts else ""
     out = [f"{target.agent} in {root}:"]
     for change in plan.changes:
         if change.action == "unchanged":

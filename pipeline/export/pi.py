@@ -4,8 +4,10 @@ Native: ``settings.json`` keys (``compaction.enabled/reserveTokens/keepRecentTok
 ``compaction.modelOverrides``, ``branchSummary.reserveTokens``, ``retry.*``) merged into
 the user's file, and ``prompts/*.md`` for the profile's own pi-dialect templates. The
 extension (``extensions/context-pipeline/index.js``) renders the system prompt from the
-render plan compiled to ``profile.json`` beside it, in ``before_agent_start``; it needs
-Node only, which pi brings (docs/export.md says why it is not a call to ``pipeline``).
+render plan compiled to ``profile.json`` beside it, in ``before_agent_start``, and writes
+compaction summaries from the summary texts compiled there, in ``session_before_compact``;
+it needs Node only, which pi brings (docs/export.md says why it is not a call to
+``pipeline``).
 
 In a project the files go under ``.pi/``; with ``--user-dir`` the root is laid out as
 pi's agent directory (``~/.pi/agent``): ``settings.json``, ``prompts/``, ``extensions/``.

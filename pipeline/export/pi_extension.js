@@ -3,8 +3,9 @@
 //
 // It renders the system prompt exactly as the profile does for pi's current inputs (cwd,
 // selected and hidden tools, context files, skills, SYSTEM.md / APPEND_SYSTEM.md texts,
-// guidelines) from the compiled render plan in profile.json beside it. It needs no Python.
-// The rules below are those of pipeline/prompt/render.py; docs/export.md says which inputs
+// guidelines) from the compiled render plan in profile.json beside it, and writes compaction
+// summaries with the profile's summary texts compiled there. It needs no Python.
+// The rules below are those of pipeline/prompt/render.py and pipeline/compaction/; docs/export.md says which inputs
 // come from where.
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
