@@ -10,7 +10,6 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { convertToLlm } from "@earendil-works/pi-coding-agent";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const compiled = JSON.parse(readFileSync(join(here, "profile.json"), "utf8"));
@@ -229,6 +228,10 @@ export function serialize(messages) {
   return parts.join("\n\n");
 }
 
+// pi's own message conversion, imported when the first summary is written (pi resolves the
+// package for its extensions; the renderer above needs nothing but Node).
+let convertToLlm;
+
 function block(messages) {
   const tag = summary.tags.conversation;
   return `<${tag}>\n${serialize(convertToLlm(messages))}\n</${tag}>\n\n`;
@@ -308,6 +311,7 @@ function fileLists(ops) {
 }
 
 export async function compactionOf(event, ctx) {
+  convertToLlm ??= (await import("@earendil-works/pi-coding-agent")).convertToLlm;
   const p = event.preparation;
   const model = ctx.model;
   if (!model) return undefined;

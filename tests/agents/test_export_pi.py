@@ -104,6 +104,28 @@ def test_pi_sends_the_profile_prompt(tmp_path, pi_env, profile):
         assert f"keep its build green in {project}." in sent and "short functions with one purpose" in sent
 
 
+def test_the_users_system_md_append_and_skills_render_as_the_profile_says(tmp_path, pi_env):
+    """pi's other inputs reach the render: .pi/SYSTEM.md (the custom prompt), .pi/APPEND_SYSTEM.md,
+    a project skill; the prompt is still byte-equal to `pipeline render --discover`."""
+    with LoopbackServer([{"text": "ok"}]) as server:
+        project, env = _world(tmp_path, server, pi_env)
+        (project / ".pi").mkdir()
+        (project / ".pi/SYSTEM.md").write_text("You keep the release notes of this project.\n")
+        (project / ".pi/APPEND_SYSTEM.md").write_text("Answer in short sentences.\n")
+        skill = project / ".pi/skills/changelog"
+        skill.mkdir(parents=True)
+        (skill / "SKILL.md").write_text("---\nname: changelog\ndescription: Write a changelog entry.\n---\nSteps.\n")
+        done = _pipeline("export", "pi", "builtin:default", "--project", str(project), cwd=project, env=env)
+        assert done.returncode == 0, done.stderr
+        _run_pi(project, env, "hi")
+        sent = _system(server)
+    rendered = _pipeline("render", "builtin:default", "--discover", "--cwd", str(project), "--tools",
+                         "read,bash,edit,write", cwd=project, env=env)
+    assert rendered.returncode == 0, rendered.stderr
+    assert sent == rendered.stdout[:-1]
+    assert "release notes" in sent and "short sentences" in sent and "changelog" in sent
+
+
 def test_without_the_export_pi_sends_its_own_prompt(tmp_path, pi_env):
     """The control: the equality above is the extension's doing, not pi's own prompt."""
     with LoopbackServer([{"text": "ok"}]) as server:
