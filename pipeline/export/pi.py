@@ -122,9 +122,15 @@ def _compaction_losses(pipeline: "Pipeline", pre: str) -> list[Carried]:
     if trigger is not None and type(trigger).__name__ != "ReserveTrigger":
         out.append(Carried("compaction.trigger", "lost", why="pi triggers on reserveTokens only; the export "
                                                              "writes no share-of-window trigger yet"))
-    if comp.strategy != "summarize":
-        out.append(Carried("compaction.strategy", "lost", why="pi only summarizes; masking through the "
-                                                              "context event is not exported yet"))
+    if comp.strategy == "mask_tool_results":
+        out.append(Carried("compaction.strategy", "extension", f"{pre}{EXTENSION_DIR}/ (session_before_compact "
+                                                               "cancels, the context event masks)"))
+        out.append(Carried("compaction.masking.placeholder", "extension", f"{pre}{EXTENSION_DIR}/ (context)"))
+        summarized = [c for c in out if c.key.startswith("summary.") and c.how == "extension"]
+        out = [c for c in out if c not in summarized]  # this strategy never summarizes
+    elif comp.strategy != "summarize":
+        out.append(Carried("compaction.strategy", "lost", why="hybrid (mask, then summarize when still over the "
+                                                              "trigger) is not exported yet"))
     if comp.pins.first_request or comp.pins.messages or comp.pins.files:
         out.append(Carried("compaction.pins", "lost", why="pi has no pinned messages"))
     if profile.summarizer.provider != "offline":
@@ -158,6 +164,9 @@ def plan_json(pipeline: "Pipeline") -> str:
         },
     }
     data["summary"] = _summary(pipeline)
+    comp = pipeline.profile.compaction
+    data["masking"] = ({"placeholder": _text(comp.masking.placeholder)}
+                       if comp.strategy == "mask_tool_results" and comp.masking.placeholder is not None else None)
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
 
 

@@ -332,7 +332,56 @@ export async function compactionOf(event, ctx) {
   return { compaction: { summary: text + fileLists(p.fileOps), firstKeptEntryId: p.firstKeptEntryId, tokensBefore: p.tokensBefore } };
 }
 
+// ------------------------------------------------------------------ mask_tool_results
+// The rules of pipeline/compaction/strategies.py: when the profile's strategy is
+// mask_tool_results, a compaction pi would run instead shows every tool result it would
+// summarize (turn prefix included) as compaction.masking.placeholder from then on; the
+// tool calls stay, nothing written is rewritten. The decision is a custom entry of the
+// session (MASK_TYPE), read back on the session's start; the context event applies it to
+// every request.
+
+const MASK_TYPE = "context-pipeline.masks";
+const masking = compiled.masking;
+
+function resultChars(m) {
+  return (m.content || []).filter((b) => b.type === "text").reduce((n, b) => n + b.text.length, 0);
+}
+
+export function maskDecision(preparation, masks) {
+  const found = {};
+  for (const m of [...preparation.messagesToSummarize, ...preparation.turnPrefixMessages]) {
+    if (m.role !== "toolResult" || masks.has(m.toolCallId) || m.toolCallId in found) continue;
+    found[m.toolCallId] = fill(masking.placeholder, { tool: m.toolName || "", chars: String(resultChars(m)) });
+  }
+  return found;
+}
+
+export function masked(messages, masks) {
+  return messages.map((m) => m.role === "toolResult" && masks.has(m.toolCallId)
+    ? { ...m, content: [{ type: "text", text: masks.get(m.toolCallId) }] } : m);
+}
+
+function withMasking(pi) {
+  const masks = new Map();
+  pi.on("session_start", (_event, ctx) => {
+    masks.clear();
+    for (const e of ctx.sessionManager.getBranch()) {
+      if (e.type === "custom" && e.customType === MASK_TYPE) for (const [id, text] of Object.entries(e.data || {})) masks.set(id, text);
+    }
+  });
+  pi.on("session_before_compact", (event) => {
+    const found = maskDecision(event.preparation, masks);
+    if (Object.keys(found).length) {
+      for (const [id, text] of Object.entries(found)) masks.set(id, text);
+      pi.appendEntry(MASK_TYPE, found);
+    }
+    return { cancel: true };
+  });
+  pi.on("context", (event) => (masks.size ? { messages: masked(event.messages, masks) } : undefined));
+}
+
 export default function (pi) {
   pi.on("before_agent_start", (event) => ({ systemPrompt: renderPrompt(contextOf(event.systemPromptOptions)) }));
-  if (summary) pi.on("session_before_compact", (event, ctx) => compactionOf(event, ctx));
+  if (masking) withMasking(pi);
+  else if (summary) pi.on("session_before_compact", (event, ctx) => compactionOf(event, ctx));
 }

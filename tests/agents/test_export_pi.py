@@ -233,3 +233,48 @@ def test_a_forced_compaction_sends_the_profiles_summary_request_and_retries_a_mi
     events = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
     ends = [e for e in events if e.get("type") == "compaction_end"]
     assert ends and ends[0]["result"]["summary"].startswith(complete), ends
+
+
+MASKING = """\
+extends: builtin:default
+name: masking
+compaction:
+  strategy: mask_tool_results
+  reserve_tokens: 2000
+  keep_recent_tokens: 1000
+"""
+
+
+def test_mask_tool_results_shows_old_tool_results_as_the_placeholder(tmp_path, pi_env):
+    from pipeline import compile_profile
+
+    profile = tmp_path / "masking.yaml"
+    profile.write_text(MASKING)
+    placeholder = compile_profile(str(profile)).profile.compaction.masking.placeholder
+    log = "Here is the build log: " + "one more line of output. " * 180
+    replies = [
+        {"toolCalls": [{"name": "read", "arguments": {"path": "notes.txt"}}], "usage": {"input": 300, "output": 20}},
+        {"text": "Read it.", "usage": {"input": 320, "output": 5}},
+        {"text": "noted", "usage": {"input": 7000, "output": 5}},  # over the threshold: pi would compact
+        {"text": "done", "usage": {"input": 300, "output": 5}},
+    ]
+    with LoopbackServer(replies) as server:
+        project, env = _world(tmp_path, server, pi_env)
+        (project / "notes.txt").write_text("The release goes out on Monday.\n")
+        models = json.loads((Path(env["PI_CODING_AGENT_DIR"]) / "models.json").read_text())
+        models["providers"]["loop"]["models"][0]["contextWindow"] = 8192
+        (Path(env["PI_CODING_AGENT_DIR"]) / "models.json").write_text(json.dumps(models))
+        done = _pipeline("export", "pi", str(profile), "--project", str(project), cwd=project, env=env)
+        assert done.returncode == 0, done.stderr
+        run = subprocess.run(["pi", "-p", "--mode", "json", "-a", "--no-session", "--offline", "--model", "loop/m",
+                              "Read notes.txt.", log, "Now ship it."], cwd=project, env=env, capture_output=True,
+                             text=True, timeout=PI_TIMEOUT)
+        assert run.returncode == 0, run.stderr[-3000:]
+        bodies = [b for b in server.bodies if isinstance(b, dict) and "messages" in b]
+    assert len(bodies) == 4, f"pi sent {len(bodies)} requests (a summary call would make five)"
+    tool = lambda body: [_text_of(m) for m in body["messages"] if m["role"] == "tool"]  # noqa: E731
+    original = tool(bodies[1])
+    assert len(original) == 1 and "release goes out on Monday" in original[0]
+    chars = len(original[0].encode("utf-16-le")) // 2
+    assert tool(bodies[2]) == original  # before the compaction pi would have run
+    assert tool(bodies[3]) == [placeholder.render(tool="read", chars=str(chars))]

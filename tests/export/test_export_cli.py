@@ -140,3 +140,24 @@ def test_model_overrides_and_losses_of_a_compaction_policy(tmp_path, capsys):
     assert settings["compaction"]["modelOverrides"] == {"loop/m-1.5": {"reserveTokens": 9000, "keepRecentTokens": 6000}}
     assert export(project, str(profile), "--check", "--allow-loss", "summary") == 1  # the trigger is not allowed
     assert export(project, str(profile), "--check", "--allow-loss", "summary", "compaction.trigger") == 0
+
+
+def test_mask_tool_results_is_carried_by_the_extension(tmp_path, capsys):
+    profile = tmp_path / "p.yaml"
+    profile.write_text("extends: builtin:default\nname: p\ncompaction:\n  strategy: mask_tool_results\n")
+    project = tmp_path / "proj"
+    project.mkdir()
+    assert export(project, str(profile), "--format", "json") == 0
+    how = {c["key"]: c["how"] for c in json.loads(capsys.readouterr().out)["report"]}
+    assert how["compaction.strategy"] == how["compaction.masking.placeholder"] == "extension"
+    assert "summary.instructions.initial" not in how  # this strategy never summarizes
+    plan = json.loads((project / PLAN).read_text())
+    assert plan["masking"]["placeholder"][0].startswith("(output of ")
+
+
+def test_hybrid_is_reported_lost(tmp_path, capsys):
+    profile = tmp_path / "p.yaml"
+    profile.write_text("extends: builtin:default\nname: p\ncompaction:\n  strategy: hybrid\n")
+    assert main(["export", "pi", str(profile), "--project", str(tmp_path), "--dry-run", "--format", "json"]) == 0
+    how = {c["key"]: c["how"] for c in json.loads(capsys.readouterr().out)["report"]}
+    assert how["compaction.strategy"] == "lost"
