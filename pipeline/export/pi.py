@@ -28,6 +28,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.facade import Pipeline
 
 EXTENSION_DIR = "extensions/context-pipeline"
+#: reserveTokens written when the profile's trigger is not pi's rule: pi then asks at every
+#: turn (contextTokens > window - this), and the extension answers by the profile's trigger
+ASK_EVERY_TURN = 1_000_000_000
 PLAN_VERSION = 1
 
 #: profile key -> pi settings key (the numbers pi reads natively)
@@ -69,25 +72,39 @@ class PiTarget:
     def _settings(self, pipeline: "Pipeline", pre: str, report: list[Carried]) -> list[tuple[Key, Any]]:
         profile = pipeline.profile
         keys: list[tuple[Key, Any]] = []
+        ours_trigger = own_trigger(pipeline)
+        ext = f"{pre}{EXTENSION_DIR}/ (session_before_compact)"
         for ours, theirs in SETTINGS:
             value: Any = profile
             for part in ours:
                 value = getattr(value, part)
             if value is None:
                 continue
+            if ours_trigger and ours == ("compaction", "reserve_tokens"):
+                keys.append((theirs, ASK_EVERY_TURN))
+                report.append(Carried("compaction.reserve_tokens", "extension", ext))
+                continue
             keys.append((theirs, value))
             report.append(Carried(".".join(ours), "native", f"{pre}settings.json {'.'.join(theirs)}"))
+        if ours_trigger:
+            report.append(Carried("compaction.trigger", "extension", f"{ext}; settings.json compaction.reserveTokens "
+                                                                     f"{ASK_EVERY_TURN} lets pi ask at every turn"))
         for model, override in profile.compaction.model_overrides.items():
             for field, key in (("reserve_tokens", "reserveTokens"), ("keep_recent_tokens", "keepRecentTokens")):
                 value = getattr(override, field)
-                if value is not None:
-                    keys.append((("compaction", "modelOverrides", model, key), value))
-                    report.append(Carried(f"compaction.model_overrides.{model}.{field}", "native",
-                                          f"{pre}settings.json compaction.modelOverrides"))
-            for field in ("trigger", "strategy"):
-                if getattr(override, field) is not None:
-                    report.append(Carried(f"compaction.model_overrides.{model}.{field}", "lost",
-                                          why="pi's modelOverrides take reserveTokens and keepRecentTokens only"))
+                if value is None:
+                    continue
+                name = f"compaction.model_overrides.{model}.{field}"
+                if ours_trigger and field == "reserve_tokens":
+                    report.append(Carried(name, "extension", ext))
+                    continue
+                keys.append((("compaction", "modelOverrides", model, key), value))
+                report.append(Carried(name, "native", f"{pre}settings.json compaction.modelOverrides"))
+            if override.trigger is not None:
+                report.append(Carried(f"compaction.model_overrides.{model}.trigger", "extension", ext))
+            if override.strategy is not None:
+                report.append(Carried(f"compaction.model_overrides.{model}.strategy", "lost",
+                                      why="the extension follows the profile's strategy for every model"))
         return keys
 
     def _templates(self, pipeline: "Pipeline", place: Place, pre: str, report: list[Carried]) -> list[OwnedFile]:
@@ -118,10 +135,6 @@ def _compaction_losses(pipeline: "Pipeline", pre: str) -> list[Carried]:
     out += [Carried(key, "lost", why="pi writes branch summaries with its own prompt; the export has no "
                                      "session_before_tree handler yet")
             for key in ("summary.instructions.branch", "summary.branch_schema")]
-    trigger = comp.trigger
-    if trigger is not None and type(trigger).__name__ != "ReserveTrigger":
-        out.append(Carried("compaction.trigger", "lost", why="pi triggers on reserveTokens only; the export "
-                                                             "writes no share-of-window trigger yet"))
     if comp.strategy == "mask_tool_results":
         out.append(Carried("compaction.strategy", "extension", f"{pre}{EXTENSION_DIR}/ (session_before_compact "
                                                                "cancels, the context event masks)"))
@@ -136,6 +149,33 @@ def _compaction_losses(pipeline: "Pipeline", pre: str) -> list[Carried]:
     if profile.summarizer.provider != "offline":
         out.append(Carried("summarizer", "lost", why="the extension summarizes with the session's model"))
     return out
+
+
+def own_trigger(pipeline: "Pipeline") -> bool:
+    """Whether a trigger of the profile (or of one of its models) is not pi's reserve rule."""
+    comp = pipeline.profile.compaction
+    triggers = [comp.trigger, *(o.trigger for o in comp.model_overrides.values())]
+    return any(t is not None and not hasattr(t, "reserve_tokens") for t in triggers)
+
+
+def _trigger(trigger: Any) -> Optional[dict]:
+    if trigger is None:
+        return None
+    if hasattr(trigger, "percent_of_window"):
+        return {"percent_of_window": trigger.percent_of_window}
+    if hasattr(trigger, "tokens"):
+        return {"tokens": trigger.tokens}
+    return {"reserve_tokens": trigger.reserve_tokens}
+
+
+def _triggers(pipeline: "Pipeline") -> Optional[dict]:
+    """The profile's trigger rule for the extension (``Compaction.threshold``), when it is not pi's."""
+    if not own_trigger(pipeline):
+        return None
+    comp = pipeline.profile.compaction
+    return {"trigger": _trigger(comp.trigger), "reserve_tokens": comp.reserve_tokens,
+            "models": {name: {"trigger": _trigger(o.trigger), "reserve_tokens": o.reserve_tokens}
+                       for name, o in comp.model_overrides.items()}}
 
 
 def extension_source() -> str:
@@ -165,6 +205,7 @@ def plan_json(pipeline: "Pipeline") -> str:
     }
     data["summary"] = _summary(pipeline)
     comp = pipeline.profile.compaction
+    data["trigger"] = _triggers(pipeline)
     data["masking"] = ({"placeholder": _text(comp.masking.placeholder)}
                        if comp.strategy == "mask_tool_results" and comp.masking.placeholder is not None else None)
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n"

@@ -369,19 +369,44 @@ function withMasking(pi) {
       if (e.type === "custom" && e.customType === MASK_TYPE) for (const [id, text] of Object.entries(e.data || {})) masks.set(id, text);
     }
   });
-  pi.on("session_before_compact", (event) => {
+  pi.on("context", (event) => (masks.size ? { messages: masked(event.messages, masks) } : undefined));
+  return (event) => {
     const found = maskDecision(event.preparation, masks);
     if (Object.keys(found).length) {
       for (const [id, text] of Object.entries(found)) masks.set(id, text);
       pi.appendEntry(MASK_TYPE, found);
     }
     return { cancel: true };
-  });
-  pi.on("context", (event) => (masks.size ? { messages: masked(event.messages, masks) } : undefined));
+  };
+}
+
+// ------------------------------------------------------------------ the profile's trigger
+// Compaction.threshold of pipeline/model/compaction.py. When the profile's trigger is not
+// pi's reserve rule, the export writes a reserveTokens that makes pi ask at every turn, and
+// a threshold compaction below the profile's threshold is cancelled here.
+
+const trigger = compiled.trigger;
+
+export function threshold(window, modelKey) {
+  const own = trigger.models[modelKey] || {};
+  const t = own.trigger ?? trigger.trigger;
+  if (t && t.tokens !== undefined) return t.tokens;
+  if (t && t.percent_of_window !== undefined) return (window * t.percent_of_window) / 100;
+  const reserve = t && t.reserve_tokens !== undefined ? t.reserve_tokens : own.reserve_tokens ?? trigger.reserve_tokens;
+  return window - reserve;
+}
+
+function heldBack(event, ctx) {
+  if (!trigger || event.reason !== "threshold" || !ctx.model) return false;
+  const key = `${ctx.model.provider}/${ctx.model.id}`;
+  return event.preparation.tokensBefore <= threshold(ctx.model.contextWindow, key);
 }
 
 export default function (pi) {
   pi.on("before_agent_start", (event) => ({ systemPrompt: renderPrompt(contextOf(event.systemPromptOptions)) }));
-  if (masking) withMasking(pi);
-  else if (summary) pi.on("session_before_compact", (event, ctx) => compactionOf(event, ctx));
+  const compact = masking ? withMasking(pi) : summary ? compactionOf : null;
+  pi.on("session_before_compact", (event, ctx) => {
+    if (heldBack(event, ctx)) return { cancel: true };
+    return compact ? compact(event, ctx) : undefined;
+  });
 }

@@ -278,3 +278,37 @@ def test_mask_tool_results_shows_old_tool_results_as_the_placeholder(tmp_path, p
     chars = len(original[0].encode("utf-16-le")) // 2
     assert tool(bodies[2]) == original  # before the compaction pi would have run
     assert tool(bodies[3]) == [placeholder.render(tool="read", chars=str(chars))]
+
+
+@pytest.mark.parametrize("percent, compacts", [(50, True), (90, False)])
+def test_a_share_of_window_trigger_compacts_where_the_profile_says(tmp_path, pi_env, percent, compacts):
+    """Window 8192, reserve 2000 (pi's own rule: above 6192); the context reaches 5000 then 7000
+    tokens. At 50% (4096) the first crossing compacts, which pi alone would not do yet; at 90%
+    (7373) nothing compacts, though pi alone would at 7000."""
+    from pipeline import compile_profile
+
+    profile = tmp_path / "trigger.yaml"
+    profile.write_text(f"{COMPACTING}  trigger: {{percent_of_window: {percent}}}\n")
+    system = compile_profile(str(profile)).profile.summary.system_prompt.render()
+    required = "\n\n".join(f"{h}\n- noted" for h in ("## Goal", "## Constraints & Preferences", "## Progress",
+                                                        "## Key Decisions", "## Next Steps"))
+    log = "Here is the build log: " + "one more line of output. " * 180
+    turn = lambda tokens: {"text": "noted", "usage": {"input": tokens, "output": 5}}  # noqa: E731
+    replies = [{"text": "I looked at the build. " * 250, "usage": {"input": 300, "output": 200}}, turn(5000)]
+    replies += [{"text": required}, turn(7000)] if compacts else [turn(7000), turn(300)]
+    with LoopbackServer([*replies, turn(300)]) as server:
+        project, env = _world(tmp_path, server, pi_env)
+        models = json.loads((Path(env["PI_CODING_AGENT_DIR"]) / "models.json").read_text())
+        models["providers"]["loop"]["models"][0]["contextWindow"] = 8192
+        (Path(env["PI_CODING_AGENT_DIR"]) / "models.json").write_text(json.dumps(models))
+        done = _pipeline("export", "pi", str(profile), "--project", str(project), cwd=project, env=env)
+        assert done.returncode == 0, done.stderr
+        run = subprocess.run(["pi", "-p", "--mode", "json", "-a", "--no-session", "--offline", "--model", "loop/m",
+                              "Look at the build.", log, "Now fix it."], cwd=project, env=env, capture_output=True,
+                             text=True, timeout=PI_TIMEOUT)
+        assert run.returncode == 0, run.stderr[-3000:]
+        bodies = [b for b in server.bodies if isinstance(b, dict) and "messages" in b]
+    summaries = [b for b in bodies if _text_of(b["messages"][0]) == system]
+    assert len(summaries) == (1 if compacts else 0), f"{len(summaries)} summary calls in {len(bodies)} requests"
+    settings = json.loads((project / ".pi/settings.json").read_text())
+    assert settings["compaction"]["reserveTokens"] == 1_000_000_000

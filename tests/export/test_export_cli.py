@@ -134,12 +134,29 @@ def test_model_overrides_and_losses_of_a_compaction_policy(tmp_path, capsys):
     assert export(project, str(profile), "--format", "json") == 0
     data = json.loads(capsys.readouterr().out)
     how = {c["key"]: c["how"] for c in data["report"]}
-    assert how["compaction.trigger"] == "lost"
+    assert how["compaction.trigger"] == "extension"
     assert how["compaction.model_overrides.loop/m-1.5.keep_recent_tokens"] == "native"
+    assert how["compaction.model_overrides.loop/m-1.5.reserve_tokens"] == "extension"  # the extension's threshold
+    settings = json.loads((project / ".pi/settings.json").read_text())
+    assert settings["compaction"]["modelOverrides"] == {"loop/m-1.5": {"keepRecentTokens": 6000}}
+    assert settings["compaction"]["reserveTokens"] == 1_000_000_000
+    plan = json.loads((project / PLAN).read_text())
+    assert plan["trigger"] == {"trigger": {"percent_of_window": 80.0}, "reserve_tokens": 16384,
+                               "models": {"loop/m-1.5": {"trigger": None, "reserve_tokens": 9000}}}
+    assert export(project, str(profile), "--check", "--allow-loss", "summary") == 0
+
+
+def test_model_overrides_with_pis_rule_stay_native(tmp_path, capsys):
+    profile = tmp_path / "p.yaml"
+    profile.write_text("extends: builtin:default\nname: p\ncompaction:\n"
+                       "  model_overrides:\n    \"loop/m-1.5\": {keep_recent_tokens: 6000, reserve_tokens: 9000}\n")
+    project = tmp_path / "proj"
+    project.mkdir()
+    assert export(project, str(profile)) == 0
     settings = json.loads((project / ".pi/settings.json").read_text())
     assert settings["compaction"]["modelOverrides"] == {"loop/m-1.5": {"reserveTokens": 9000, "keepRecentTokens": 6000}}
-    assert export(project, str(profile), "--check", "--allow-loss", "summary") == 1  # the trigger is not allowed
-    assert export(project, str(profile), "--check", "--allow-loss", "summary", "compaction.trigger") == 0
+    assert settings["compaction"]["reserveTokens"] == 16384
+    assert json.loads((project / PLAN).read_text())["trigger"] is None
 
 
 def test_mask_tool_results_is_carried_by_the_extension(tmp_path, capsys):
