@@ -312,3 +312,27 @@ def test_a_share_of_window_trigger_compacts_where_the_profile_says(tmp_path, pi_
     assert len(summaries) == (1 if compacts else 0), f"{len(summaries)} summary calls in {len(bodies)} requests"
     settings = json.loads((project / ".pi/settings.json").read_text())
     assert settings["compaction"]["reserveTokens"] == 1_000_000_000
+
+
+def test_a_project_export_turns_compaction_off_when_the_profile_does(tmp_path, pi_env):
+    """pi reads compaction.enabled from the merged settings, so the project's file counts."""
+    profile = tmp_path / "off.yaml"
+    profile.write_text(COMPACTING.replace("compaction:\n", "compaction:\n  enabled: false\n"))
+    log = "Here is the build log: " + "one more line of output. " * 180
+    replies = [{"text": "I looked at the build. " * 250, "usage": {"input": 300, "output": 200}},
+               {"text": "noted", "usage": {"input": 7000, "output": 5}}]
+    with LoopbackServer(replies) as server:
+        project, env = _world(tmp_path, server, pi_env)
+        models = json.loads((Path(env["PI_CODING_AGENT_DIR"]) / "models.json").read_text())
+        models["providers"]["loop"]["models"][0]["contextWindow"] = 8192
+        (Path(env["PI_CODING_AGENT_DIR"]) / "models.json").write_text(json.dumps(models))
+        done = _pipeline("export", "pi", str(profile), "--project", str(project), cwd=project, env=env)
+        assert done.returncode == 0, done.stderr
+        run = subprocess.run(["pi", "-p", "--mode", "json", "-a", "--no-session", "--offline", "--model", "loop/m",
+                              "Look at the build.", log, "Now fix it."], cwd=project, env=env, capture_output=True,
+                             text=True, timeout=PI_TIMEOUT)
+        assert run.returncode == 0, run.stderr[-3000:]
+        bodies = [b for b in server.bodies if isinstance(b, dict) and "messages" in b]
+    assert json.loads((project / ".pi/settings.json").read_text())["compaction"]["enabled"] is False
+    assert len(bodies) == 3  # three turns, no summary call
+    assert '"compaction_start"' not in run.stdout
