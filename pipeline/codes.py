@@ -63,6 +63,10 @@ CODES: dict[str, str] = {
     # ---- profile: pipeline import
     "profile.import-settings": "another agent's settings file cannot be read",
     "profile.not-imported": "a setting of another agent that a profile has no place for",
+    # ---- profile: pipeline export
+    "profile.export-conflict": "a file or key the export would change was not written by it, or was edited since",
+    "profile.export-file": "a file the export reads (its manifest, a shared settings file) is not what it expects",
+    "profile.export-place": "the directory to export into does not exist",
     "profile.override": "a command-line override of a profile value is invalid",
     "profile.internal-error": "a check could not run because of a bug",
     # ---- profile: what renders with it

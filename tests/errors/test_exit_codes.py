@@ -41,6 +41,7 @@ INVALID = {
     "eval": ["missing.jsonl"],
     "expand": ["/x", "--profile", "missing.yaml"],
     "explain": ["missing.yaml"],
+    "export": ["pi", "missing.yaml"],
     "import": ["pi", "missing-agent-dir"],
     "init": ["missing-repository"],
     "render": ["missing.yaml"],
@@ -53,7 +54,7 @@ INVALID = {
     "validate": ["missing.yaml"],
 }
 POSITIONALS = {"compact": ["s.jsonl"], "context": ["s.jsonl"], "diff": ["a", "b"], "expand": ["/x"],
-               "explain": ["default"], "import": ["pi"], "session": ["check", "s.jsonl"],
+               "explain": ["default"], "export": ["pi"], "import": ["pi"], "session": ["check", "s.jsonl"],
                "run": ["hi", "--session", "s.jsonl"], "chat": ["--session", "s.jsonl"], "replay": ["a"]}
 
 

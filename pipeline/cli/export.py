@@ -1,0 +1,123 @@
+"""Write a profile into a coding agent's own files, with a report of what it receives.
+
+`pipeline export pi [PROFILE]` writes pi 1.6's files into the project (default: the
+current directory, under .pi/): settings.json keys (compaction and retry numbers, merged
+into the file: keys the export does not own are kept), prompts/*.md for the profile's own
+templates, and a generated extension, .pi/extensions/context-pipeline/ (index.js and the
+compiled profile.json it reads), that makes pi send the system prompt exactly as
+`pipeline render PROFILE --discover` renders it for pi's inputs and writes compaction
+summaries with the profile's summary prompt, instructions and schema (a summary missing a
+required heading is asked for again). pi needs no Python for it.
+--user-dir DIR writes the same into DIR laid out as pi's agent directory (~/.pi/agent).
+
+Every export prints its loss report: each profile setting the target receives and how,
+native (a file or key), extension (the generated code) or lost (why).
+
+The export keeps a manifest of the files it wrote (.pi/context-pipeline-export.json): a
+re-export updates them and removes those the profile no longer produces. It never
+overwrites or deletes a file, or a settings key, it did not write (or that was edited
+since) unless --force: such a conflict is an error and nothing is written.
+
+  --dry-run    print what would change; write nothing
+  --check      write nothing; exit 1 when the files on disk differ from what the profile
+               exports (drift) or when a setting would be lost that --allow-loss does not
+               name (a key, or a key above it: --allow-loss summary)
+
+examples:
+  pipeline export pi
+  pipeline export pi team.yaml --project ~/src/app --dry-run
+  pipeline export pi team.yaml --check --allow-loss summary.branch_schema summary.instructions.branch
+  pipeline export pi --user-dir ~/.pi/agent --format json
+
+--format json prints {"target", "agent", "root", "changes": [{path, action, keys?}],
+"report": [{key, how, where?, why?}], "drift", "undeclared_losses", "conflicts"}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+HELP = "write a profile into a coding agent's files (pi), with a loss report"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", choices=("pi",), help="the agent to export to (pi 1.6)")
+    parser.add_argument("profile", nargs="?", default="default", metavar="PROFILE",
+                        help="a profile file or built-in name (default: default)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--project", metavar="DIR", help="the project to write into (default: the current directory)")
+    where.add_argument("--user-dir", metavar="DIR", help="write into DIR, laid out as the agent's home folder")
+    parser.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 on drift or on a loss --allow-loss does not name")
+    parser.add_argument("--allow-loss", nargs="+", action="extend", default=[], metavar="KEY",
+                        help="profile keys whose loss --check accepts (repeatable)")
+    parser.add_argument("--force", action="store_true", help="take over files and keys the export did not write")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from pipeline import compile_profile
+    from pipeline.cli._report import report
+    from pipeline.errors import Location, PipelineError, Problem
+    from pipeline.export import TARGETS, Place, prepare, undeclared_losses, write_changes
+
+    root = Path(args.user_dir or args.project or ".").expanduser().absolute()
+    if not root.is_dir():
+        flag = "--user-dir" if args.user_dir else "--project"
+        raise PipelineError(Problem("not a directory", Location(str(root)), key=flag,
+                                    hint="create it first, or name an existing directory", code="profile.export-place"))
+    pipeline = compile_profile(args.profile)
+    report(pipeline.warnings)
+    target = TARGETS[args.target]
+    place = Place(str(root), user=bool(args.user_dir), profile=args.profile,
+                  extra={"cwd": str(root) if not args.user_dir else None})
+    export, plan = prepare(target, pipeline, place, force=args.force)
+    unallowed = undeclared_losses(export, args.allow_loss)
+    if args.format == "json":
+        print(json.dumps({
+            "target": target.name, "agent": target.agent, "root": str(root),
+            "changes": [c.to_json() for c in plan.changes], "report": [c.to_json() for c in export.report],
+            "drift": [c.path for c in plan.drift], "undeclared_losses": [c.key for c in unallowed],
+            "conflicts": [p.to_json() for p in plan.conflicts],
+        }, indent=2, ensure_ascii=False))
+    else:
+        _text(target, root, export, plan, args)
+    if args.check:
+        if plan.drift or unallowed:
+            for c in unallowed:
+                print(f"pipeline export: {c.key} would be lost ({c.why}); name it in --allow-loss to accept",
+                      file=sys.stderr)
+            if plan.drift:
+                print(f"pipeline export: {len(plan.drift)} file(s) differ from what the profile exports; "
+                      f"run `pipeline export {target.name}` to update them", file=sys.stderr)
+            return 1
+        return 0
+    if plan.conflicts:
+        print("pipeline export: nothing was written", file=sys.stderr)
+        raise PipelineError(plan.conflicts)
+    if not args.dry_run:
+        write_changes(plan)
+    return 0
+
+
+def _text(target, root, export, plan, args) -> None:
+    verb = "would " if args.dry_run or args.check or plan.conflicts else ""
+    out = [f"{target.agent} in {root}:"]
+    for change in plan.changes:
+        if change.action == "unchanged":
+            continue
+        keys = f" ({', '.join(change.keys)})" if change.keys else ""
+        out.append(f"  {verb}{change.action} {change.path}{keys}")
+    if not plan.drift:
+        out.append("  (no change: the files on disk are what the profile exports)")
+    out.append("what the agent receives:")
+    width = max((len(c.key) for c in export.report), default=0)
+    for c in export.report:
+        detail = c.where if c.how != "lost" else c.why
+        out.append(f"  {c.key:<{width}}  {c.how:<9}  {detail}")
+    print("\n".join(out))

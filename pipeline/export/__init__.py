@@ -1,0 +1,41 @@
+"""``pipeline export``: a profile compiled into the files of the coding agents teams run.
+
+* :mod:`.base`: the :class:`~.base.Target` protocol, what an export is (owned files,
+  shared JSON keys, the loss report);
+* :mod:`.apply`: the manifest of owned files, the key-by-key merge of shared JSON files,
+  the changes, conflicts and drift of an export, and writing it;
+* :mod:`.pi`: pi 1.6 (native settings and templates, a generated extension that renders
+  the profile's system prompt).
+
+See docs/export.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+from .apply import Change, Plan, plan_changes, write_changes
+from .base import Carried, Export, OwnedFile, Place, SharedJson, Target
+from .pi import PiTarget
+
+__all__ = ["Carried", "Change", "Export", "OwnedFile", "Place", "Plan", "SharedJson", "TARGETS", "Target",
+           "plan_changes", "prepare", "undeclared_losses", "write_changes"]
+
+#: every target by its TARGET name (the other agents come in later)
+TARGETS: dict[str, Target] = {"pi": PiTarget()}
+
+
+def prepare(target: Target, pipeline, place: Place, *, force: bool = False) -> tuple[Export, Plan]:
+    """The export of ``pipeline`` for ``place`` and the changes it makes there."""
+    export = target.export(pipeline, place)
+    plan = plan_changes(export, Path(place.root), target.manifest_path(place), force=force,
+                        profile=place.profile, agent=target.agent)
+    return export, plan
+
+
+def undeclared_losses(export: Export, allowed: Iterable[str]) -> list[Carried]:
+    """The lost settings not named (or under a name) in ``allowed``."""
+    names = tuple(allowed)
+    return [c for c in export.losses
+            if not any(c.key == a or c.key.startswith(a + ".") for a in names)]

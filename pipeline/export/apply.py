@@ -1,0 +1,252 @@
+"""Comparing an :class:`~pipeline.export.base.Export` with the disk, and writing it.
+
+The manifest (one JSON file per target and root, its path chosen by the target) records
+what the last export wrote: each owned file with the SHA-256 of its text, and each key of
+a shared JSON file. From it :func:`plan_changes` knows
+
+* which files it may rewrite: one it wrote whose bytes are still the ones it wrote (a file
+  it did not write, or one edited since, is a conflict unless ``force``);
+* which files to remove: owned before, no longer produced (again only unedited ones);
+* which keys of a shared JSON file are its own: the others are kept as they are; a key the
+  user set that the export now wants to set is a conflict unless ``force``.
+
+:func:`write_changes` then writes the files and the manifest. Nothing here knows a target.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+from pipeline.errors import Location, PipelineError, Problem
+from pipeline.export.base import Export, Key, SharedJson, key_text
+
+Action = Literal["create", "update", "delete", "unchanged"]
+MANIFEST_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Change:
+    """What exporting does to one file."""
+
+    path: str  # relative to the root
+    action: Action
+    text: Optional[str] = None  # the new text (create, update)
+    keys: tuple[str, ...] = ()  # shared JSON: the keys set or removed, as people read them
+    shared: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "action": self.action}
+        if self.shared:
+            out["keys"] = list(self.keys)
+        return out
+
+
+@dataclass
+class Plan:
+    """The changes of one export, the conflicts found, and the manifest to write."""
+
+    root: Path
+    manifest_path: str
+    changes: list[Change] = field(default_factory=list)
+    conflicts: list[Problem] = field(default_factory=list)
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def drift(self) -> list[Change]:
+        return [c for c in self.changes if c.action != "unchanged"]
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def read_manifest(root: Path, rel: str, target: str) -> dict[str, Any]:
+    """The manifest at ``root/rel`` (empty when there is none); a broken one is a located error."""
+    path = root / rel
+    if not path.is_file():
+        return {"files": {}, "shared": {}}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as err:
+        raise PipelineError(Problem(f"the export manifest is not valid JSON: {err}", Location(str(path)),
+                                    hint="delete it and export again with --force", code="profile.export-file")) from None
+    if not isinstance(data, dict) or data.get("target") != target or not isinstance(data.get("files"), dict):
+        raise PipelineError(Problem(f"not a manifest of `pipeline export {target}`", Location(str(path)),
+                                    hint="delete it and export again with --force", code="profile.export-file"))
+    data.setdefault("shared", {})
+    return data
+
+
+def plan_changes(export: Export, root: Path, manifest_path: str, *, force: bool = False,
+                 profile: str = "", agent: str = "") -> Plan:
+    """The changes that bring ``root`` to ``export`` (see the module's docstring)."""
+    old = read_manifest(root, manifest_path, export.target)
+    plan = Plan(root, manifest_path)
+    owned: dict[str, str] = old["files"]
+    produced = {f.path for f in export.files} | {s.path for s in export.shared}
+    for item in export.files:
+        _owned_change(plan, item.path, item.text, owned.get(item.path), force)
+    for path in sorted(set(owned) - produced):
+        _removal(plan, path, owned[path], force)
+    shared_old: dict[str, list[list[str]]] = old["shared"]
+    for item in export.shared:
+        _shared_change(plan, item, [tuple(k) for k in shared_old.get(item.path, [])], force)
+    for path in sorted(set(shared_old) - produced):
+        _shared_change(plan, SharedJson(path, ()), [tuple(k) for k in shared_old[path]], force)
+    plan.manifest = {
+        "version": MANIFEST_VERSION, "target": export.target, "agent": agent, "profile": profile,
+        "files": {f.path: digest(f.text) for f in export.files},
+        "shared": {s.path: [list(k) for k, _ in s.keys] for s in export.shared if s.keys},
+    }
+    return plan
+
+
+def _conflict(plan: Plan, path: str, message: str) -> None:
+    plan.conflicts.append(Problem(message, Location(str(plan.root / path)),
+                                  hint="move it away, or pass --force to let the export take it over",
+                                  code="profile.export-conflict"))
+
+
+def _owned_change(plan: Plan, path: str, text: str, recorded: Optional[str], force: bool) -> None:
+    target = plan.root / path
+    if not target.exists():
+        plan.changes.append(Change(path, "create", text))
+        return
+    current = _read(target)
+    if current == text:
+        plan.changes.append(Change(path, "unchanged"))
+        return
+    if not force and recorded is None:
+        _conflict(plan, path, "the file exists and was not written by this export")
+    elif not force and (current is None or digest(current) != recorded):
+        _conflict(plan, path, "the file was edited since this export wrote it")
+    plan.changes.append(Change(path, "update", text))
+
+
+def _removal(plan: Plan, path: str, recorded: str, force: bool) -> None:
+    target = plan.root / path
+    if not target.exists():
+        return
+    current = _read(target)
+    if not force and (current is None or digest(current) != recorded):
+        _conflict(plan, path, "the profile no longer produces this file, but it was edited since it was written")
+    plan.changes.append(Change(path, "delete"))
+
+
+def _read(path: Path) -> Optional[str]:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _shared_change(plan: Plan, item: SharedJson, owned_before: list[Key], force: bool) -> None:
+    target = plan.root / item.path
+    data: Any = {}
+    if target.exists():
+        current = _read(target)
+        try:
+            data = json.loads(current) if current is not None and current.strip() else {}
+        except ValueError as err:
+            data = None
+            plan.conflicts.append(Problem(f"not valid JSON: {err.msg}", Location(str(target), err.lineno, err.colno),
+                                          hint="fix the file; the export merges its keys into it",
+                                          code="profile.export-file"))
+        if data is not None and not isinstance(data, dict):
+            plan.conflicts.append(Problem("the file's top level is not a JSON object", Location(str(target)),
+                                          hint="the export merges its keys into an object",
+                                          code="profile.export-file"))
+            data = None
+        if data is None:
+            return
+    else:
+        current = None
+    merged = json.loads(json.dumps(data))
+    now = {k for k, _ in item.keys}
+    touched: list[str] = []
+    for key in owned_before:
+        if key not in now and _remove(merged, key):
+            touched.append(key_text(key))
+    for key, value in item.keys:
+        found, old = _get(merged, key)
+        if found and old == value:
+            continue
+        if found and key not in owned_before and not force:
+            _conflict(plan, item.path, f"key {key_text(key)} is set in the file, not by this export "
+                                       f"({json.dumps(old)}; the profile says {json.dumps(value)})")
+        if not _set(merged, key, value):
+            plan.conflicts.append(Problem(f"key {key_text(key)} cannot be set: a part of its path is not an object",
+                                          Location(str(target)), code="profile.export-conflict"))
+        touched.append(key_text(key))
+    if not touched:
+        if current is not None or not item.keys:
+            plan.changes.append(Change(item.path, "unchanged", shared=True))
+        return
+    text = json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
+    action: Action = "update" if current is not None else "create"
+    if not merged and current is not None and set(owned_before) >= _leaves(data):
+        action, text = "delete", None  # every key was ours: the file goes as it came
+    plan.changes.append(Change(item.path, action, text, tuple(touched), shared=True))
+
+
+def _leaves(data: Any, prefix: Key = ()) -> set[Key]:
+    if not isinstance(data, dict) or not data:
+        return {prefix} if prefix else set()
+    out: set[Key] = set()
+    for k, v in data.items():
+        out |= _leaves(v, (*prefix, k))
+    return out
+
+
+def _get(data: Any, key: Key) -> tuple[bool, Any]:
+    for part in key:
+        if not isinstance(data, dict) or part not in data:
+            return False, None
+        data = data[part]
+    return True, data
+
+
+def _set(data: dict, key: Key, value: Any) -> bool:
+    for part in key[:-1]:
+        nxt = data.setdefault(part, {})
+        if not isinstance(nxt, dict):
+            return False
+        data = nxt
+    data[key[-1]] = value
+    return True
+
+
+def _remove(data: dict, key: Key) -> bool:
+    """Remove ``key``, then every object it leaves empty; False when it was not there."""
+    chain = [data]
+    for part in key[:-1]:
+        nxt = chain[-1].get(part)
+        if not isinstance(nxt, dict):
+            return False
+        chain.append(nxt)
+    if key[-1] not in chain[-1]:
+        return False
+    del chain[-1][key[-1]]
+    for depth in range(len(key) - 1, 0, -1):
+        if chain[depth]:
+            break
+        del chain[depth - 1][key[depth - 1]]
+    return True
+
+
+def write_changes(plan: Plan) -> None:
+    """Write every change and the manifest (call only when ``plan.conflicts`` is empty)."""
+    for change in plan.changes:
+        path = plan.root / change.path
+        if change.action in ("create", "update"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(change.text or "", encoding="utf-8")
+        elif change.action == "delete":
+            path.unlink(missing_ok=True)
+    manifest = plan.root / plan.manifest_path
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    manifest.write_text(json.dumps(plan.manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -1,0 +1,118 @@
+"""What a target is: the files it produces from a compiled Pipeline and its loss report.
+
+A :class:`Target` turns a :class:`~pipeline.facade.Pipeline` into an :class:`Export`:
+
+* :class:`OwnedFile`: a file the export writes whole (``.pi/prompts/review.md``, the
+  generated extension); it is recorded in the manifest, and a re-export rewrites or
+  removes it;
+* :class:`SharedJson`: keys of a JSON file the export shares with the user
+  (``.pi/settings.json``): only the listed dotted keys are the export's, every other
+  key of the file is kept as it is;
+* :class:`Carried`: one line of the loss report, a profile setting and how the target
+  receives it: ``native`` (a file or key), ``extension`` (through the code the export
+  writes) or ``lost`` (with why).
+
+Targets never write: :mod:`pipeline.export.apply` compares an export with the disk and
+the manifest, and writes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping, Protocol
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.facade import Pipeline
+
+How = Literal["native", "extension", "lost"]
+
+
+@dataclass(frozen=True)
+class OwnedFile:
+    """A file the export writes whole; ``path`` is relative to the export root."""
+
+    path: str
+    text: str
+
+
+Key = tuple[str, ...]  # a path into nested JSON objects (model ids hold dots, so no dotted strings)
+
+
+@dataclass(frozen=True)
+class SharedJson:
+    """Keys of a JSON object file shared with the user: (path, value) pairs, each path a leaf."""
+
+    path: str
+    keys: tuple[tuple[Key, Any], ...]
+
+
+@dataclass(frozen=True)
+class Carried:
+    """How one profile setting reaches the target."""
+
+    key: str  # the profile's key, dotted (``compaction.reserve_tokens``)
+    how: How
+    where: str = ""  # the file or key that carries it (native, extension)
+    why: str = ""  # why it is lost
+
+    def to_json(self) -> dict[str, str]:
+        out = {"key": self.key, "how": self.how}
+        if self.where:
+            out["where"] = self.where
+        if self.why:
+            out["why"] = self.why
+        return out
+
+
+@dataclass(frozen=True)
+class Export:
+    """Everything one export produces."""
+
+    target: str
+    files: tuple[OwnedFile, ...] = ()
+    shared: tuple[SharedJson, ...] = ()
+    report: tuple[Carried, ...] = ()
+
+    @property
+    def losses(self) -> tuple[Carried, ...]:
+        return tuple(c for c in self.report if c.how == "lost")
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where an export goes: a project (``.pi/...``) or a user-level directory laid out as the
+    target's home folder (``~/.pi/agent``)."""
+
+    root: str
+    user: bool = False
+    #: the profile argument as given (recorded in the manifest)
+    profile: str = "default"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Target(Protocol):
+    """One coding agent the profile can be exported to."""
+
+    #: the TARGET argument (``pi``)
+    name: str
+    #: the agent and version the export is written for (``pi 1.6.0``)
+    agent: str
+
+    def manifest_path(self, place: Place) -> str:
+        """The manifest's path, relative to the export root."""
+        ...
+
+    def export(self, pipeline: "Pipeline", place: Place) -> Export:
+        """The files, shared keys and loss report of ``pipeline`` for ``place``."""
+        ...
+
+
+def key_text(key: Key) -> str:
+    """A key path as people read it (``compaction.modelOverrides["loop/m"].reserveTokens``)."""
+    out = ""
+    for part in key:
+        out += f".{part}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part) else f"[{json.dumps(part)}]"
+    return out.lstrip(".")

@@ -1,0 +1,267 @@
+"""The pi 1.6 target: native files and keys, and a generated extension for the rest.
+
+Native: ``settings.json`` keys (``compaction.enabled/reserveTokens/keepRecentTokens``,
+``compaction.modelOverrides``, ``branchSummary.reserveTokens``, ``retry.*``) merged into
+the user's file, and ``prompts/*.md`` for the profile's own pi-dialect templates. The
+extension (``extensions/context-pipeline/index.js``) renders the system prompt from the
+render plan compiled to ``profile.json`` beside it, in ``before_agent_start``, and writes
+compaction summaries from the summary texts compiled there, in ``session_before_compact``;
+it needs Node only, which pi brings (docs/export.md says why it is not a call to
+``pipeline``).
+
+In a project the files go under ``.pi/``; with ``--user-dir`` the root is laid out as
+pi's agent directory (``~/.pi/agent``): ``settings.json``, ``prompts/``, ``extensions/``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
+from pipeline.model.render_plan import Condition, RenderPlan, SectionPlan
+from pipeline.model.text import Text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.facade import Pipeline
+
+EXTENSION_DIR = "extensions/context-pipeline"
+#: reserveTokens written when the profile's trigger is not pi's rule: pi then asks at every
+#: turn (contextTokens > window - this), and the extension answers by the profile's trigger
+ASK_EVERY_TURN = 1_000_000_000
+PLAN_VERSION = 1
+
+#: profile key -> pi settings key (the numbers pi reads natively)
+SETTINGS = (
+    (("compaction", "enabled"), ("compaction", "enabled")),
+    (("compaction", "reserve_tokens"), ("compaction", "reserveTokens")),
+    (("compaction", "keep_recent_tokens"), ("compaction", "keepRecentTokens")),
+    (("compaction", "branch", "reserve_tokens"), ("branchSummary", "reserveTokens")),
+    (("retry", "enabled"), ("retry", "enabled")),
+    (("retry", "max_retries"), ("retry", "maxRetries")),
+    (("retry", "base_delay_ms"), ("retry", "baseDelayMs")),
+    (("retry", "max_agent_delay_ms"), ("retry", "maxAgentDelayMs")),
+)
+
+
+class PiTarget:
+    name = "pi"
+    agent = "pi 1.6.0"
+
+    def _prefix(self, place: Place) -> str:
+        return "" if place.user else ".pi/"
+
+    def manifest_path(self, place: Place) -> str:
+        return self._prefix(place) + "context-pipeline-export.json"
+
+    def export(self, pipeline: "Pipeline", place: Place) -> Export:
+        pre = self._prefix(place)
+        report: list[Carried] = []
+        keys = self._settings(pipeline, pre, report)
+        files = [
+            OwnedFile(f"{pre}{EXTENSION_DIR}/index.js", extension_source()),
+            OwnedFile(f"{pre}{EXTENSION_DIR}/profile.json", plan_json(pipeline)),
+        ]
+        report.append(Carried("system_prompt", "extension", f"{pre}{EXTENSION_DIR}/ (before_agent_start)"))
+        files += self._templates(pipeline, place, pre, report)
+        report += _compaction_losses(pipeline, pre)
+        return Export(self.name, tuple(files), (SharedJson(f"{pre}settings.json", tuple(keys)),), tuple(report))
+
+    def _settings(self, pipeline: "Pipeline", pre: str, report: list[Carried]) -> list[tuple[Key, Any]]:
+        profile = pipeline.profile
+        keys: list[tuple[Key, Any]] = []
+        ours_trigger = own_trigger(pipeline)
+        ext = f"{pre}{EXTENSION_DIR}/ (session_before_compact)"
+        for ours, theirs in SETTINGS:
+            value: Any = profile
+            for part in ours:
+                value = getattr(value, part)
+            if value is None:
+                continue
+            if ours_trigger and ours == ("compaction", "reserve_tokens"):
+                keys.append((theirs, ASK_EVERY_TURN))
+                report.append(Carried("compaction.reserve_tokens", "extension", ext))
+                continue
+            keys.append((theirs, value))
+            report.append(Carried(".".join(ours), "native", f"{pre}settings.json {'.'.join(theirs)}"))
+        if ours_trigger:
+            report.append(Carried("compaction.trigger", "extension", f"{ext}; settings.json compaction.reserveTokens "
+                                                                     f"{ASK_EVERY_TURN} lets pi ask at every turn"))
+        for model, override in profile.compaction.model_overrides.items():
+            for field, key in (("reserve_tokens", "reserveTokens"), ("keep_recent_tokens", "keepRecentTokens")):
+                value = getattr(override, field)
+                if value is None:
+                    continue
+                name = f"compaction.model_overrides.{model}.{field}"
+                if ours_trigger and field == "reserve_tokens":
+                    report.append(Carried(name, "extension", ext))
+                    continue
+                keys.append((("compaction", "modelOverrides", model, key), value))
+                report.append(Carried(name, "native", f"{pre}settings.json compaction.modelOverrides"))
+            if override.trigger is not None:
+                report.append(Carried(f"compaction.model_overrides.{model}.trigger", "extension", ext))
+            if override.strategy is not None:
+                report.append(Carried(f"compaction.model_overrides.{model}.strategy", "lost",
+                                      why="the extension follows the profile's strategy for every model"))
+        return keys
+
+    def _templates(self, pipeline: "Pipeline", place: Place, pre: str, report: list[Carried]) -> list[OwnedFile]:
+        """The profile's own templates (sources other than pi's project and user folders)."""
+        loaded = pipeline.load_templates(place.extra.get("cwd") or place.root)
+        out: list[OwnedFile] = []
+        for template in loaded.templates:
+            if template.source in ("project", "user") or template.path is None:
+                continue
+            key = f"templates.{template.name}"
+            if template.dialect != "pi":
+                report.append(Carried(key, "lost", why=f"a {template.dialect} command; pi reads pi templates only"))
+                continue
+            out.append(OwnedFile(f"{pre}prompts/{template.name}.md", Path(template.path).read_text(encoding="utf-8")))
+            report.append(Carried(key, "native", f"{pre}prompts/{template.name}.md"))
+        return out
+
+
+def _compaction_losses(pipeline: "Pipeline", pre: str) -> list[Carried]:
+    """How pi 1.6 receives the compaction policy beyond its numbers."""
+    profile = pipeline.profile
+    comp = profile.compaction
+    where = f"{pre}{EXTENSION_DIR}/ (session_before_compact)"
+    out = [Carried(key, "extension", where) for key in (
+        "summary.system_prompt", "summary.instructions.initial", "summary.instructions.update",
+        "summary.instructions.turn_prefix", "summary.schema", "summary.on_schema_violation", "summary.validity",
+        "summary.labels", "summary.tags")]
+    out += [Carried(key, "lost", why="pi writes branch summaries with its own prompt; the export has no "
+                                     "session_before_tree handler yet")
+            for key in ("summary.instructions.branch", "summary.branch_schema")]
+    if comp.strategy == "mask_tool_results":
+        out.append(Carried("compaction.strategy", "extension", f"{pre}{EXTENSION_DIR}/ (session_before_compact "
+                                                               "cancels, the context event masks)"))
+        out.append(Carried("compaction.masking.placeholder", "extension", f"{pre}{EXTENSION_DIR}/ (context)"))
+        summarized = [c for c in out if c.key.startswith("summary.") and c.how == "extension"]
+        out = [c for c in out if c not in summarized]  # this strategy never summarizes
+    elif comp.strategy != "summarize":
+        out.append(Carried("compaction.strategy", "lost", why="hybrid (mask, then summarize when still over the "
+                                                              "trigger) is not exported yet"))
+    if comp.pins.first_request or comp.pins.messages or comp.pins.files:
+        out.append(Carried("compaction.pins", "lost", why="pi has no pinned messages"))
+    if profile.summarizer.provider != "offline":
+        out.append(Carried("summarizer", "lost", why="the extension summarizes with the session's model"))
+    return out
+
+
+def own_trigger(pipeline: "Pipeline") -> bool:
+    """Whether a trigger of the profile (or of one of its models) is not pi's reserve rule."""
+    comp = pipeline.profile.compaction
+    triggers = [comp.trigger, *(o.trigger for o in comp.model_overrides.values())]
+    return any(t is not None and not hasattr(t, "reserve_tokens") for t in triggers)
+
+
+def _trigger(trigger: Any) -> Optional[dict]:
+    if trigger is None:
+        return None
+    if hasattr(trigger, "percent_of_window"):
+        return {"percent_of_window": trigger.percent_of_window}
+    if hasattr(trigger, "tokens"):
+        return {"tokens": trigger.tokens}
+    return {"reserve_tokens": trigger.reserve_tokens}
+
+
+def _triggers(pipeline: "Pipeline") -> Optional[dict]:
+    """The profile's trigger rule for the extension (``Compaction.threshold``), when it is not pi's."""
+    if not own_trigger(pipeline):
+        return None
+    comp = pipeline.profile.compaction
+    return {"trigger": _trigger(comp.trigger), "reserve_tokens": comp.reserve_tokens,
+            "models": {name: {"trigger": _trigger(o.trigger), "reserve_tokens": o.reserve_tokens}
+                       for name, o in comp.model_overrides.items()}}
+
+
+def extension_source() -> str:
+    return (Path(__file__).with_name("pi_extension.js")).read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- the plan as JSON
+
+
+def plan_json(pipeline: "Pipeline") -> str:
+    """The compiled render plan the extension reads (texts as parts: strings and ``{"var"}``)."""
+    plan: RenderPlan = pipeline.render_plan
+    data = {
+        "version": PLAN_VERSION,
+        "profile": pipeline.profile.name,
+        "fingerprint": pipeline.fingerprint,
+        "plan": {
+            "sections": [_section(s) for s in plan.sections],
+            "join": plan.join,
+            "caller_sections": None if plan.caller_sections is None else {
+                "pattern": plan.caller_sections.pattern, "reserved": list(plan.caller_sections.reserved),
+                "wrap": plan.caller_sections.wrap},
+            "default_tools": list(plan.default_tools),
+            "catalog": {e.name: {"snippet": None if e.snippet is None else e.snippet.render({}),
+                                 "guidelines": [g.render({}) for g in e.guidelines]} for e in plan.catalog},
+        },
+    }
+    data["summary"] = _summary(pipeline)
+    comp = pipeline.profile.compaction
+    data["trigger"] = _triggers(pipeline)
+    data["masking"] = ({"placeholder": _text(comp.masking.placeholder)}
+                       if comp.strategy == "mask_tool_results" and comp.masking.placeholder is not None else None)
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def _summary(pipeline: "Pipeline") -> dict:
+    """What ``session_before_compact`` needs: texts rendered where they take only the schema."""
+    from pipeline.compaction.summary_schema import heading_line, render_schema
+
+    s, comp = pipeline.profile.summary, pipeline.profile.compaction
+    schema = render_schema(s.schema_, s.schema_format)
+    texts = s.instructions
+    return {
+        "system_prompt": s.system_prompt.render(),
+        "schema": schema,
+        "initial": texts.initial.render(schema=schema),
+        "update": texts.update.render(schema=schema),
+        "turn_prefix": texts.turn_prefix.render(),
+        "turn_prefix_request": _text(s.turn_prefix_request),
+        "custom_label": texts.custom_label.render(),
+        "schema_retry": _text(texts.schema_retry),
+        "required_headings": [heading_line(x, s.schema_format) for x in s.schema_ if x.required],
+        "on_schema_violation": s.on_schema_violation,
+        "validity": {"reject": list(s.validity.reject), "retries": s.validity.retries,
+                     "retry_note": _text(s.validity.retry_note)},
+        "tags": {"conversation": s.tags.conversation, "previous_summary": s.tags.previous_summary,
+                 "read_files": s.tags.read_files, "modified_files": s.tags.modified_files},
+        "labels": {k: getattr(s.labels, k) for k in ("user", "assistant", "thinking", "tool_calls", "tool_result")},
+        "serialize_thinking": s.serialize_thinking,
+        "truncation_marker": _text(s.truncation_marker),
+        "tool_result_max_chars": comp.tool_result_max_chars,
+        "split_turn_separator": s.split_turn_separator.render(),
+        "no_history": s.no_history.render(),
+        "budget": {"history": comp.summary_budget.history, "turn_prefix": comp.summary_budget.turn_prefix,
+                   "limit": comp.summary_budget.limit, "reserve_tokens": comp.reserve_tokens},
+    }
+
+
+def _text(text: Optional[Text]) -> Optional[list]:
+    if text is None:
+        return None
+    return [p if isinstance(p, str) else {"var": p.name} for p in text.parts if p != ""]
+
+
+def _when(when: Optional[Condition]) -> Optional[dict]:
+    if when is None:
+        return None
+    return {k: list(getattr(when, k)) for k in ("tools_include", "tools_exclude", "present", "absent", "selected_any")}
+
+
+def _section(s: SectionPlan) -> dict:
+    return {
+        "id": s.id, "name": s.name, "kind": s.kind, "when": _when(s.when),
+        "replaced_by_custom_prompt": s.replaced_by_custom_prompt, "separator": s.separator,
+        "open": _text(s.open), "heading": _text(s.heading), "text": _text(s.text), "item": _text(s.item),
+        "item_separator": s.item_separator, "empty": _text(s.empty), "close": _text(s.close),
+        "rules": [{"text": _text(r.text), "from": r.from_, "when": _when(r.when)} for r in s.rules],
+        "escape": s.escape, "wrap": s.wrap, "snippets": s.snippets,
+    }
