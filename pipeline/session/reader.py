@@ -452,9 +452,10 @@ def _note_unknown(entry: Entry, label: str, problems: list[Problem]) -> None:
     if entry.type == "unknown":
         what = f"unknown entry type {json.dumps(entry.raw.get('type'))} (kept as is; not in the context)"
     elif isinstance(entry, MessageEntry) and entry.role == UnknownMessage.role:
-        if entry.raw["message"].get("role") in LATER_ROLES:  # pi 1.x's recorded system prompt: expected
-            return
-        role = json.dumps(entry.raw["message"].get("role"))
+        role = entry.raw["message"].get("role")
+        if isinstance(role, str) and role in LATER_ROLES:  # pi 1.x's recorded system prompt: expected
+            return  # (a role that is an object, `{"type": "toolCall"}`, is only named: it is unhashable)
+        role = json.dumps(role)
         what = f"unknown message role {role} (kept; pi leaves it out of the context)"
     else:
         return
