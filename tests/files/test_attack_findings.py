@@ -80,3 +80,78 @@ def test_a_role_that_is_an_object_is_a_located_warning(odd_roles, command, flags
     count = len(SESSION.read_text().splitlines())
     assert f'{odd_roles}:{count + 1}: warning: unknown message role {{"type": "toolCall"}}' in text
     assert f'{odd_roles}:{count + 2}: warning: unknown message role ["user"]' in text
+
+
+# --------------------------------------------------------------------------- item 22: a 50 MB torn last line
+
+
+def _with_torn_tail(tmp_path: Path, size: int) -> Path:
+    path = tmp_path / "torn.jsonl"
+    path.write_bytes(SESSION.read_bytes() + b'{"type":"message","id":"zz","message":{"role":"user","content":"'
+                     + b"a" * size)
+    return path
+
+
+def _address_space(limit: int):
+    def apply() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return apply
+
+
+def test_compact_over_a_50_mb_torn_line_within_bounded_memory(tmp_path):
+    """Classifying the torn line once the append ends it scanned the string with a regular
+    expression that kept state per character (gigabytes for 50 MB): a MemoryError after the
+    entry was written. Now it runs in a 3 GiB address space, and reports the line."""
+    import subprocess
+    import sys
+
+    from .conftest import HANG_GUARD
+
+    path = _with_torn_tail(tmp_path, 50_000_000)
+    done = subprocess.run([sys.executable, "-m", "pipeline", "compact", str(path), "--keep-recent", "1000"],
+                          cwd=ROOT, capture_output=True, timeout=HANG_GUARD * 6, preexec_fn=_address_space(3 << 30))
+    err = done.stderr.decode()
+    assert "Traceback" not in err and "MemoryError" not in err, err[-3000:]
+    assert done.returncode == 0, err[-3000:]
+    count = len(SESSION.read_text().splitlines())
+    assert f"{path}:{count + 1}: warning: torn last line" in err
+    check = cli("session", "check", str(path))
+    assert check.code == 0
+    assert f"{path}:{count + 1}: warning: torn line (a write was cut short), repaired by a later append" in check.out.decode()
+
+
+def test_the_torn_line_is_read_before_the_append_so_a_failure_changes_nothing(tmp_path, monkeypatch):
+    from pipeline.session import SessionFile
+    from pipeline.session.reader import Scanner
+
+    path = _with_torn_tail(tmp_path, 1000)
+    before = path.read_bytes()
+    session = SessionFile.open(path)
+
+    def fails(self, raw):
+        raise RuntimeError("reading the torn line failed")
+
+    monkeypatch.setattr(Scanner, "tail_problems", fails)
+    with pytest.raises(RuntimeError):
+        session.append_message({"role": "user", "content": [{"type": "text", "text": "x"}], "timestamp": 1})
+    assert path.read_bytes() == before
+
+
+def test_a_torn_line_too_large_for_memory_is_a_located_problem(tmp_path, monkeypatch):
+    from pipeline.session import SessionFile
+    from pipeline.session import reader
+
+    path = _with_torn_tail(tmp_path, 1000)
+    session = SessionFile.open(path)
+
+    def no_memory(text):
+        raise MemoryError
+
+    monkeypatch.setattr(reader, "is_cut_object", no_memory)
+    session.append_message({"role": "user", "content": [{"type": "text", "text": "x"}], "timestamp": 1})
+    count = len(SESSION.read_text().splitlines())
+    [problem] = [p for p in session.problems if p.location.line == count + 1]
+    assert problem.code == "session.line-too-long"
+    assert problem.message == "line too large to read in the memory available (1064 bytes); skipped"
