@@ -15,9 +15,11 @@ disk), 130 interrupted. A closed pipe (``pipeline render | head -1``) ends quiet
 with 141 (128 + SIGPIPE), as ``git``, ``grep`` and ``cat`` do. Every problem is printed by
 :mod:`pipeline.cli._report`.
 
-Start-up is interruptible: this module imports nothing heavy at its top, and
-:func:`main` handles Ctrl-C around everything it imports and runs, so an interrupt at
-any moment after Python itself has started prints one line, never a traceback.
+Start-up is interruptible: when the process is the ``pipeline`` command, the first lines
+of ``pipeline/__init__.py`` install a handler that notes Ctrl-C; this module imports
+nothing heavy at its top, and :func:`main` handles Ctrl-C around everything it imports
+and runs (ending as interrupted when one was noted before it), so an interrupt at any
+moment after our first line runs prints one line, never a traceback.
 """
 
 from __future__ import annotations
@@ -115,6 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ctrl_c = _CtrlC()
     try:
         ctrl_c.install()
+        if _started_interrupted():
+            return _interrupted()
         status = _main(argv)
         return _interrupted() if ctrl_c.swallowed else status
     except BaseException as err:  # noqa: BLE001 - re-raised unless Ctrl-C caused it
@@ -168,6 +172,13 @@ class _CtrlC:
 
             signal.signal(signal.SIGINT, self.previous)
             sys.unraisablehook = self.previous_hook
+
+
+def _started_interrupted() -> bool:
+    """Ctrl-C arrived while the command was starting (noted by ``pipeline/__init__.py``)."""
+    import pipeline
+
+    return bool(getattr(pipeline, "_early_interrupts", ()))
 
 
 def _interrupted() -> int:
