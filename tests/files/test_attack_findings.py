@@ -155,3 +155,14 @@ def test_a_torn_line_too_large_for_memory_is_a_located_problem(tmp_path, monkeyp
     [problem] = [p for p in session.problems if p.location.line == count + 1]
     assert problem.code == "session.line-too-long"
     assert problem.message == "line too large to read in the memory available (1064 bytes); skipped"
+
+
+def test_a_command_folder_with_links_back_to_itself_is_walked_once(tmp_path):
+    commands = tmp_path / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "a.md").write_text("Hi $0\n")
+    (commands / "up").symlink_to("..")
+    (commands / "self").symlink_to("../commands")
+    run = cli("templates", "--templates-dir", str(commands), "--dialect", "claude-code", cwd=tmp_path)
+    assert run.code == 0 and "too many levels" not in run.err and "Traceback" not in run.err, run.err
+    assert run.out.count(b"/a ") + run.out.count(b"/a\n") == 1, run.out
