@@ -17,7 +17,8 @@ from pipeline.testing.loopback import LoopbackServer
 from pipeline.templates import expand_input, load_sources
 from pipeline.templates.discovery import TemplateSource
 
-from .npm_install import agent_env
+# tests/agents is on sys.path: it has no __init__.py, since `agents` is the OpenAI Agents SDK's name
+from npm_install import agent_env
 
 #: name -> body of a file in ``.claude/commands``; the placeholders of every kind, near misses included
 COMMANDS = {
