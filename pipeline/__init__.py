@@ -43,6 +43,34 @@ runs no other import (a Ctrl-C during start-up lands in the CLI's handler).
 
 from __future__ import annotations
 
+import sys as _sys
+
+#: SIGINTs that arrived while the ``pipeline`` command was starting, before its ``main``
+#: took over Ctrl-C (:func:`pipeline.cli.main` ends as interrupted when it holds any).
+_early_interrupts: list[int] = []
+
+
+def _note_interrupt(signum: int, frame: object) -> None:
+    _early_interrupts.append(signum)
+
+
+def _is_the_command() -> bool:
+    """This process runs the ``pipeline`` command: its console script or ``python -m pipeline``."""
+    first = _sys.argv[0] if _sys.argv else ""
+    if first == "-m":  # `python [options] -m NAME`, while NAME is being found
+        orig = list(getattr(_sys, "orig_argv", ()))
+        return "-m" in orig[:-1] and orig[orig.index("-m") + 1] == "pipeline"
+    return first.rsplit("/", 1)[-1] == "pipeline"  # the console script
+
+
+if _is_the_command():  # the first of our code to run: Ctrl-C is noted from here on, never a traceback
+    import _signal  # built in: no import behind it
+
+    try:
+        _signal.signal(_signal.SIGINT, _note_interrupt)
+    except (ValueError, OSError):  # pragma: no cover - not the main thread
+        pass
+
 TYPE_CHECKING = False  # (not imported from typing: the CLI's start-up stays short and interruptible)
 
 _LAZY = {

@@ -24,7 +24,7 @@ EXIT_CODES = {
     EXIT_INVALID: "invalid input (a bad or missing file included)",
     EXIT_USAGE: "usage (unknown or conflicting flags)",
     EXIT_PROVIDER: "provider or network failure (an LLM call failed; a compaction writes nothing, a run keeps what it wrote before the failure)",
-    EXIT_OUTPUT: "the output could not be written (a closed pipe, a full disk)",
+    EXIT_OUTPUT: "the output could not be written (a full disk; a closed pipe ends quietly with 141)",
 }
 
 #: ``error`` makes input invalid; ``warning`` is suspicious (fails only ``validate --strict``);

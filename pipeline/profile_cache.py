@@ -46,7 +46,7 @@ def is_builtin(path: Path) -> bool:
     """Whether ``path`` is one of the shipped profiles."""
     try:
         return path.resolve().is_relative_to(data_dir("configs").resolve())
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symbolic-link loop (Python < 3.13); the reader names it
         return False
 
 

@@ -10,13 +10,16 @@ Thin by design: every sub-command lives in its own module in this package
 Modules are discovered by name, so adding a command touches no shared file. Exit codes
 (:data:`pipeline.errors.EXIT_CODES`): 0 ok, 1 invalid input (a
 :class:`~pipeline.errors.PipelineError`), 2 usage, 3 provider or network failure (a
-:class:`~pipeline.errors.ProviderError`), 4 the output could not be written (a closed
-pipe, a full disk), 130 interrupted. Every problem is printed by
+:class:`~pipeline.errors.ProviderError`), 4 the output could not be written (a full
+disk), 130 interrupted. A closed pipe (``pipeline render | head -1``) ends quietly
+with 141 (128 + SIGPIPE), as ``git``, ``grep`` and ``cat`` do. Every problem is printed by
 :mod:`pipeline.cli._report`.
 
-Start-up is interruptible: this module imports nothing heavy at its top, and
-:func:`main` handles Ctrl-C around everything it imports and runs, so an interrupt at
-any moment after Python itself has started prints one line, never a traceback.
+Start-up is interruptible: when the process is the ``pipeline`` command, the first lines
+of ``pipeline/__init__.py`` install a handler that notes Ctrl-C; this module imports
+nothing heavy at its top, and :func:`main` handles Ctrl-C around everything it imports
+and runs (ending as interrupted when one was noted before it), so an interrupt at any
+moment after our first line runs prints one line, never a traceback.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_OUTPUT", "EXIT_PROVIDER", "EXIT_USAGE", "build_parser", "main"]
 EXIT_INTERRUPTED = 130
+EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell shows for `git log | head -1`
 _FROM_ERRORS = ("EXIT_CODES", "EXIT_INVALID", "EXIT_OK", "EXIT_OUTPUT", "EXIT_PROVIDER", "EXIT_USAGE")
 
 DESCRIPTION = """\
@@ -113,6 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ctrl_c = _CtrlC()
     try:
         ctrl_c.install()
+        if _started_interrupted():
+            return _interrupted()
         status = _main(argv)
         return _interrupted() if ctrl_c.swallowed else status
     except BaseException as err:  # noqa: BLE001 - re-raised unless Ctrl-C caused it
@@ -168,6 +174,13 @@ class _CtrlC:
             sys.unraisablehook = self.previous_hook
 
 
+def _started_interrupted() -> bool:
+    """Ctrl-C arrived while the command was starting (noted by ``pipeline/__init__.py``)."""
+    import pipeline
+
+    return bool(getattr(pipeline, "_early_interrupts", ()))
+
+
 def _interrupted() -> int:
     try:
         print("interrupted", file=sys.stderr)
@@ -181,36 +194,41 @@ def _main(argv: Sequence[str] | None) -> int:
     # lands in that import, Rust prints a panic with a backtrace. Imported first, here, an
     # interrupt in it is a plain KeyboardInterrupt and pydantic-core later finds it loaded.
     import datetime  # noqa: F401
+    import errno
 
     from pipeline.cli._report import report_error
     from pipeline.cli._stdout import OutputError, guarded_stdout
     from pipeline.errors import EXIT_INVALID, EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, PipelineError
 
     parser = build_parser()
-    args = _parse(parser, argv)
-    if args.version:
-        from importlib.metadata import version
-
-        print(f"context-pipeline {version('context-pipeline')}")
-        return EXIT_OK
-    if not getattr(args, "_run", None):
-        parser.print_help(sys.stderr)
-        return EXIT_USAGE
+    command = None
     try:
-        with guarded_stdout():
+        with guarded_stdout():  # `--help` and `--version` into a closed pipe too
+            args = _parse(parser, argv)
+            command = args.command
+            if args.version:
+                from importlib.metadata import version
+
+                print(f"context-pipeline {version('context-pipeline')}")
+                return EXIT_OK
+            if not getattr(args, "_run", None):
+                parser.print_help(sys.stderr)
+                return EXIT_USAGE
             return args._run(args)
     except PipelineError as err:
-        report_error(args.command, err)
+        report_error(command, err)
         return err.exit_code
     except OutputError as err:
-        print(f"pipeline {args.command}: cannot write the output: {err.reason}; the output is incomplete",
+        if err.errno == errno.EPIPE:  # the reader has what it wanted (`| head -1`): quiet, as cat is
+            return EXIT_CLOSED_PIPE
+        print(f"pipeline {command}: cannot write the output: {err.reason}; the output is incomplete",
               file=sys.stderr)
         return EXIT_OUTPUT
     except OSError as err:  # a file error no reader turned into a located problem: still one line
         from pipeline.files import describe_os_error
 
         where = f"{err.filename}: " if err.filename else ""
-        print(f"pipeline {args.command}: {where}{describe_os_error(err)}", file=sys.stderr)
+        print(f"pipeline {command}: {where}{describe_os_error(err)}", file=sys.stderr)
         return EXIT_INVALID
 
 

@@ -121,8 +121,10 @@ def call_notices(call, found, loaded) -> list:
     if not required or max(required) <= given:
         return []
     where = Location(str(found.path)) if found.path else None
-    return [Problem(f"`/{found.name}` reads argument ${max(required)} but was given {given}",
-                    where, key=f"/{found.name}", hint="a missing argument expands to nothing",
+    placeholder = found.placeholder(max(required)) if hasattr(found, "placeholder") else f"${max(required)}"
+    hint = getattr(found, "missing_argument", "a missing argument expands to nothing")
+    return [Problem(f"`/{found.name}` reads argument {placeholder} but was given {given}",
+                    where, key=f"/{found.name}", hint=hint,
                     severity="warning", code="template.missing-argument")]
 
 

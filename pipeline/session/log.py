@@ -106,12 +106,12 @@ class LockedLog:
         return the new line's number."""
         scanner, fd = self._log.scanner, self._fd
         prefix = b"" if _ends_with_newline(fd) else b"\n"
-        tail = self._tail() if prefix else None
+        found = scanner.tail_problems(self._tail()) if prefix else []  # before the file changes
         data = prefix + (text + "\n").encode("utf-8")
         _write_all(fd, data)
         os.fsync(fd)
         if prefix:
-            scanner.end_tail(tail)  # the last line got its newline: no longer torn
+            scanner.end_tail(found)  # the last line got its newline: no longer torn
         scanner.line += 1
         scanner.offset += len(data)
         return scanner.line

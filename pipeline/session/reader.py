@@ -133,11 +133,13 @@ class Scanner:
         try:
             obj = _parse(text)
         except ValueError as err:
-            return self._bad_json(err, text, terminated)
+            return self._bad_json(err, text, terminated, len(raw) - terminated)
         except RecursionError:
             self.report("line is nested too deeply to read; skipped", "session.too-deep",
                         hint="pi reads it; this tool stops at Python's nesting limit")
             return None
+        except MemoryError:
+            return self._too_big(len(raw) - terminated)
         if not isinstance(obj, dict):
             self.report(f"line is JSON but not an object ({type(obj).__name__}); skipped", "session.not-object")
             return None
@@ -145,7 +147,18 @@ class Scanner:
             self.report("last line has no newline; the next append starts a new line", "session.no-newline", "warning")
         return obj
 
-    def _bad_json(self, err: ValueError, text: str, terminated: bool) -> None:
+    def _too_big(self, size: int) -> None:  # the line's bytes, newline excluded
+        self.report(f"line too large to read in the memory available ({size} bytes); skipped",
+                    "session.line-too-long", hint="see docs/limits.md")
+        return None
+
+    def _bad_json(self, err: ValueError, text: str, terminated: bool, size: int) -> None:
+        try:
+            self._classify(err, text, terminated)
+        except MemoryError:
+            self._too_big(size)
+
+    def _classify(self, err: ValueError, text: str, terminated: bool) -> None:
         if not terminated:
             self.torn = self.report(TORN, "session.torn-line", hint=TORN_HINT)
         elif is_cut_object(text[:-1]):
@@ -154,14 +167,26 @@ class Scanner:
             self.report(f"{describe_error(err)}; skipped", "session.not-json")
         return None
 
-    def end_tail(self, raw: bytes | None) -> None:
-        """The store ended the unterminated last line (``raw``) with a newline: what was
-        reported about it as a last line no longer holds; a torn line is reported again
-        as the complete line it now is (see :func:`~pipeline.session.jsonline.is_cut_object`)."""
+    def tail_problems(self, raw: bytes | None) -> list[Problem]:
+        """What a torn last line (``raw``) will be reported as once an append ends it with a
+        newline (see :func:`~pipeline.session.jsonline.is_cut_object`). Worked out *before*
+        the append, so that reading the line, however long, can fail without the file having
+        changed."""
+        if self.torn is None or raw is None:
+            return []
+        saved, self.problems = self.problems, []
+        try:
+            self._decode(raw + b"\n", True)
+            return self.problems
+        finally:
+            self.problems = saved
+
+    def end_tail(self, found: list[Problem]) -> None:
+        """The store ended the unterminated last line with a newline: what was reported about
+        it as a last line no longer holds; ``found`` (:meth:`tail_problems`) replaces it."""
         stale = ("session.torn-line", "session.no-newline")
         self.problems[:] = [p for p in self.problems if not (p.code in stale and _at_line(p, self.line))]
-        if self.torn is not None and raw is not None:
-            self._decode(raw + b"\n", True)
+        self.problems.extend(found)
         self.torn = None
         self.tail_start = None
 
@@ -452,9 +477,10 @@ def _note_unknown(entry: Entry, label: str, problems: list[Problem]) -> None:
     if entry.type == "unknown":
         what = f"unknown entry type {json.dumps(entry.raw.get('type'))} (kept as is; not in the context)"
     elif isinstance(entry, MessageEntry) and entry.role == UnknownMessage.role:
-        if entry.raw["message"].get("role") in LATER_ROLES:  # pi 1.x's recorded system prompt: expected
-            return
-        role = json.dumps(entry.raw["message"].get("role"))
+        role = entry.raw["message"].get("role")
+        if isinstance(role, str) and role in LATER_ROLES:  # pi 1.x's recorded system prompt: expected
+            return  # (a role that is an object, `{"type": "toolCall"}`, is only named: it is unhashable)
+        role = json.dumps(role)
         what = f"unknown message role {role} (kept; pi leaves it out of the context)"
     else:
         return

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from pipeline import files
 from pipeline.errors import Location, Problem
 
 from .readers import DialectTemplate, command_name, read_dialect_file
@@ -53,11 +54,14 @@ def dialect_files(path: Path, dialect: str) -> tuple[list[Path], list[Problem]]:
         return [], [_warn(path, "template path does not exist")]
     found: list[Path] = []
     problems: list[Problem] = []
-    _walk(path, suffix, RECURSIVE[dialect], found, problems)
+    _walk(path, suffix, RECURSIVE[dialect], found, problems, files.VisitedDirs())
     return sorted(found, key=lambda p: os.fsencode(str(p.relative_to(path)))), problems
 
 
-def _walk(directory: Path, suffix: str, recursive: bool, found: list, problems: list) -> None:
+def _walk(directory: Path, suffix: str, recursive: bool, found: list, problems: list,
+          visited: "files.VisitedDirs") -> None:
+    if not visited.enter(directory):  # a link back to a folder already walked: not walked again
+        return
     try:
         entries = list(os.scandir(directory))
     except OSError as err:
@@ -67,7 +71,7 @@ def _walk(directory: Path, suffix: str, recursive: bool, found: list, problems: 
         if entry.name.startswith(".") or entry.name == "node_modules":
             continue
         if entry.is_dir() and recursive:
-            _walk(Path(entry.path), suffix, recursive, found, problems)
+            _walk(Path(entry.path), suffix, recursive, found, problems, visited)
         elif entry.name.endswith(suffix) and entry.is_file():
             found.append(Path(entry.path))
 

@@ -93,6 +93,8 @@ def _positional(node: Positional, src: str, target: str, reasons: list, notes: l
     if n == 0:
         return ""  # always empty in pi
     if target == "claude-code":
+        notes.append("Claude Code leaves `$ARGUMENTS[N]` as written when that argument is not given; "
+                     "pi expands it to nothing")
         return f"$ARGUMENTS[{n - 1}]"
     if target == "opencode":
         notes.append("in opencode the highest `$N` also takes every argument after it")

@@ -3,10 +3,13 @@
 pi's language is :mod:`pipeline.templates.grammar` (``grammar/template_args.lark``);
 these are the others, each one regular expression and one pass, as the tools do it:
 
-* **Claude Code**: ``$ARGUMENTS`` is the argument string as typed; ``$ARGUMENTS[N]`` and
-  ``$N`` are the N-th argument counted from **0** (split shell-style, quotes removed); a
-  missing one is empty. When the body uses none of them and arguments are given,
-  ``\\n\\nARGUMENTS: <arguments>`` is appended.
+* **Claude Code** (observed on Claude Code 2.1.328, ``tests/agents/test_claude_code_arguments.py``):
+  ``$ARGUMENTS`` is the argument string as typed; ``$ARGUMENTS[N]`` and ``$N`` are the
+  N-th argument counted from **0** (split shell-style, quotes removed); ``$N`` followed by a
+  letter, digit or ``_`` (``$1x``) is not a placeholder. A placeholder whose argument is
+  not given **stays as written** (``$2`` with two arguments is ``$2``). When no
+  placeholder was replaced and arguments are given, ``\\n\\nARGUMENTS: <arguments>`` is
+  appended.
 * **opencode**: ``$N`` counts from 1, and the highest ``$N`` of the body takes every
   argument from N on; ``$ARGUMENTS`` is the string as typed (replaced after the
   positions). With neither and arguments given, they are appended after a blank line.
@@ -34,11 +37,14 @@ class Language:
     name: str
     expand: Callable[[str, str, str], str]  # (body, args_text, typed command) -> text
     arity: Callable[[str], Arity]
+    #: (body, position counted from 1 as in :class:`Arity`) -> the placeholder as the body writes it
+    placeholder: Callable[[str, int], str] = lambda body, position: f"${position}"
+    missing: str = "a missing argument expands to nothing"  # what a placeholder without its argument becomes
 
 
 # --- Claude Code -------------------------------------------------------------------------
 
-_CLAUDE = re.compile(r"\$ARGUMENTS\[([0-9]+)\]|\$ARGUMENTS|\$([0-9]+)")
+_CLAUDE = re.compile(r"\$ARGUMENTS\[([0-9]+)\]|\$([0-9]+)(?![A-Za-z0-9_])|\$ARGUMENTS")
 
 
 def _claude_expand(body: str, args_text: str, typed: str) -> str:
@@ -47,11 +53,14 @@ def _claude_expand(body: str, args_text: str, typed: str) -> str:
 
     def one(m: re.Match) -> str:
         nonlocal used
-        used = True
         if m.group(0) == "$ARGUMENTS":
+            used = True
             return args_text
         i = int(m.group(1) or m.group(2))
-        return args[i] if i < len(args) else ""
+        if i >= len(args):
+            return m.group(0)  # not given: Claude Code leaves the placeholder as written
+        used = True
+        return args[i]
 
     out = _CLAUDE.sub(one, body)
     return out + "\n\nARGUMENTS: " + args_text if not used and args_text else out
@@ -62,6 +71,14 @@ def _claude_arity(body: str) -> Arity:
     positions = sorted({int(m.group(1) or m.group(2)) + 1 for m in found if m.group(0) != "$ARGUMENTS"})
     rest = any(m.group(0) == "$ARGUMENTS" for m in found)
     return Arity(tuple(p for p in positions if p <= 64), (), 1 if rest else None)
+
+
+def _claude_placeholder(body: str, position: int) -> str:
+    """How the body writes the argument at ``position`` (counted from 1): ``$1`` or ``$ARGUMENTS[1]`` for the second."""
+    for m in _CLAUDE.finditer(body):
+        if m.group(0) != "$ARGUMENTS" and int(m.group(1) or m.group(2)) + 1 == position:
+            return m.group(0)
+    return f"${position - 1}"
 
 
 # --- opencode ----------------------------------------------------------------------------
@@ -149,7 +166,8 @@ def _gemini_arity(body: str) -> Arity:
     return Arity((), (), 1 if GEMINI_ARGS in body else None)
 
 
-CLAUDE = Language("claude-code", _claude_expand, _claude_arity)
+CLAUDE = Language("claude-code", _claude_expand, _claude_arity, _claude_placeholder,
+                  "Claude Code counts arguments from $0 and leaves a placeholder whose argument is not given as written")
 OPENCODE = Language("opencode", _opencode_expand, _opencode_arity)
 CODEX = Language("codex", _codex_expand, _codex_arity)
 GEMINI = Language("gemini", _gemini_expand, _gemini_arity)

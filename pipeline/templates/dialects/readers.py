@@ -52,6 +52,15 @@ class DialectTemplate(PromptTemplate):
     def problems(self) -> list[Problem]:
         return list(self.notes)
 
+    def placeholder(self, position: int) -> str:
+        """The placeholder of argument ``position`` (counted from 1) as the file writes it."""
+        return self._language().placeholder(self.body, position)
+
+    @property
+    def missing_argument(self) -> str:
+        """What this dialect does with a placeholder whose argument is not given."""
+        return self._language().missing
+
 
 def command_name(path: Path, root: Path, dialect: str) -> str:
     """The command a file defines: its path under ``root`` without the suffix, folders
