@@ -106,15 +106,18 @@ def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
     model = ModelInfo(id=model_name, provider=args.llm, api=APIS[args.llm], context_window=window,
                       max_tokens=args.max_tokens or profile.summarizer.max_tokens or 0,
                       mid_conversation_system=args.mid_conversation_system)
+    _check_session(args.session, args.new)
     key_env = args.api_key_env
+    # a base URL with no key variable named and none set: a local server that needs no key
+    anonymous = args.base_url is not None and key_env is None
     bounds = profile.summarizer
     client = ChatClient(args.llm, model=model.target(), aborted_text=profile.runtime.aborted.render(),
-                        base_url=args.base_url, api_key_env=key_env,
+                        base_url=args.base_url, api_key_env=key_env, anonymous=anonymous,
                         limits=Limits(bounds.call_deadline_s, bounds.max_response_bytes, bounds.max_chars_per_token))
-    client.check_ready()
+    _check_key(client)
     session = _open_session(args.session, args.new, cwd, SessionFile)
     summarizer = make_client(args.llm, model=model_name, base_url=args.base_url, api_key_env=key_env,
-                             max_retries=profile.summarizer.max_retries)
+                             max_retries=profile.summarizer.max_retries, anonymous=anonymous)
     found = discover(cwd, str(agent_dir()))
     conversation = pipeline.conversation(
         session, model=model, tools=tools, cwd=cwd, summarizer=summarizer,
@@ -132,15 +135,44 @@ def print_event(event: Any) -> None:
     print(json.dumps(event_json(event), ensure_ascii=False), flush=True)
 
 
-def _open_session(path: str, new: bool, cwd: str, SessionFile: Any) -> Any:
-    if new:
-        if Path(path).exists():
-            raise PipelineError(Problem("file already exists", Location(path), hint="leave out --new to continue it",
-                                        code="session.exists"))
-        return SessionFile.create(path, cwd=cwd)
-    if not Path(path).exists():
-        raise PipelineError(Problem("no such session file", Location(path), hint="add --new to start one",
+def _check_key(client: Any) -> None:
+    """A missing key, named by the flag that chooses its variable (sends nothing)."""
+    from pipeline.llm import LLMAuthError
+
+    try:
+        client.check_ready()
+    except LLMAuthError as err:
+        name = err.env_name
+        raise PipelineError(Problem(f"no API key: environment variable {name} is not set", key="--api-key-env",
+                                    hint=f"export {name}, or name another variable with --api-key-env "
+                                         "(a local server that needs no key: pass --base-url alone)",
+                                    code="provider.auth")) from None
+
+
+def _empty(path: str) -> bool:
+    """An existing 0-byte regular file: pi starts a new session in it."""
+    target = Path(path)
+    return target.is_file() and target.stat().st_size == 0
+
+
+def _check_session(path: str, new: bool) -> None:
+    """The session file's state against ``--new``, before anything else is asked of the user."""
+    exists = Path(path).exists()
+    if new and exists and not _empty(path):
+        raise PipelineError(Problem("file already exists", Location(path), hint="leave out --new to continue it",
+                                    code="session.exists"))
+    if not new and not exists:
+        raise PipelineError(Problem("no such session file", Location(path),
+                                    hint=f"to start it, add --new: --session {path} --new",
                                     code="session.unreadable"))
+
+
+def _open_session(path: str, new: bool, cwd: str, SessionFile: Any) -> Any:
+    _check_session(path, new)
+    if new or _empty(path):
+        if _empty(path):  # as pi does with an empty file: a new session in it
+            Path(path).unlink()
+        return SessionFile.create(path, cwd=cwd)
     session = SessionFile.open(path)
     session.ensure_appendable()
     return session

@@ -15,13 +15,15 @@ Tools: `read`, `ls`, `find`, `grep` (read-only, over the working directory) by d
 `bash`, `edit`, `write` only when named in `--tools`; `--tools ""` offers none. Their
 descriptions and result texts come from the profile. The key is read from the
 environment variable `--api-key-env` names (default OPENAI_API_KEY / ANTHROPIC_API_KEY)
-and never printed. Ctrl-C cancels the request: the reply is recorded as aborted.
+and never printed; with `--base-url` and no `--api-key-env`, an unset default variable
+means no credentials are sent (a local server that needs no key). An empty (0-byte)
+FILE starts a new session, as pi does. Ctrl-C cancels the request: the reply is recorded as aborted.
 
 Exit status: 0 answered, 1 invalid input, 2 usage, 3 the provider failed (unreachable,
 an error reply, a malformed answer; the session keeps everything up to the failure).
 
 examples:
-  OPENAI_API_KEY=x pipeline run --session chat.jsonl --new --base-url http://127.0.0.1:8080/v1 --model qwen "what is this repo?"
+  pipeline run --session chat.jsonl --new --base-url http://127.0.0.1:8080/v1 --model qwen "what is this repo?"
   pipeline run builtin:default --session chat.jsonl --llm anthropic --model claude-sonnet-4-5 --json "/fix src/app.py"
 """
 
