@@ -2,10 +2,13 @@
 
   pipeline chat [PROFILE] --session FILE [--new] [--llm openai|anthropic] [--model M]
                 [--base-url U] [--api-key-env NAME] [--tools read,ls,find,grep] [--cwd DIR]
+                [--keep-recent N] [--reserve N] [--compact]
 
 Each line you type is one prompt (templates and `/skill:name args` are expanded); the
 answer is printed, tool calls are shown as they run, and a status line is shown while a
-compaction runs (tokens before → after). Commands:
+compaction runs (tokens before → after), for each retry (attempt, wait, reason) and for a
+summary's warnings. `--keep-recent N`, `--reserve N` override the profile's compaction
+values (as in `pipeline compact`); `--compact` compacts when the chat starts. Commands:
 
   /compact [focus]     compact now, with optional extra focus for the summary
   /tree                show the session's tree (the current leaf is marked)
@@ -50,19 +53,11 @@ class Chat:
         return self.setup.conversation
 
     def show(self, event: Any) -> None:
-        """The listener: tool calls and compactions as status lines."""
-        if event.kind == "tool_start":
-            self._status(f"· {event.name} {_short(event.arguments)}")
-        elif event.kind == "compaction_start":
-            self._status(f"compacting ({event.reason})…")
-        elif event.kind == "compaction_end":
-            if event.error:
-                self._status(f"compaction failed: {event.error}")
-            else:
-                self._status(f"compacted: {event.tokens_before:.0f} → {event.tokens_after:.0f} tokens")
-        elif event.kind == "retry_start":
-            self._status(f"retrying in {event.delay_ms / 1000:g} s ({event.attempt}/{event.max_attempts}): {event.error}")
-        elif event.kind == "failure":
+        """The listener: tool calls, compactions, retries and failures as status lines."""
+        from pipeline.cli._agent import show_status
+
+        show_status(event, self.status)
+        if event.kind == "failure":
             self._status(f"the run failed: {event.error}")
 
     def _status(self, text: str) -> None:
@@ -107,11 +102,9 @@ class Chat:
             print(result.answer, file=self.out, flush=True)
 
     def compact(self, focus: str) -> None:
-        from pipeline.compaction import NothingToCompact
+        from pipeline.cli._agent import force_compaction
 
-        done = self.conversation.compact(focus or None)
-        if isinstance(done, NothingToCompact):
-            self._status(f"nothing to compact: {done.message}")
+        force_compaction(self.setup, focus or None, self.status)
 
     def tree(self, rest: str) -> None:
         from pipeline.session.render import render_tree
@@ -134,13 +127,6 @@ class Chat:
             print(f"/{template.name}{hint}  {template.description}".rstrip(), file=self.out)
 
 
-def _short(value: Any, width: int = 60) -> str:
-    import json
-
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def _on_interrupt(handler: Any) -> Any:
     if threading.current_thread() is not threading.main_thread():
         return None
@@ -161,6 +147,8 @@ def run(args: argparse.Namespace) -> int:
     setup = build_agent(args, listener=lambda event: holder["chat"].show(event))
     chat = holder["chat"] = Chat(setup, sys.stdin, sys.stdout, sys.stderr)
     try:
+        if args.compact:
+            chat.compact("")
         while True:
             try:
                 return chat.loop()

@@ -96,3 +96,74 @@ def test_agent_run_checks_the_key_before_writing(project, monkeypatch):
     assert len(users) == 1
     entries = SessionFile.open(project / "lib.jsonl").entries
     assert [e.message.role for e in entries if isinstance(e, MessageEntry)] == ["user", "assistant"]
+def test_run_shows_each_retry_on_stderr(project, capsys, tmp_path):
+    overlay = tmp_path / "quick.yaml"
+    overlay.write_text("extends: builtin:default\nname: quick\nretry: {base_delay_ms: 1, max_retries: 2}\n")
+    argv = ["run", str(overlay), "--session", str(project / "s.jsonl"), "--new", "--base-url",
+            "http://127.0.0.1:9/v1", "--model", "m", "--cwd", str(project / "proj"), "hi"]
+    assert main(argv) == 3
+    err = capsys.readouterr().err.splitlines()
+    retries = [line for line in err if line.startswith("retrying")]
+    assert len(retries) == 2, err
+    assert "1/2" in retries[0] and "2/2" in retries[1]
+    assert all(" s " in line and "connection error" in line for line in retries)
+
+
+def test_context_shows_the_error_text_of_failed_attempts(project, capsys, tmp_path):
+    overlay = tmp_path / "quick.yaml"
+    overlay.write_text("extends: builtin:default\nname: quick\nretry: {base_delay_ms: 1, max_retries: 1}\n")
+    argv = ["run", str(overlay), "--session", str(project / "s.jsonl"), "--new", "--base-url",
+            "http://127.0.0.1:9/v1", "--model", "m", "--cwd", str(project / "proj"), "hi"]
+    assert main(argv) == 3
+    capsys.readouterr()
+    assert main(["context", str(project / "s.jsonl")]) == 0
+    out = capsys.readouterr().out
+    errors = [line for line in out.splitlines() if "[error]" in line]
+    assert errors and all("connection error" in line for line in errors), out
+
+
+OFF_SCHEMA = """\
+extends: builtin:default
+name: small
+compaction: {keep_recent_tokens: 50, reserve_tokens: 1000}
+summary: {on_schema_violation: warn}
+"""
+LONG = "please look at the project and explain every part of it in detail " * 8
+
+
+def test_run_warns_about_a_summary_without_its_headings(project, capsys, tmp_path):
+    (tmp_path / "small.yaml").write_text(OFF_SCHEMA, encoding="utf-8")
+    with RoutedServer([LONG, LONG], ["unused"]) as server:  # two turns: the older one is summarized
+        assert main(_argv(project, server.openai_base_url, LONG, str(tmp_path / "small.yaml"), "--new")) == 0
+        assert main(_argv(project, server.openai_base_url, LONG, str(tmp_path / "small.yaml"))) == 0
+    capsys.readouterr()
+    big = {"text": "second answer", "usage": {"input": 3500, "output": 10}}
+    with RoutedServer([big], ["no headings at all"]) as server:
+        assert main(_argv(project, server.openai_base_url, "again", str(tmp_path / "small.yaml"),
+                          "--context-window", "4000")) == 0
+    err = capsys.readouterr().err
+    assert "warning" in err and "lacks required section" in err, err
+    compactions = [e for e in SessionFile.open(project / "s.jsonl").entries if isinstance(e, CompactionEntry)]
+    assert len(compactions) == 1  # kept, as the profile says, but not silently
+
+
+def test_run_takes_the_compaction_flags_of_compact(project, capsys):
+    with RoutedServer([LONG], ["unused"]) as server:
+        assert main(_argv(project, server.openai_base_url, LONG, "--new")) == 0
+    capsys.readouterr()
+    with RoutedServer(["after"], ["## Goal\nforced"]) as server:
+        code = main(_argv(project, server.openai_base_url, "again", "--keep-recent", "50", "--reserve", "1000",
+                          "--compact"))
+    assert code == 0, capsys.readouterr().err
+    assert "summary" in server.kinds and server.kinds[-1] == "agent"
+    compactions = [e for e in SessionFile.open(project / "s.jsonl").entries if isinstance(e, CompactionEntry)]
+    assert len(compactions) == 1
+
+
+def test_a_compaction_flag_out_of_range_names_the_flag(project, capsys):
+    with RoutedServer(["never"], ["unused"]) as server:
+        code = main(_argv(project, server.openai_base_url, "hi", "--new", "--reserve", "1"))
+    err = capsys.readouterr().err
+    assert code == 1 and "--reserve" in err and server.received == []
+
+
