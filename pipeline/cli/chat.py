@@ -5,7 +5,7 @@
                 [--keep-recent N] [--reserve N] [--compact]
 
 Each line you type is one prompt (templates and `/skill:name args` are expanded); the
-answer is printed, tool calls are shown as they run, and a status line is shown while a
+answer is shown as it streams (a threshold compaction runs after it), tool calls are shown as they run, and a status line is shown while a
 compaction runs (tokens before → after), for each retry (attempt, wait, reason) and for a
 summary's warnings. `--keep-recent N`, `--reserve N` override the profile's compaction
 values (as in `pipeline compact`); `--compact` compacts when the chat starts. Commands:
@@ -47,6 +47,8 @@ class Chat:
     def __init__(self, setup: Any, stdin: TextIO, out: TextIO, status: TextIO) -> None:
         self.setup, self.stdin, self.out, self.status = setup, stdin, out, status
         self.cancel = threading.Event()
+        self._open_line = False  # answer text streamed, its line not ended yet
+        self._streamed = False  # this run's answer was shown as it streamed
 
     @property
     def conversation(self) -> Any:
@@ -56,6 +58,13 @@ class Chat:
         """The listener: tool calls, compactions, retries and failures as status lines."""
         from pipeline.cli._agent import show_status
 
+        if event.kind == "text_delta":
+            print(event.text, end="", file=self.out, flush=True)
+            self._open_line = self._streamed = True
+            return
+        if event.kind == "reply" and self._open_line:  # the answer is all there: end its line
+            print(file=self.out, flush=True)
+            self._open_line = False
         show_status(event, self.status)
         if event.kind == "failure":
             self._status(f"the run failed: {event.error}")
@@ -91,14 +100,18 @@ class Chat:
             commands[word](rest.strip())
             return
         self.cancel = threading.Event()
+        self._streamed = False
         previous = _on_interrupt(self.cancel.set)
         try:
             result = self.setup.agent.run(line, cancel=self.cancel)
         finally:
             _restore(previous)
+        if self._open_line:
+            print(file=self.out, flush=True)
+            self._open_line = False
         if result.stop_reason == "aborted":
             self._status("(cancelled)")
-        elif result.error is None:
+        elif result.error is None and not self._streamed:  # a client that does not stream text
             print(result.answer, file=self.out, flush=True)
 
     def compact(self, focus: str) -> None:

@@ -43,6 +43,14 @@ class Reply:
 
 
 @dataclass(frozen=True)
+class TextDelta:
+    """A piece of the answer text as it streams (from a client that streams text)."""
+
+    text: str
+    kind = "text_delta"
+
+
+@dataclass(frozen=True)
 class ToolStart:
     call_id: str
     name: str
@@ -124,5 +132,5 @@ def event_json(event: Event) -> dict[str, Any]:
 
 __all__ = [
     "CompactionEnd", "CompactionStart", "Event", "Failure", "Listener", "Reply", "Request", "RetryEnd",
-    "RetryStart", "RunEnd", "RunStart", "ToolEnd", "ToolStart", "event_json",
+    "RetryStart", "RunEnd", "RunStart", "TextDelta", "ToolEnd", "ToolStart", "event_json",
 ]

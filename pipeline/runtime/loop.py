@@ -105,7 +105,11 @@ class Agent:
             request = conv.next_request(self.wire)  # type: ignore[arg-type]
             self._emit(ev.Request(index, request.message_count, tuple(t.name for t in request.tools)))
             index += 1
-            reply = self.client.send(request.body, cancel=cancel)
+            if getattr(self.client, "streams_text", False):  # text shown as it arrives
+                reply = self.client.send(request.body, cancel=cancel,
+                                         on_text=lambda text: self._emit(ev.TextDelta(text)))  # type: ignore[call-arg]
+            else:
+                reply = self.client.send(request.body, cancel=cancel)
             step = conv.record(reply)
             self._emit(ev.Reply(step.reply.stop_reason, step.reply.error_message))
             if not self._go_on(step, cancel):

@@ -123,3 +123,25 @@ def test_chat_shows_retries_and_a_summary_warning(tmp_path, monkeypatch, capsys)
         assert _chat(tmp_path, server, [LONG, "again: " + LONG, "/compact", "/quit"], monkeypatch) == 0
     err = capsys.readouterr().err
     assert "warning: summary.schema: " in err and "lacks required section(s)" in err
+
+
+class _Both(io.StringIO):
+    """stdout and stderr in one stream, to see what came first."""
+
+    def isatty(self) -> bool:
+        return False
+
+
+def test_chat_shows_the_answer_before_the_threshold_compaction(tmp_path, monkeypatch):
+    _setup(tmp_path, monkeypatch)
+    both = _Both()
+    monkeypatch.setattr(sys, "stdout", both)
+    monkeypatch.setattr(sys, "stderr", both)
+    big = {"text": "the streamed answer", "usage": {"input": 3500, "output": 10}}
+    with RoutedServer([LONG, LONG, big], ["## Goal\nsummary"]) as server:
+        assert _chat(tmp_path, server, [LONG, "again: " + LONG, "third", "/quit"], monkeypatch,
+                     "--context-window", "4000") == 0
+    text = both.getvalue()
+    assert "the streamed answer\n" in text and "compacting (threshold)…" in text, text
+    assert text.index("the streamed answer") < text.index("compacting (threshold)…")
+    assert text.count("the streamed answer") == 1  # shown once, as it streamed

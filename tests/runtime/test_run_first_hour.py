@@ -167,3 +167,14 @@ def test_a_compaction_flag_out_of_range_names_the_flag(project, capsys):
     assert code == 1 and "--reserve" in err and server.received == []
 
 
+
+
+def test_run_json_streams_text_before_the_reply(project, capsys):
+    import json
+
+    with RoutedServer(["streamed words"], ["unused"]) as server:
+        assert main(_argv(project, server.openai_base_url, "hi", "--new", "--json")) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    kinds = [e["type"] for e in events]
+    assert "".join(e["text"] for e in events if e["type"] == "text_delta") == "streamed words"
+    assert kinds.index("text_delta") < kinds.index("reply")
