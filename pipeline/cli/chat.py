@@ -16,6 +16,11 @@ values (as in `pipeline compact`); `--compact` compacts when the chat starts. Co
   /templates           list the prompt templates
   /quit                leave (so does end of input)
 
+On a terminal, lines are edited with readline (Ctrl-L clears the screen, Ctrl-R searches
+the history), the history is kept across sessions in $XDG_STATE_HOME/context-pipeline/chat_history
+(else ~/.local/state/...), Tab completes /commands and template names, and a line ending
+in a backslash continues on the next (multi-line input).
+
 Ctrl-C while the model works cancels the current run (the reply is recorded as aborted);
 the session stays open. Every entry is appended to FILE as it happens (pi opens it).
 
@@ -33,6 +38,7 @@ from typing import Any, TextIO
 from pipeline.cli._profile import add_profile_arguments
 from pipeline.cli._agent import add_agent_arguments
 
+COMMANDS = ("/compact", "/tree", "/templates", "/quit", "/exit")
 HELP = "talk to the agent in the terminal, on a session file (/compact, /tree, /templates)"
 
 
@@ -47,6 +53,7 @@ class Chat:
     def __init__(self, setup: Any, stdin: TextIO, out: TextIO, status: TextIO) -> None:
         self.setup, self.stdin, self.out, self.status = setup, stdin, out, status
         self.cancel = threading.Event()
+        self.editor: Any = None  # the line editor on a terminal (pipeline.cli._lineedit)
         self._open_line = False  # answer text streamed, its line not ended yet
         self._streamed = False  # this run's answer was shown as it streamed
 
@@ -86,12 +93,21 @@ class Chat:
 
     def _read(self) -> str | None:
         if self.stdin.isatty():
-            try:
-                return input("> ")
-            except EOFError:
-                return None
+            if self.editor is None:
+                from pipeline.cli._lineedit import LineEditor
+
+                self.editor = LineEditor(self.words)
+            return self.editor.read()
         line = self.stdin.readline()
         return line if line else None
+
+    def words(self) -> list[str]:
+        """What Tab completes: the commands and the prompt templates."""
+        return [*COMMANDS, *(f"/{t.name}" for t in self.conversation.templates)]
+
+    def close(self) -> None:
+        if self.editor is not None:
+            self.editor.close()
 
     def handle(self, line: str) -> None:
         word, _, rest = line.strip().partition(" ")
@@ -168,4 +184,5 @@ def run(args: argparse.Namespace) -> int:
             except PipelineError as err:  # a bad /tree id, a failed manual compaction: the chat goes on
                 report(err.problems, sys.stderr, count=False)
     finally:
+        chat.close()
         setup.close()
