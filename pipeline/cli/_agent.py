@@ -6,10 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.cli._output import print_notices
 from pipeline.errors import Location, PipelineError, Problem, UsageError
 
 
@@ -41,23 +43,28 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the model reads system messages mid-conversation: a profile that records the system "
                              "prompt (runtime.record_system_prompt) sends each change in place, keeping the "
                              "leading prompt (and the provider's cached prefix) unchanged")
+    from pipeline.cli.compact import add_compaction_flags
+
+    add_compaction_flags(parser)
+    parser.add_argument("--compact", action="store_true",
+                        help="compact the session before the first prompt (as /compact; the compaction flags apply)")
 
 
-#: Flags that set a profile value (the one override path: checked as the profile's last
-#: layer, problems name the flag, a key given as a name or in a URL is refused unshown).
-#: `--context-window` and `--max-tokens` describe the chat model, not the summarizer: no override.
-PROFILE_FLAGS = {
-    "--model": ("summarizer.model", "model"),
-    "--base-url": ("summarizer.base_url", "base_url"),
-    "--api-key-env": ("summarizer.api_key_env", "api_key_env"),
-}
+def _profile_flags() -> dict:
+    """Flags that set a profile value (the one override path, `compact`'s table: checked as the
+    profile's last layer, problems name the flag, a key given as a name or in a URL is refused
+    unshown). `--llm` is the chat's wire format here, not the summarizer's provider; `--context-window`
+    and `--max-tokens` describe the chat model, not the summarizer: no override."""
+    from pipeline.cli.compact import COMPACTION_FLAGS, PROFILE_FLAGS
+
+    return {**COMPACTION_FLAGS, **{flag: PROFILE_FLAGS[flag] for flag in ("--model", "--base-url", "--api-key-env")}}
 
 
 def profile_overrides(args: argparse.Namespace) -> tuple[dict, dict]:
     """The flags given, as dotted profile overrides and the flag that set each."""
-    given = {key: (flag, getattr(args, attr)) for flag, (key, attr) in PROFILE_FLAGS.items()
-             if getattr(args, attr) is not None}
-    return {key: value for key, (_, value) in given.items()}, {key: flag for key, (flag, _) in given.items()}
+    from pipeline.cli.compact import profile_overrides as overrides
+
+    return overrides(args, _profile_flags())
 
 
 @dataclass
@@ -85,6 +92,7 @@ def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
     from pipeline.session import SessionFile
 
     pipeline = compile_profile(args.profile, *profile_overrides(args))
+    print_notices(pipeline.warnings)
     profile = pipeline.profile
     if profile.runtime is None:
         raise PipelineError(Problem("the profile has no `runtime` block, which `pipeline run` needs",
@@ -106,15 +114,18 @@ def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
     model = ModelInfo(id=model_name, provider=args.llm, api=APIS[args.llm], context_window=window,
                       max_tokens=args.max_tokens or profile.summarizer.max_tokens or 0,
                       mid_conversation_system=args.mid_conversation_system)
+    _check_session(args.session, args.new)
     key_env = args.api_key_env
+    # a base URL with no key variable named and none set: a local server that needs no key
+    anonymous = args.base_url is not None and key_env is None
     bounds = profile.summarizer
     client = ChatClient(args.llm, model=model.target(), aborted_text=profile.runtime.aborted.render(),
-                        base_url=args.base_url, api_key_env=key_env,
+                        base_url=args.base_url, api_key_env=key_env, anonymous=anonymous,
                         limits=Limits(bounds.call_deadline_s, bounds.max_response_bytes, bounds.max_chars_per_token))
-    client.check_ready()
+    _check_key(client)
     session = _open_session(args.session, args.new, cwd, SessionFile)
     summarizer = make_client(args.llm, model=model_name, base_url=args.base_url, api_key_env=key_env,
-                             max_retries=profile.summarizer.max_retries)
+                             max_retries=profile.summarizer.max_retries, anonymous=anonymous)
     found = discover(cwd, str(agent_dir()))
     conversation = pipeline.conversation(
         session, model=model, tools=tools, cwd=cwd, summarizer=summarizer,
@@ -125,6 +136,62 @@ def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
     return AgentSetup(agent, conversation, client, str(session.path))
 
 
+def status_line(event: Any) -> str | None:
+    """The stderr line for ``event`` (tool calls, compactions, retries, failures), or None."""
+    kind = event.kind
+    if kind == "tool_start":
+        return f"· {event.name} {_short(event.arguments)}"
+    if kind == "compaction_start":
+        return f"compacting ({event.reason})…"
+    if kind == "compaction_end":
+        if event.error:
+            return None if event.reason == "manual" else f"compaction failed: {event.error}"
+        if event.tokens_before is None or event.tokens_after is None:
+            return "compacted"
+        return f"compacted: {event.tokens_before:.0f} → {event.tokens_after:.0f} tokens"
+    if kind == "retry_start":
+        return f"retrying in {event.delay_ms / 1000:g} s ({event.attempt}/{event.max_attempts}): {event.error}"
+    return None
+
+
+def show_status(event: Any, out: Any = None, *, tools: bool = True) -> None:
+    """``event`` as its status line on ``out`` (stderr), and a compaction's warnings as `compact` shows them."""
+    from pipeline.cli._report import report
+
+    out = out or sys.stderr
+    if event.kind == "tool_start" and not tools:
+        return
+    line = status_line(event)
+    if line is not None:
+        print(line, file=out, flush=True)
+    if event.kind == "compaction_end" and getattr(event, "warnings", ()):
+        report(event.warnings, out, count=False)
+
+
+def force_compaction(setup: AgentSetup, focus: str | None = None, out: Any = None) -> None:
+    """`--compact` (and `/compact`): a manual compaction now, its outcome in one line."""
+    from pipeline.cli.compact import nothing_line
+    from pipeline.compaction import NothingToCompact
+
+    from pipeline.compaction import plan_session
+
+    out = out or sys.stderr
+    conversation = setup.conversation
+    current = conversation.model.current()
+    compaction = conversation.profile.compaction
+    settings = compaction.for_model(current.provider, current.id) if current else compaction
+    done = plan_session(conversation.session, settings) if settings.strategy == "summarize" else None
+    if not isinstance(done, NothingToCompact):  # asked first, so nothing to compact is one line
+        done = conversation.compact(focus or None)
+    if isinstance(done, NothingToCompact):
+        print(nothing_line(done, settings), file=out, flush=True)
+
+
+def _short(value: Any, width: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def print_event(event: Any) -> None:
     """One event as a JSON line on stdout (``--json``)."""
     from pipeline.runtime.events import event_json
@@ -132,15 +199,44 @@ def print_event(event: Any) -> None:
     print(json.dumps(event_json(event), ensure_ascii=False), flush=True)
 
 
-def _open_session(path: str, new: bool, cwd: str, SessionFile: Any) -> Any:
-    if new:
-        if Path(path).exists():
-            raise PipelineError(Problem("file already exists", Location(path), hint="leave out --new to continue it",
-                                        code="session.exists"))
-        return SessionFile.create(path, cwd=cwd)
-    if not Path(path).exists():
-        raise PipelineError(Problem("no such session file", Location(path), hint="add --new to start one",
+def _check_key(client: Any) -> None:
+    """A missing key, named by the flag that chooses its variable (sends nothing)."""
+    from pipeline.llm import LLMAuthError
+
+    try:
+        client.check_ready()
+    except LLMAuthError as err:
+        name = err.env_name
+        raise PipelineError(Problem(f"no API key: environment variable {name} is not set", key="--api-key-env",
+                                    hint=f"export {name}, or name another variable with --api-key-env "
+                                         "(a local server that needs no key: pass --base-url alone)",
+                                    code="provider.auth")) from None
+
+
+def _empty(path: str) -> bool:
+    """An existing 0-byte regular file: pi starts a new session in it."""
+    target = Path(path)
+    return target.is_file() and target.stat().st_size == 0
+
+
+def _check_session(path: str, new: bool) -> None:
+    """The session file's state against ``--new``, before anything else is asked of the user."""
+    exists = Path(path).exists()
+    if new and exists and not _empty(path):
+        raise PipelineError(Problem("file already exists", Location(path), hint="leave out --new to continue it",
+                                    code="session.exists"))
+    if not new and not exists:
+        raise PipelineError(Problem("no such session file", Location(path),
+                                    hint=f"to start it, add --new: --session {path} --new",
                                     code="session.unreadable"))
+
+
+def _open_session(path: str, new: bool, cwd: str, SessionFile: Any) -> Any:
+    _check_session(path, new)
+    if new or _empty(path):
+        if _empty(path):  # as pi does with an empty file: a new session in it
+            Path(path).unlink()
+        return SessionFile.create(path, cwd=cwd)
     session = SessionFile.open(path)
     session.ensure_appendable()
     return session

@@ -2,16 +2,24 @@
 
   pipeline chat [PROFILE] --session FILE [--new] [--llm openai|anthropic] [--model M]
                 [--base-url U] [--api-key-env NAME] [--tools read,ls,find,grep] [--cwd DIR]
+                [--keep-recent N] [--reserve N] [--compact]
 
 Each line you type is one prompt (templates and `/skill:name args` are expanded); the
-answer is printed, tool calls are shown as they run, and a status line is shown while a
-compaction runs (tokens before → after). Commands:
+answer is shown as it streams (a threshold compaction runs after it), tool calls are shown as they run, and a status line is shown while a
+compaction runs (tokens before → after), for each retry (attempt, wait, reason) and for a
+summary's warnings. `--keep-recent N`, `--reserve N` override the profile's compaction
+values (as in `pipeline compact`); `--compact` compacts when the chat starts. Commands:
 
   /compact [focus]     compact now, with optional extra focus for the summary
   /tree                show the session's tree (the current leaf is marked)
   /tree ID [summary]   move to entry ID (id or unique prefix); `summary` writes a branch summary
   /templates           list the prompt templates
   /quit                leave (so does end of input)
+
+On a terminal, lines are edited with readline (Ctrl-L clears the screen, Ctrl-R searches
+the history), the history is kept across sessions in $XDG_STATE_HOME/context-pipeline/chat_history
+(else ~/.local/state/...), Tab completes /commands and template names, and a line ending
+in a backslash continues on the next (multi-line input).
 
 Ctrl-C while the model works cancels the current run (the reply is recorded as aborted);
 the session stays open. Every entry is appended to FILE as it happens (pi opens it).
@@ -30,6 +38,7 @@ from typing import Any, TextIO
 from pipeline.cli._profile import add_profile_arguments
 from pipeline.cli._agent import add_agent_arguments
 
+COMMANDS = ("/compact", "/tree", "/templates", "/quit", "/exit")
 HELP = "talk to the agent in the terminal, on a session file (/compact, /tree, /templates)"
 
 
@@ -44,25 +53,27 @@ class Chat:
     def __init__(self, setup: Any, stdin: TextIO, out: TextIO, status: TextIO) -> None:
         self.setup, self.stdin, self.out, self.status = setup, stdin, out, status
         self.cancel = threading.Event()
+        self.editor: Any = None  # the line editor on a terminal (pipeline.cli._lineedit)
+        self._open_line = False  # answer text streamed, its line not ended yet
+        self._streamed = False  # this run's answer was shown as it streamed
 
     @property
     def conversation(self) -> Any:
         return self.setup.conversation
 
     def show(self, event: Any) -> None:
-        """The listener: tool calls and compactions as status lines."""
-        if event.kind == "tool_start":
-            self._status(f"· {event.name} {_short(event.arguments)}")
-        elif event.kind == "compaction_start":
-            self._status(f"compacting ({event.reason})…")
-        elif event.kind == "compaction_end":
-            if event.error:
-                self._status(f"compaction failed: {event.error}")
-            else:
-                self._status(f"compacted: {event.tokens_before:.0f} → {event.tokens_after:.0f} tokens")
-        elif event.kind == "retry_start":
-            self._status(f"retrying in {event.delay_ms / 1000:g} s ({event.attempt}/{event.max_attempts}): {event.error}")
-        elif event.kind == "failure":
+        """The listener: tool calls, compactions, retries and failures as status lines."""
+        from pipeline.cli._agent import show_status
+
+        if event.kind == "text_delta":
+            print(event.text, end="", file=self.out, flush=True)
+            self._open_line = self._streamed = True
+            return
+        if event.kind == "reply" and self._open_line:  # the answer is all there: end its line
+            print(file=self.out, flush=True)
+            self._open_line = False
+        show_status(event, self.status)
+        if event.kind == "failure":
             self._status(f"the run failed: {event.error}")
 
     def _status(self, text: str) -> None:
@@ -82,12 +93,21 @@ class Chat:
 
     def _read(self) -> str | None:
         if self.stdin.isatty():
-            try:
-                return input("> ")
-            except EOFError:
-                return None
+            if self.editor is None:
+                from pipeline.cli._lineedit import LineEditor
+
+                self.editor = LineEditor(self.words)
+            return self.editor.read()
         line = self.stdin.readline()
         return line if line else None
+
+    def words(self) -> list[str]:
+        """What Tab completes: the commands and the prompt templates."""
+        return [*COMMANDS, *(f"/{t.name}" for t in self.conversation.templates)]
+
+    def close(self) -> None:
+        if self.editor is not None:
+            self.editor.close()
 
     def handle(self, line: str) -> None:
         word, _, rest = line.strip().partition(" ")
@@ -96,22 +116,24 @@ class Chat:
             commands[word](rest.strip())
             return
         self.cancel = threading.Event()
+        self._streamed = False
         previous = _on_interrupt(self.cancel.set)
         try:
             result = self.setup.agent.run(line, cancel=self.cancel)
         finally:
             _restore(previous)
+        if self._open_line:
+            print(file=self.out, flush=True)
+            self._open_line = False
         if result.stop_reason == "aborted":
             self._status("(cancelled)")
-        elif result.error is None:
+        elif result.error is None and not self._streamed:  # a client that does not stream text
             print(result.answer, file=self.out, flush=True)
 
     def compact(self, focus: str) -> None:
-        from pipeline.compaction import NothingToCompact
+        from pipeline.cli._agent import force_compaction
 
-        done = self.conversation.compact(focus or None)
-        if isinstance(done, NothingToCompact):
-            self._status(f"nothing to compact: {done.message}")
+        force_compaction(self.setup, focus or None, self.status)
 
     def tree(self, rest: str) -> None:
         from pipeline.session.render import render_tree
@@ -134,13 +156,6 @@ class Chat:
             print(f"/{template.name}{hint}  {template.description}".rstrip(), file=self.out)
 
 
-def _short(value: Any, width: int = 60) -> str:
-    import json
-
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def _on_interrupt(handler: Any) -> Any:
     if threading.current_thread() is not threading.main_thread():
         return None
@@ -161,10 +176,13 @@ def run(args: argparse.Namespace) -> int:
     setup = build_agent(args, listener=lambda event: holder["chat"].show(event))
     chat = holder["chat"] = Chat(setup, sys.stdin, sys.stdout, sys.stderr)
     try:
+        if args.compact:
+            chat.compact("")
         while True:
             try:
                 return chat.loop()
             except PipelineError as err:  # a bad /tree id, a failed manual compaction: the chat goes on
                 report(err.problems, sys.stderr, count=False)
     finally:
+        chat.close()
         setup.close()

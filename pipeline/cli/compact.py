@@ -83,8 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", metavar="U", help="provider base URL")
     parser.add_argument("--api-key-env", metavar="NAME", help="name of the environment variable holding the API key")
     parser.add_argument("--instructions", metavar="TEXT", help="custom instructions for the summary")
-    parser.add_argument("--keep-recent", metavar="N", type=_tokens, help="override compaction.keep_recent_tokens")
-    parser.add_argument("--reserve", metavar="N", type=_tokens, help="override compaction.reserve_tokens")
+    add_compaction_flags(parser)
     parser.add_argument(
         "--reasoning", metavar="LEVEL", choices=THINKING_LEVELS,
         help="thinking level for the summary calls (off|minimal|low|medium|high|xhigh; default: the session's)",
@@ -161,10 +160,16 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise UsageError("--reasoning goes with running the compaction or --print-request (a plan makes no calls)")
 
 
-#: Flags that set a profile value: flag -> (dotted key, argparse attribute).
-PROFILE_FLAGS = {
+#: The flags that tune compaction, shared by `compact`, `run` and `chat`:
+#: flag -> (dotted key, argparse attribute).
+COMPACTION_FLAGS = {
     "--keep-recent": ("compaction.keep_recent_tokens", "keep_recent"),
     "--reserve": ("compaction.reserve_tokens", "reserve"),
+}
+
+#: Flags that set a profile value: flag -> (dotted key, argparse attribute).
+PROFILE_FLAGS = {
+    **COMPACTION_FLAGS,
     "--llm": ("summarizer.provider", "llm"),
     "--model": ("summarizer.model", "model"),
     "--base-url": ("summarizer.base_url", "base_url"),
@@ -173,9 +178,15 @@ PROFILE_FLAGS = {
 }
 
 
-def profile_overrides(args: argparse.Namespace) -> tuple[dict, dict]:
-    """The flags given, as dotted profile overrides and the flag that set each."""
-    given = {key: (flag, getattr(args, attr)) for flag, (key, attr) in PROFILE_FLAGS.items()
+def add_compaction_flags(parser: argparse.ArgumentParser) -> None:
+    """The arguments of :data:`COMPACTION_FLAGS`."""
+    parser.add_argument("--keep-recent", metavar="N", type=_tokens, help="override compaction.keep_recent_tokens")
+    parser.add_argument("--reserve", metavar="N", type=_tokens, help="override compaction.reserve_tokens")
+
+
+def profile_overrides(args: argparse.Namespace, flags: dict = PROFILE_FLAGS) -> tuple[dict, dict]:
+    """The ``flags`` given, as dotted profile overrides and the flag that set each."""
+    given = {key: (flag, getattr(args, attr)) for flag, (key, attr) in flags.items()
              if getattr(args, attr) is not None}
     return {key: value for key, (_, value) in given.items()}, {key: flag for key, (flag, _) in given.items()}
 
@@ -248,7 +259,7 @@ def _show_plan(args, session, pipeline) -> int:
         print(f"trigger:          {verdict}: {trigger.tokens} tokens, threshold {trigger.threshold:g}"
               f" ({trigger.rule}, window {trigger.window})")
     if isinstance(plan, NothingToCompact):
-        print(_nothing(plan, settings))
+        print(nothing_line(plan, settings))
     else:
         for line in _plan_lines(plan, session):
             print(line)
@@ -274,7 +285,7 @@ def _trigger(args, session, settings):
     return would_trigger(context_tokens_newest_first(reversed(messages), settings), args.window, settings)
 
 
-def _nothing(plan, settings) -> str:
+def nothing_line(plan, settings) -> str:
     """Why nothing is compacted, with the way out when the kept part holds everything."""
     hint = ""
     if plan.reason == "too_small":
@@ -317,7 +328,7 @@ def _print_requests(args, session, pipeline) -> int:
 
     plan = pipeline.plan_compaction(session)
     if isinstance(plan, NothingToCompact):
-        print(_nothing(plan, pipeline.profile.compaction), file=sys.stderr)
+        print(nothing_line(plan, pipeline.profile.compaction), file=sys.stderr)
         print("[]")
         return 0
     requests = pipeline.summary_requests(plan, instructions=args.instructions, thinking_level=args.reasoning)
@@ -350,7 +361,7 @@ def _compact(args, session, pipeline) -> int:
             session, client, args.instructions, progress=_progress, thinking_level=args.reasoning,
         )
     if isinstance(outcome, NothingToCompact):
-        print(_nothing(outcome, pipeline.profile.compaction))
+        print(nothing_line(outcome, pipeline.profile.compaction))
         return 0
     report(outcome.result.warnings)
     entry = outcome.entry
@@ -404,7 +415,7 @@ def _strategy(args, session, pipeline) -> int:
             progress=_progress, thinking_level=args.reasoning,
         )
     if not done.did_anything:
-        print(_nothing(done.nothing, pipeline.profile.compaction) if done.nothing else "nothing to mask")
+        print(nothing_line(done.nothing, pipeline.profile.compaction) if done.nothing else "nothing to mask")
         return 0
     if done.mask_entry is not None:
         _progress(f"appended mask {done.mask_entry.id}: {len(done.mask.placeholders)} tool results masked,"

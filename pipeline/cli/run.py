@@ -3,6 +3,7 @@
   pipeline run [PROFILE] --session FILE "input" [--new] [--json]
                [--llm openai|anthropic] [--model M] [--base-url U] [--api-key-env NAME]
                [--tools read,ls,find,grep] [--cwd DIR] [--context-window N] [--max-tokens N]
+               [--keep-recent N] [--reserve N] [--compact]
 
 The input goes through the profile's expansion (`/skill:name args`, then prompt
 templates), then the model is asked, tools run, results go back, until the model
@@ -10,18 +11,24 @@ stops; compaction (threshold after the run, overflow with one retry) and retries
 transient errors follow the profile. Every entry is appended to FILE as it happens, in
 pi's format (pi 0.84.0 opens the file); `--new` creates FILE (it must not exist).
 The final answer is printed; `--json` prints every event as one JSON line instead.
+Without `--json`, stderr shows a line per retry (attempt, wait, reason), each
+compaction (tokens before → after) and a summary's warnings, as `pipeline compact` does.
+`--keep-recent N` and `--reserve N` override the profile's compaction values (the same
+flags and checks as `pipeline compact`); `--compact` compacts before the prompt.
 
 Tools: `read`, `ls`, `find`, `grep` (read-only, over the working directory) by default;
 `bash`, `edit`, `write` only when named in `--tools`; `--tools ""` offers none. Their
 descriptions and result texts come from the profile. The key is read from the
 environment variable `--api-key-env` names (default OPENAI_API_KEY / ANTHROPIC_API_KEY)
-and never printed. Ctrl-C cancels the request: the reply is recorded as aborted.
+and never printed; with `--base-url` and no `--api-key-env`, an unset default variable
+means no credentials are sent (a local server that needs no key). An empty (0-byte)
+FILE starts a new session, as pi does. Ctrl-C cancels the request: the reply is recorded as aborted.
 
 Exit status: 0 answered, 1 invalid input, 2 usage, 3 the provider failed (unreachable,
 an error reply, a malformed answer; the session keeps everything up to the failure).
 
 examples:
-  OPENAI_API_KEY=x pipeline run --session chat.jsonl --new --base-url http://127.0.0.1:8080/v1 --model qwen "what is this repo?"
+  pipeline run --session chat.jsonl --new --base-url http://127.0.0.1:8080/v1 --model qwen "what is this repo?"
   pipeline run builtin:default --session chat.jsonl --llm anthropic --model claude-sonnet-4-5 --json "/fix src/app.py"
 """
 
@@ -63,12 +70,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipeline.cli._agent import build_agent
+    from pipeline.cli._agent import build_agent, force_compaction, print_event, show_status
 
-    setup = build_agent(args)
+    def listener(event):
+        if args.json:
+            print_event(event)
+        else:  # retries, compactions and a summary's warnings on stderr; the answer alone on stdout
+            show_status(event, tools=False)
+
+    setup = build_agent(args, listener=listener)
     cancel = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: cancel.set()) if _main_thread() else None
     try:
+        if args.compact:
+            force_compaction(setup)
         result = setup.agent.run(args.input, cancel=cancel)
     finally:
         if previous is not None:

@@ -72,8 +72,9 @@ class AnthropicMessagesClient(HTTPSummaryClient):
         return body
 
     def _headers(self, key: str) -> dict[str, str]:
+        credentials = {"x-api-key": key} if key else {}  # no key: an anonymous (local) server
         return {
-            "x-api-key": key,
+            **credentials,
             "anthropic-version": API_VERSION,
             "content-type": "application/json",
             "accept": "application/json",

@@ -68,8 +68,13 @@ class ChatClient:
 
     # ----------------------------------------------------------------- sending
 
-    def send(self, body: Mapping[str, Any], *, cancel: Optional[threading.Event] = None) -> dict:
-        """POST ``body`` and return pi's assistant message (see the module docstring)."""
+    #: :meth:`send` takes ``on_text`` (the agent loop shows text as it streams)
+    streams_text = True
+
+    def send(self, body: Mapping[str, Any], *, cancel: Optional[threading.Event] = None,
+             on_text: Optional[Callable[[str], None]] = None) -> dict:
+        """POST ``body`` and return pi's assistant message (see the module docstring);
+        ``on_text`` is called with each piece of answer text as it arrives."""
         key = self._http._api_key()
         payload = js_json(dict(body)).encode("utf-8")
         stream = body.get("stream") is True
@@ -95,6 +100,9 @@ class ChatClient:
                 status = value
             elif kind == "frame":
                 frames.append(value)
+                text = _text_delta(self.wire, value) if on_text is not None else None
+                if text:
+                    on_text(text)
             elif kind == "error":
                 return self._failed(value)
             elif kind == "body":
@@ -193,6 +201,21 @@ class ChatClient:
                 partial.pop("rawStopReason", None)
                 partial.pop("errorMessage", None)
         return error_reply(self.aborted_text, model=self.model, timestamp=self._now(), aborted=True, partial=partial)
+
+
+def _text_delta(wire: str, frame: Any) -> Optional[str]:
+    """The answer text one stream event adds (OpenAI ``delta.content``, Anthropic ``text_delta``), or None."""
+    if not isinstance(frame, dict):
+        return None
+    if wire == "anthropic":
+        delta = frame.get("delta") if frame.get("type") == "content_block_delta" else None
+        text = delta.get("text") if isinstance(delta, dict) and delta.get("type") == "text_delta" else None
+        return text if isinstance(text, str) else None
+    choices = frame.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    delta = first.get("delta")
+    text = delta.get("content") if isinstance(delta, dict) else None
+    return text if isinstance(text, str) else None
 
 
 def _read_bounded(response: Any, cap: int) -> bytes:

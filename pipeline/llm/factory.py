@@ -42,6 +42,7 @@ def make_client(
     http_client: httpx.Client | None = None,
     sleep: Callable[[float], object] = time.sleep,
     rng: Callable[[], float] = random.random,
+    anonymous: bool = False,
 ) -> HTTPSummaryClient:
     """A client for ``provider`` ("openai" or "anthropic").
 
@@ -73,6 +74,7 @@ def make_client(
         transport=transport,
         sleep=sleep,
         rng=rng,
+        anonymous=anonymous,
     )
 
 

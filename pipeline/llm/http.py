@@ -85,6 +85,7 @@ class HTTPSummaryClient:
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], object] = time.sleep,
         rng: Callable[[], float] = random.random,
+        anonymous: bool = False,
     ) -> None:
         if not timeout > 0:
             raise LLMConfigError(f"{self.provider}: timeout must be > 0 seconds, got {timeout!r}")
@@ -96,6 +97,8 @@ class HTTPSummaryClient:
                 hint="for example https://api.example.com/v1",
             )
         self.api_key_env = api_key_env or self.default_key_env
+        #: a server that needs no key (a local one): with the variable unset, no credentials are sent
+        self.anonymous = anonymous
         self.timeout = float(timeout)
         self.retry = retry or RetryPolicy()
         self.limits = limits or Limits()
@@ -184,6 +187,8 @@ class HTTPSummaryClient:
 
     def _api_key(self) -> str:
         value = (self._env.get(self.api_key_env) or "").strip()
+        if not value and self.anonymous:
+            return ""
         if not value:
             raise LLMAuthError(self.provider, self.api_key_env)
         if not (value.isascii() and value.isprintable()):

@@ -74,8 +74,9 @@ class OpenAIChatClient(HTTPSummaryClient):
         return body
 
     def _headers(self, key: str) -> dict[str, str]:
+        credentials = {"authorization": f"Bearer {key}"} if key else {}  # no key: an anonymous (local) server
         return {
-            "authorization": f"Bearer {key}",
+            **credentials,
             "content-type": "application/json",
             "accept": "application/json",
             "accept-encoding": "identity",

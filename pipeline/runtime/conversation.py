@@ -490,7 +490,7 @@ class Conversation(RecordedPrompt):
                 self.memory.drop_last_reply()
         entry = done.entry
         self._emit(ev.CompactionEnd(reason, entry.id, entry.first_kept_entry_id, entry.tokens_before, after,
-                                    will_retry=will_retry))
+                                    will_retry=will_retry, warnings=tuple(done.result.warnings)))
         return done
 
     def _run_strategy(self, settings: Any, current: Any, instructions: Optional[str]) -> Any:

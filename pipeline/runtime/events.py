@@ -43,6 +43,14 @@ class Reply:
 
 
 @dataclass(frozen=True)
+class TextDelta:
+    """A piece of the answer text as it streams (from a client that streams text)."""
+
+    text: str
+    kind = "text_delta"
+
+
+@dataclass(frozen=True)
 class ToolStart:
     call_id: str
     name: str
@@ -71,7 +79,9 @@ class CompactionEnd:
     """``entry_id``/``first_kept_entry_id``/``tokens_before``/``tokens_after`` of the compaction
     written (``None`` when nothing was compacted); ``tokens_after`` is pi's ``estimatedTokensAfter``,
     every message of the compacted context estimated from its characters (no usage anchors it);
-    ``will_retry``: the request is sent again; ``error``: the compaction (or the recovery) failed."""
+    ``will_retry``: the request is sent again; ``error``: the compaction (or the recovery) failed;
+    ``warnings``: the summary's problems the profile lets through (``Problem``s, e.g. a summary still
+    missing required headings after the corrective retry, with ``summary.on_schema_violation: warn``)."""
 
     reason: str
     entry_id: Optional[str] = None
@@ -80,6 +90,7 @@ class CompactionEnd:
     tokens_after: Optional[float] = None
     will_retry: bool = False
     error: Optional[str] = None
+    warnings: tuple = ()
     kind = "compaction_end"
 
 
@@ -121,5 +132,5 @@ def event_json(event: Event) -> dict[str, Any]:
 
 __all__ = [
     "CompactionEnd", "CompactionStart", "Event", "Failure", "Listener", "Reply", "Request", "RetryEnd",
-    "RetryStart", "RunEnd", "RunStart", "ToolEnd", "ToolStart", "event_json",
+    "RetryStart", "RunEnd", "RunStart", "TextDelta", "ToolEnd", "ToolStart", "event_json",
 ]

@@ -22,6 +22,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
+from pipeline.errors import PipelineError
 from pipeline.js import js_json
 from pipeline.runtime import events as ev
 from pipeline.runtime.arguments import argument_problems
@@ -71,6 +72,11 @@ class Agent:
         self._events = []
         cancel = cancel or threading.Event()
         self._emit(ev.RunStart(text))
+        unready = self._unready()
+        if unready is not None:  # checked before the prompt is written: a later run sends it once
+            self._emit(ev.Failure(unready))
+            self._emit(ev.RunEnd("", None))
+            return RunResult("", None, unready, tuple(self._events))
         self.conversation.prompt(text)
         step = self._turns(cancel)
         answer = reply_text(step.reply)
@@ -82,13 +88,28 @@ class Agent:
             error = step.reply.error_message or "the model reported an error"
         return RunResult(answer, step.reply.stop_reason, error, tuple(self._events))
 
+    def _unready(self) -> Optional[str]:
+        """What keeps the client from sending (a missing key), from its ``check_ready``; None when ready."""
+        check = getattr(self.client, "check_ready", None)
+        if check is None:
+            return None
+        try:
+            check()
+        except PipelineError as err:  # a setting to fix, reported as the run's failure
+            return str(err)
+        return None
+
     def _turns(self, cancel: threading.Event) -> Next:
         conv, index = self.conversation, 0
         while True:
             request = conv.next_request(self.wire)  # type: ignore[arg-type]
             self._emit(ev.Request(index, request.message_count, tuple(t.name for t in request.tools)))
             index += 1
-            reply = self.client.send(request.body, cancel=cancel)
+            if getattr(self.client, "streams_text", False):  # text shown as it arrives
+                reply = self.client.send(request.body, cancel=cancel,
+                                         on_text=lambda text: self._emit(ev.TextDelta(text)))  # type: ignore[call-arg]
+            else:
+                reply = self.client.send(request.body, cancel=cancel)
             step = conv.record(reply)
             self._emit(ev.Reply(step.reply.stop_reason, step.reply.error_message))
             if not self._go_on(step, cancel):

@@ -87,6 +87,8 @@ def _message_preview(message: AgentMessage) -> str:
         text = preview(_content_text(message.content, thinking=False))
         tail = f" → {', '.join(calls)}" if calls else ""
         stop = f" [{message.stop_reason}]" if message.stop_reason in ("error", "aborted", "length") else ""
+        if stop and message.error_message:  # a failed attempt shows why it failed
+            stop += f" {preview(message.error_message)}"
         return f"{text}{tail}{stop}".strip()
     if isinstance(message, ToolResultMessage):
         mark = " (error)" if message.is_error else ""
@@ -150,6 +152,9 @@ def render_context(messages: Sequence[Any]) -> Iterator[str]:
     """LLM messages as text: a ``── role ──`` rule, then each block."""
     for message in messages:
         yield f"── {_heading(message)} ──"
+        failure = getattr(message, "error_message", None) if isinstance(message, AssistantMessage) else None
+        if failure and message.stop_reason in ("error", "aborted"):  # why the attempt failed
+            yield f"[{message.stop_reason}] {failure}"
         content = getattr(message, "content", ())
         if isinstance(content, str):
             yield content

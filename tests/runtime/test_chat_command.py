@@ -94,3 +94,54 @@ def test_ctrl_c_cancels_the_run_not_the_session(tmp_path, monkeypatch):
     assert "(cancelled)" in err and "after" in out
     messages = [e.message for e in SessionFile.open(tmp_path / "s.jsonl").entries if isinstance(e, MessageEntry)]
     assert [getattr(m, "stop_reason", None) for m in messages if m.role == "assistant"] == ["aborted", "stop"]
+
+
+def test_compact_with_nothing_to_compact_is_one_line(tmp_path, monkeypatch, capsys):
+    _setup(tmp_path, monkeypatch)
+    with RoutedServer(["short answer"], ["x"]) as server:
+        assert _chat(tmp_path, server, ["/compact", "hi", "/compact", "/quit"], monkeypatch) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert "compaction failed" not in "\n".join(err)
+    assert [line for line in err if "compact" in line] == [err[0], err[1]]
+    assert all(line.startswith("nothing to compact: ") for line in err), err
+    assert "summary" not in server.kinds
+
+
+def test_chat_shows_retries_and_a_summary_warning(tmp_path, monkeypatch, capsys):
+    _setup(tmp_path, monkeypatch)
+    (tmp_path / "quick.yaml").write_text(OVERLAY.replace("name: small", "name: quick")
+                                         + "retry: {base_delay_ms: 1, max_retries: 2}\n")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hi\n/quit\n"))
+    argv = ["chat", str(tmp_path / "quick.yaml"), "--session", str(tmp_path / "dead.jsonl"), "--new",
+            "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--cwd", str(tmp_path / "proj")]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    retries = [line for line in err.splitlines() if line.startswith("retrying in ")]
+    assert ["(1/2)" in retries[0], "(2/2)" in retries[1], len(retries)] == [True, True, 2], err
+    assert all("connection error" in line for line in retries)
+    with RoutedServer([LONG, LONG, "done"], ["no headings here"]) as server:
+        assert _chat(tmp_path, server, [LONG, "again: " + LONG, "/compact", "/quit"], monkeypatch) == 0
+    err = capsys.readouterr().err
+    assert "warning: summary.schema: " in err and "lacks required section(s)" in err
+
+
+class _Both(io.StringIO):
+    """stdout and stderr in one stream, to see what came first."""
+
+    def isatty(self) -> bool:
+        return False
+
+
+def test_chat_shows_the_answer_before_the_threshold_compaction(tmp_path, monkeypatch):
+    _setup(tmp_path, monkeypatch)
+    both = _Both()
+    monkeypatch.setattr(sys, "stdout", both)
+    monkeypatch.setattr(sys, "stderr", both)
+    big = {"text": "the streamed answer", "usage": {"input": 3500, "output": 10}}
+    with RoutedServer([LONG, LONG, big], ["## Goal\nsummary"]) as server:
+        assert _chat(tmp_path, server, [LONG, "again: " + LONG, "third", "/quit"], monkeypatch,
+                     "--context-window", "4000") == 0
+    text = both.getvalue()
+    assert "the streamed answer\n" in text and "compacting (threshold)…" in text, text
+    assert text.index("the streamed answer") < text.index("compacting (threshold)…")
+    assert text.count("the streamed answer") == 1  # shown once, as it streamed

@@ -206,7 +206,7 @@ def test_events_are_frozen_and_serializable(tmp_path):
     with pytest.raises(Exception):
         events[0].text = "changed"
     assert [json.loads(json.dumps(ev.event_json(e)))["type"] for e in events] == [
-        "run_start", "request", "reply", "run_end"]
+        "run_start", "request", "text_delta", "reply", "run_end"]  # the text as it streamed
 
 
 def test_a_profile_without_a_runtime_block_is_refused(tmp_path):
