@@ -123,16 +123,53 @@ def variable_problems(data: Any, source_map: SourceMap) -> list[Problem]:
         kind = kinds.get(path[2]) if tuple(path[:2]) == SECTIONS and len(path) > 3 else None
         if path[-1] in ("item", "empty") and len(path) == 4 and kind not in LIST_KINDS:
             continue  # a kind typo or a misplaced `item` is reported on its own
+        entry = source_map.get(path)
+        problems.extend(_unclosed_problem(path, entry.value if entry else None, i, offset, name_key)
+                        for i, offset in enumerate(unclosed_variables(raw)))
         allowed = variables_for(path, kind)
         unknown = [(i, v.name) for i, v in enumerate(Text(raw).variables) if v.name not in allowed]
         if not unknown:
             continue
-        entry = source_map.get(path)
         where = var_locations(entry.value, raw) if entry else None
         for index, name in unknown:
             location = where[index] if where is not None else None
             problems.append(_unknown_variable(path, location, name, allowed, name_key))
     return problems
+
+
+_UNCLOSED = re.compile(r"\$\$\{|\$\{[A-Za-z_][A-Za-z0-9_]*\}|(\$\{)[^}\n]*(?=\n|$)")
+
+
+def unclosed_variables(raw: str) -> list[int]:
+    """Offsets of every ``${`` with no ``}`` before the end of its line (``$${`` is a literal)."""
+    return [m.start(1) for m in _UNCLOSED.finditer(raw) if m.group(1)]
+
+
+def _unclosed_problem(path, span, index: int, offset: int, name_key: KeyNames) -> Problem:
+    """A warning (failing ``validate --strict``): the text renders the ``${`` as written."""
+    return Problem(
+        "unclosed `${`: this text renders it as written", _unclosed_location(span, index, offset),
+        key=name_key(path), hint="close it (`${name}`) or write `$${` for a literal `${`", severity="warning",
+        code="profile.unclosed-variable",
+    )
+
+
+def _unclosed_location(span, index: int, offset: int) -> Location | None:
+    """Where the ``index``-th unclosed ``${`` of a value (at ``offset`` in it) is in its YAML
+    scalar: found in the scalar's source text, else estimated from the value."""
+    if span is None:
+        return None
+    if span.line is None or span.col is None:  # set by a flag or an override
+        return span.location
+    written = unclosed_variables(span.source) if span.source is not None else []
+    text, at, opening = (span.source, written[index], 0) if index < len(written) else (
+        "", offset, 1 if span.style in ("'", '"') else 0)
+    text = text or ""
+    line = text.count("\n", 0, at) + 1 if text else 1
+    col = at - (text.rfind("\n", 0, at) + 1) + 1 if text else at + 1
+    if line == 1:
+        return Location(span.file, span.line, span.col + opening + col - 1)
+    return Location(span.file, span.line + line - 1, col)
 
 
 def _unknown_variable(path, location, name, allowed, name_key: KeyNames) -> Problem:

@@ -52,6 +52,7 @@ CODES: dict[str, str] = {
     "profile.bad-form": "a text that does not have the required form",
     "profile.invalid-value": "a value the field rejects",
     "profile.unknown-variable": "a `${name}` the field does not offer",
+    "profile.unclosed-variable": "a `${` with no `}` on its line: rendered as written",
     # ---- profile: cross-field rules
     "profile.never-renders": "a section or rule that can never apply",
     "profile.sections-rule": "a rule about sections is broken",

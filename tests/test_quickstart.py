@@ -58,8 +58,8 @@ def test_the_walkthrough_runs_as_written_and_ci_fails_then_passes(tmp_path):
     # the CI job: its validate step is the command the page runs, and it fails, then passes
     workflow = load_yaml((repo / ".github" / "workflows" / "context-profiles.yml").read_text(encoding="utf-8"))
     step = {s.get("name"): s for s in workflow["jobs"]["profiles"]["steps"]}
-    assert step["validate"]["run"] == "pipeline validate --strict --format github agent-profiles/"
-    assert "pipeline validate --strict --format github agent-profiles/" in steps[1][1]
+    assert step["validate"]["run"] == "pipeline validate --strict --project . --format github agent-profiles/"
+    assert "pipeline validate --strict --project . --format github agent-profiles/" in steps[1][1]
     good = (repo / "agent-profiles" / "team.yaml").read_text(encoding="utf-8")
     (repo / "agent-profiles" / "team.yaml").write_text(good.replace("reserve_tokens", "reserv_tokens"))
     failed = bash(step["validate"]["run"], repo, environ)
@@ -108,7 +108,8 @@ def test_init_with_the_projects_own_hook(tmp_path):
     assert main(["init", str(tmp_path), "--repo", "https://github.com/acme/context-pipeline", "--rev", "v0.1.0"]) == 0
     config = load_yaml((tmp_path / ".pre-commit-config.yaml").read_text())
     assert config["repos"][0] == {"repo": "https://github.com/acme/context-pipeline", "rev": "v0.1.0",
-                                  "hooks": [{"id": "pipeline-validate", "files": "^agent-profiles/.*\\.ya?ml$"}]}
+                                  "hooks": [{"id": "pipeline-validate", "args": ["--project", "."],
+                                             "files": "^agent-profiles/.*\\.ya?ml$"}]}
 
 
 def test_the_projects_hook_covers_only_profiles():

@@ -25,7 +25,7 @@ PRE_COMMIT_LOCAL = """\
     hooks:
       - id: pipeline-validate
         name: validate context-pipeline profiles
-        entry: pipeline validate --strict
+        entry: pipeline validate --strict --project .
         language: system
         files: ^{dir}/.*\\.ya?ml$
 """
@@ -36,6 +36,7 @@ PRE_COMMIT_REMOTE = """\
     rev: {rev}
     hooks:
       - id: pipeline-validate
+        args: [--project, .]
         files: ^{dir}/.*\\.ya?ml$
 """
 
@@ -44,9 +45,9 @@ WORKFLOW = """\
 name: context profiles
 on:
   pull_request:
-    paths: ["{dir}/**"]
+    paths: ["{dir}/**", ".pi/prompts/**"]
   push:
-    paths: ["{dir}/**"]
+    paths: ["{dir}/**", ".pi/prompts/**"]
 permissions:
   contents: read
   pull-requests: write
@@ -64,7 +65,7 @@ jobs:
         # {install_note}
         run: pip install "{install}"
       - name: validate
-        run: pipeline validate --strict --format github {dir}/
+        run: pipeline validate --strict --project . --format github {dir}/
       - name: diff
         if: github.event_name == 'pull_request'
         env:

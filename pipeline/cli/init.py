@@ -4,11 +4,12 @@ Writes, relative to the current directory (or DIR):
 
 * `agent-profiles/team.yaml`: an overlay profile (`extends: builtin:default`), and
   `agent-profiles/profile.schema.json` beside it, which its `$schema` line names;
-* `.pre-commit-config.yaml` with a `pipeline validate --strict` hook for the profiles
+* `.pre-commit-config.yaml` with a `pipeline validate --strict --project .` hook for the
+  profiles and the repository's prompt templates
   (a local hook using the installed `pipeline`, or the project's own hook with --repo
   and --rev); an existing file gets the entry appended under its `repos:`;
 * `.github/workflows/context-profiles.yml`: install, `pipeline validate --strict
-  --format github`, and on pull requests `pipeline diff --format markdown` against the
+  --project . --format github` (the profiles and the templates they load here), and on pull requests `pipeline diff --format markdown` against the
   base branch, posted as a comment.
 
 Nothing is overwritten: a file that exists is reported and left as it is (--force

@@ -11,6 +11,12 @@ with --strict) and infos (remarks such as a template's `$99` or `${@:0}`; shown 
 with --verbose, as `info:` lines, and never failing). In --format json and github an
 info's severity is `notice` (GitHub's `::notice`).
 
+--project DIR also checks the prompt templates an agent running in DIR loads from the
+profile's `project` source (DIR/.pi/prompts and the like: the templates a repository
+commits). A template whose frontmatter does not parse, which the agent skips, is a
+warning, so `--strict` fails on it. `pipeline init` writes `--project .` into the hook
+and the CI job. Templates outside DIR (your `global` ones) are not checked.
+
 --model-window N checks the compaction numbers against the context window of a model
 the agent runs (the profile's own `summarizer.context_window` is checked anyway): for
 instance a 50000-token window with `keep_recent_tokens: 40000` means every turn decides
@@ -28,6 +34,7 @@ examples:
   pipeline validate profiles/ --format github      # annotations in GitHub Actions
   pipeline validate team.yaml --format json
   pipeline validate team.yaml --model-window 50000 --model-window 200000
+  pipeline validate --strict --project . agent-profiles/   # and the repository's templates
 """
 
 from __future__ import annotations
@@ -53,6 +60,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-v", "--verbose", action="store_true", help="also show infos, and name every valid file (text format)"
     )
     parser.add_argument(
+        "--project", metavar="DIR",
+        help="also check the prompt templates the profile's `project` source loads for an agent in DIR",
+    )
+    parser.add_argument(
         "--model-window", type=_window, action="append", default=[], metavar="N",
         help="also check the compaction numbers against a model with a context window of N tokens (repeatable)",
     )
@@ -73,7 +84,7 @@ def _window(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     tolerant_output()
     files = collect(args.paths)
-    results = [check_file(path, args.model_window) for path in files]
+    results = [check_file(path, args.model_window, args.project) for path in files]
     print_results(results if args.verbose else _without_infos(results), args.format, args.verbose, args.strict)
     failed = any(_fails(problems, args.strict) for _, _, problems in results)
     return 1 if failed else 0
@@ -108,9 +119,12 @@ def _walk(root: Path) -> list[str]:
     return found
 
 
-def check_file(path: str, windows: list[int] | tuple[int, ...] = ()) -> tuple[str, str | None, list[Problem]]:
+def check_file(
+    path: str, windows: list[int] | tuple[int, ...] = (), project: str | None = None,
+) -> tuple[str, str | None, list[Problem]]:
     """(path, fingerprint or None, problems) for one profile; never raises for bad input.
-    ``windows``: model context windows to check the compaction numbers against."""
+    ``windows``: model context windows to check the compaction numbers against;
+    ``project``: a directory whose templates (as an agent there loads them) are checked too."""
     from pipeline import compile_profile
     from pipeline.errors import PipelineError
 
@@ -121,7 +135,30 @@ def check_file(path: str, windows: list[int] | tuple[int, ...] = ()) -> tuple[st
     except RecursionError:
         return path, None, [Problem("nested too deeply to check", _where(path), code="profile.too-deep")]
     found = [p for n in dict.fromkeys(windows) for p in compiled.window_problems(n, "--model-window")]
-    return path, compiled.fingerprint, list(compiled.warnings) + found + compiled.template_problems()
+    templates = compiled.template_problems()
+    if project is not None:
+        templates += [p for p in _project_template_problems(compiled, project) if p not in templates]
+    return path, compiled.fingerprint, list(compiled.warnings) + found + templates
+
+
+def _project_template_problems(compiled, project: str) -> list[Problem]:
+    """The load problems and findings of the templates under ``project`` that an agent
+    running there loads (paths shown as the other problems are)."""
+    from pipeline.source import display_path
+
+    root = Path(project).resolve()
+    loaded = compiled.load_templates(root)
+    found = list(loaded.problems) + [p for t in loaded.templates for p in t.problems()]
+    out = []
+    for problem in found:
+        loc = problem.location
+        if loc is None or loc.file is None:
+            continue
+        file = Path(loc.file).resolve()
+        if file != root and root not in file.parents:
+            continue  # the user's own (global) templates are not the repository's
+        out.append(problem.at(Location(display_path(file), loc.line, loc.col)))
+    return out
 
 
 def _where(path: str):
