@@ -134,6 +134,7 @@ CODES: dict[str, str] = {
     "session.dangling-parent": "an entry's parent does not exist",
     "session.cycle": "entries whose parents form a loop",
     "session.no-entry": "an entry id that is not in the session",
+    "session.bad-context-edit": "a context edit pi would refuse (no editable target, or no string or list content)",
     "session.read-only": "the session cannot be appended to",
     "session.shrank": "the file became shorter while it was open",
     "session.same-file": "source and destination are the same file",

@@ -404,6 +404,14 @@ class Conversation(RecordedPrompt):
         if self.runtime.context_edits and self._reply_entry is not None:
             omit_attempt(self.session, self._reply_entry, message)
 
+    def edit_context(self, target_id: str, replacement: Any = None) -> Any:
+        """pi 1.x's context edit at a turn boundary (an extension's ``context_edit`` draft):
+        append the entry (``appendContextEdit``'s checks and string normalization) and read
+        the context again as its projection."""
+        entry = self.session.append_context_edit(target_id, replacement)
+        self._sync()
+        return entry
+
     def _finish(self, message: AssistantMessage) -> Next:
         if message.stop_reason == "error":
             return self._end(Next("fail", message, error=message.error_message or "the model reported an error"))

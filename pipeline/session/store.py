@@ -253,11 +253,26 @@ class SessionFile:
         ))
 
     def append_context_edit(self, target_id: str, replacement: Any = None) -> E.Entry:
-        """Append pi 1.x's ``context_edit`` entry: from now on ``target_id`` shows the model
-        ``replacement`` (``None``: nothing). The target must be on the current branch."""
-        if target_id not in {e.id for e in self.path_to()}:
+        """Append pi 1.x's ``context_edit`` entry (``appendContextEdit``): from now on
+        ``target_id`` shows the model ``replacement`` (``None``: nothing). As pi, the target
+        must be on the current branch and a user, assistant, tool-result or custom message;
+        the replacement ``None`` or an object whose ``content`` is a string or a list, and a
+        string becomes one text block (``{"content": [...]}`` alone) for an assistant or
+        tool-result target."""
+        target = next((e for e in self.path_to() if e.id == target_id), None)
+        if target is None:
             raise SessionError(Problem(f"no entry {target_id!r} on the current branch to edit",
                                        Location(str(self.path)), code="session.no-entry"))
+        role = _editable_role(target)
+        content = replacement.get("content", _NO_CONTENT) if isinstance(replacement, dict) else _NO_CONTENT
+        problem = (f"entry {target_id!r} shows the model no message content to edit" if role is None else
+                   "a context edit's replacement is null or an object whose content is a string or a list"
+                   if replacement is not None and not isinstance(content, (str, list)) else None)
+        if problem:
+            raise SessionError(Problem(problem, Location(str(self.path)), code="session.bad-context-edit",
+                                       hint="edit a user, assistant, tool-result or custom message"))
+        if replacement is not None and role in ("assistant", "toolResult") and isinstance(content, str):
+            replacement = {"content": [{"type": "text", "text": content}]}
         fields = self._fields(_LEAF)
         raw = js_object([("type", "context_edit"), ("id", fields["id"]), ("parentId", fields["parent_id"]),
                          ("timestamp", fields["timestamp"]), ("targetId", target_id), ("replacement", replacement)])
@@ -310,3 +325,15 @@ class SessionFile:
         write_new(target, lines, overwrite=overwrite, source=self.path)
         return SessionFile.open(target)
 
+
+_NO_CONTENT = object()
+
+
+def _editable_role(entry: E.Entry) -> str | None:
+    """The role pi's ``appendContextEdit`` edits in ``entry`` (``custom`` for a custom
+    message entry), ``None`` when it refuses the entry."""
+    if isinstance(entry, E.CustomMessageEntry):
+        return "custom"
+    if isinstance(entry, E.MessageEntry) and entry.role in ("user", "assistant", "toolResult"):
+        return entry.role
+    return None

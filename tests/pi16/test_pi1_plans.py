@@ -6,7 +6,9 @@
   through a profile that extends ``builtin:pi-1``);
 * ``tests/data/pi16/plans_projection.json``: sessions built for the projection rules the
   shared ones do not reach (context edits, the recovery suffix, older compactions in the
-  kept range, usage before an edit, system-message entries), written to real files.
+  kept range, usage before an edit, system-message entries), written to real files; 200
+  of them (``rich #n``) sessions as pi 1.x writes them: the prompt recorded first, patches,
+  compactions with ``systemMessage`` snapshots, branch summaries and context edits mixed.
 
 pi-1 plans with ``compaction.plan_on: projection`` and ``compaction.cut_fallback: last``; the
 default profile keeps 0.84.0's planner, checked here on the 20 cases that differ (the rest
@@ -137,6 +139,12 @@ def _session_file(spec: str, tmp: Path) -> SessionFile:
 def test_edge_cases_cover_the_rules() -> None:
     specs = " ".join(c["spec"] for c in EDGE["cases"])
     assert len(EDGE["cases"]) >= 250 and all(t in specs for t in (" X", " R", " RB", " S ", "@", "!"))
+    rich = [c for c in EDGE["cases"] if c["what"].startswith("rich #")]
+    tokens = lambda c: c["spec"].split()  # noqa: E731
+    assert len(rich) >= 200 and all(tokens(c)[0] in ("S", "ST") for c in rich)
+    for mark in ("SP", "BS", "CS", "X", "RB"):  # each kind of entry in at least 20 sessions
+        assert sum(any(t.startswith(mark) for t in tokens(c)) for c in rich) >= 20, mark
+    assert sum(c["pi16"] is not None for c in rich) >= 130  # plans, not only "nothing to compact"
     moved = [c for c in EDGE["cases"] if c["what"].startswith("omitted failed reply")]
     assert any(c["pi16"] and c["pi16"]["firstKeptEntryId"] == "e0000003" for c in moved)
 

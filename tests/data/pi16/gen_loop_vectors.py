@@ -18,7 +18,8 @@ sets differ only by pi's version. One ``<name>.json`` per scenario:
 
 pi's sentences are masked: the system prompt with ``agent.json``'s masks (``<PRE>``,
 ``<SNIP_read>``...), the compaction-summary prefix as ``[pi: compaction summary prefix]``,
-and pi's compaction failure sentence as a hash; a final scan fails the generator if a
+pi's stand-in for a missing history summary as ``[pi: no history]``, and pi's compaction
+failure sentence as a hash; a final scan fails the generator if a
 prompt sentence is left.
 
     python tests/data/pi16/gen_loop_vectors.py [--only NAME ...]
@@ -48,6 +49,15 @@ from pi1_shapes import system_chars  # noqa: E402
 OUT = HERE / "loop"
 SUMMARY_MASK = "[pi: compaction summary prefix]"
 BRANCH_MASK = "[pi: branch summary prefix]"
+NO_HISTORY_MASK = "[pi: no history]"
+
+
+def no_history_sentence() -> str:
+    """pi's stand-in for the history summary of a split turn without history, read from its
+    own compaction module (it is no exported constant)."""
+    source = ORACLE_DIR / "node_modules/@earendil-works/pi-coding-agent/dist/core/compaction/compaction.js"
+    [sentence] = set(re.findall(r'previousSummary \?\? "([^"]+)"', source.read_text(encoding="utf-8")))
+    return sentence
 BIG, QUICK = v084.BIG, v084.QUICK_RETRY
 tools, call, err = v084.tools, v084.call, v084.err
 
@@ -83,6 +93,79 @@ EXTRA: list[dict] = [
 ]
 
 
+#: 1.x session files as a scenario's ``session`` (relative to ``tests/data/sessions/real``,
+#: where both the 0.84 generator and the replaying test look).
+PI16_FILE = "../../pi16/sessions/"
+_READS = [call("read", path="notes.txt"), call("read", path="src/app.py")]
+_TEXT = "Explain the design once more, in full detail, section by section. " * 12
+
+
+def _overflow(session: str | None, keep: int, tail: str, *, leaf: int | None = None, error: dict | None = None,
+              hooks: list | None = None) -> dict:
+    """One overflow-recovery scenario: a run on ``session`` whose ``tail`` (``text``: the
+    overflow on the first request of a long question; ``tools``: after two tool rounds;
+    ``both``: a text answer, then tools, then the overflow in a second prompt) ends in a
+    context-overflow error; pi omits the failed reply (a context edit), compacts with
+    ``keepRecentTokens`` = ``keep`` and retries."""
+    overflow = error or v084.OVERFLOW
+    label = (session or "fresh").replace(PI16_FILE, "pi16-")
+    name = f"pi1-ovf-{label}{'' if leaf is None else f'@{leaf}'}-{tail}-k{keep}"
+    scenario: dict = {"name": name, "categories": ["overflow-recovery"], "session": session,
+                      "settings": {"keepRecentTokens": keep},
+                      "about": f"overflow recovery ({tail} tail, keepRecentTokens {keep}) on "
+                               f"{'a fresh session' if session is None else session}"}
+    if leaf is not None:
+        scenario["leaf"] = leaf
+    if hooks:
+        scenario["hooks"] = hooks
+    if session and session.startswith(PI16_FILE):  # pi wrote that file at the pinned time: a day later
+        scenario["now"] = "2026-08-21T10:00:00Z"
+    if tail == "text":
+        scenario.update(input=_TEXT, agent=[overflow, "recovered " * 20])
+    elif tail == "tools":
+        scenario.update(agent=[tools(*_READS), tools(call("read", path="notes.txt")), overflow, "recovered"])
+    else:
+        scenario.update(input=["first " + _TEXT, "then the tools"],
+                        agent=["long answer " * 80, tools(*_READS), overflow, "recovered"])
+    return scenario
+
+
+#: pi 1.6's overflow recovery end to end (issue 22): the context edit on the failed reply,
+#: the cut on the projection, the turn-prefix summary, the retried request; 0.84 files, 1.x
+#: files and fresh sessions, text- and tool-heavy tails, several budgets. The 1.x file is
+#: pi's own (``pi-compacted``, prompt masked): a file our runtime wrote records our wording,
+#: so pi would patch every section of it and the two recorded patches cannot be compared.
+OVERFLOWS: list[dict] = [
+    _overflow("long-coding", 100, "text"),
+    _overflow("long-coding", 2000, "tools"),
+    _overflow("long-coding", 8000, "text"),
+    _overflow("long-coding", 20000, "tools"),
+    _overflow("long-coding", 4000, "both", leaf=120),
+    _overflow("multi-compaction", 500, "text"),
+    _overflow("multi-compaction", 3000, "tools", error=err("context_length_exceeded")),
+    _overflow("multi-compaction", 12000, "both"),
+    _overflow("compacted-branched", 1000, "tools"),
+    _overflow("compacted-branched", 6000, "text", error=v084.OVERFLOW_OPENAI),
+    _overflow("compacted-branched", 2000, "both", leaf=150),
+    _overflow("short-chat", 50, "tools"),
+    _overflow("short-chat", 400, "both", hooks=[{"sections": {"reminder": "Stay on task."}}]),
+    _overflow(None, 100, "tools"),
+    _overflow(None, 1000, "both"),
+    _overflow(PI16_FILE + "pi-compacted", 100, "text"),
+    _overflow(PI16_FILE + "pi-compacted", 1500, "tools"),
+    _overflow(PI16_FILE + "pi-compacted", 400, "both"),
+    _overflow(PI16_FILE + "pi-compacted", 40, "tools", hooks=[{"sections": {"todo": "- [ ] y"}}]),
+    _overflow("long-coding", 500, "both"),
+    _overflow("multi-compaction", 100, "tools", leaf=200),
+    _overflow("compacted-branched", 15000, "tools"),
+    _overflow(None, 20, "text"),
+    _overflow("long-coding", 1000, "tools", leaf=200),
+    _overflow("compacted-branched", 300, "text"),
+    _overflow("short-chat", 10, "text", error=v084.OVERFLOW_OPENAI),
+]
+EXTRA += OVERFLOWS
+
+
 def sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -96,7 +179,7 @@ class LoopReducer:
 
     def __init__(self, oracle: Oracle, masks: AgentMasks, summary_prefix: str, branch_prefix: str) -> None:
         self.red, self.masks = Reducer(oracle, masks), masks
-        self.prefixes = {summary_prefix: SUMMARY_MASK, branch_prefix: BRANCH_MASK}
+        self.prefixes = {summary_prefix: SUMMARY_MASK, branch_prefix: BRANCH_MASK, no_history_sentence(): NO_HISTORY_MASK}
 
     def text(self, value: Any) -> Any:
         """Plain messages keep their shape; pi's compaction- and branch-summary sentences are masked."""
@@ -136,7 +219,8 @@ class LoopReducer:
         if e["type"] == "message" and e["message"].get("role") == "system":
             return {**e, "message": self.red.message(e["message"]), "systemChars": system_chars(e["message"])}
         if e["type"] == "compaction" and isinstance(e.get("systemMessage"), dict):
-            return {**e, "systemMessage": self.red.message(e["systemMessage"])}
+            return {**self.text({k: v for k, v in e.items() if k != "systemMessage"}),
+                    "systemMessage": self.red.message(e["systemMessage"])}
         return self.text(e)
 
     def event(self, e: dict) -> dict:
@@ -166,7 +250,7 @@ def system_share(lines: list[str], compaction: dict, settings: dict) -> int:
     if full["tokensBefore"] != compaction["tokensBefore"]:
         print(f"  tokensBefore {compaction['tokensBefore']} not re-derived ({full['tokensBefore']})", file=sys.stderr)
         return None
-    return full["tokensBefore"] - bare["tokensBefore"]
+    return full["tokensBefore"] - (bare["tokensBefore"] if bare else 0)  # nothing to compact without it
 
 
 def run_scenario(red: LoopReducer, scenario: dict) -> dict:
@@ -178,6 +262,8 @@ def run_scenario(red: LoopReducer, scenario: dict) -> dict:
     steps, in_memory = [], session is None
     for index, spec in enumerate(v084.steps_of(scenario)):
         req = v084.base_request(name, spec)
+        if "now" in scenario:  # a clock after the file's own entries
+            req["now"] = scenario["now"]
         if index == 0:
             req["writeFiles"] = v084.fixture_files(name)
         if lines is not None:
@@ -223,7 +309,8 @@ def main() -> int:
             continue
         doc = run_scenario(red, scenario)
         masks.check(doc)
-        assert prefix not in json.dumps(doc, ensure_ascii=False) and branch not in json.dumps(doc, ensure_ascii=False)
+        for sentence in (prefix, branch, no_history_sentence()):
+            assert sentence not in json.dumps(doc, ensure_ascii=False)
         write_json(OUT / f"{scenario['name']}.json", doc)
     oracle.close()
     write_json(OUT / "manifest.json", {"pi_version": "1.6.0", "generator": "tests/data/pi16/gen_loop_vectors.py",

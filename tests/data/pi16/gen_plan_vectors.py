@@ -29,6 +29,10 @@ from planspec import plan_entries  # noqa: E402
 
 SEED = 1516
 RANDOM_CASES = 160
+#: the second seeded set: recorded prompts (whole, with tools, patches), compactions with
+#: ``systemMessage`` snapshots, branch summaries and context edits mixed in every session
+RICH_SEED = 1616
+RICH_CASES = 200
 KEYS = ("firstKeptEntryId", "firstKeptEntryIndex", "isSplitTurn", "tokensBefore", "messagesToSummarizeCount",
         "messagesToSummarizeRoles", "messagesToSummarizeTimestamps", "turnPrefixMessagesCount",
         "turnPrefixMessagesRoles", "turnPrefixMessagesTimestamps", "fileOps", "previousSummary")
@@ -108,6 +112,44 @@ def random_spec(rng: random.Random) -> str:
     return " ".join(tokens)
 
 
+_RICH = ("U", "A", "A", "A", "T", "T", "U", "BS", "B", "CU", "CM", "MC", "US")
+
+
+def rich_spec(rng: random.Random) -> str:
+    """A session as pi 1.x writes one: the prompt recorded first, patches, compactions with
+    their snapshot, branch summaries, context edits (omissions and replacements)."""
+    tokens: list[str] = [rng.choice(("S", "ST"))]
+    messages: list[int] = []
+    for index in range(1, rng.randint(4, 28)):
+        roll = rng.random()
+        if messages and roll < 0.1:
+            tokens.append(f"X{rng.choice(messages)}")
+        elif messages and roll < 0.17:
+            target = rng.choice(messages)
+            tokens.append(f"R{target}:{rng.randint(0, 40)}" if rng.random() < 0.6 else f"RB{target}:{rng.randint(0, 9)}")
+        elif index > 3 and roll < 0.25:
+            kind = "CS" if rng.random() < 0.75 else "C"
+            tokens.append(f"{kind}{rng.randint(1, 60)}:0:{rng.randint(0, index - 1)}")
+        elif roll < 0.3:
+            tokens.append(rng.choice(("S", "SP", "ST")))
+        else:
+            kind = rng.choice(_RICH)
+            size = rng.choice((1, 5, 10, 20, 40, 80, 160))
+            if kind in ("U", "A", "T", "B", "CU", "CM", "BS"):
+                token = f"{kind}{size}"
+                if kind == "A":
+                    token += "".join(part for part, p in ((f"@{rng.randint(50, 4000)}", 0.35), ("!", 0.12),
+                                                            (f"#f{index}", 0.2), (f"$g{index}", 0.1)) if rng.random() < p)
+                if kind in ("U", "A", "T", "CU", "CM"):
+                    messages.append(index)
+                tokens.append(token)
+            else:
+                tokens.append(kind)
+    if tokens[-1].startswith("C") and not tokens[-1].startswith(("CU", "CM")):
+        tokens.append("U5")
+    return " ".join(tokens)
+
+
 def _has_system(spec: str) -> bool:
     """System messages (pi 1.6's plain cut counts them, our path view as 0.84 does not)."""
     return any(t in ("S", "ST", "SP") or t.startswith("CS") for t in spec.split())
@@ -118,6 +160,10 @@ def cases() -> list[dict]:
     rng = random.Random(SEED)
     for n in range(RANDOM_CASES):
         out.append({"what": f"random #{n}", "spec": random_spec(rng), "keep": rng.choice((0, 5, 10, 20, 40, 80, 150))})
+    rng = random.Random(RICH_SEED)
+    for n in range(RICH_CASES):
+        out.append({"what": f"rich #{n}", "spec": rich_spec(rng),
+                    "keep": rng.choice((0, 5, 10, 20, 40, 80, 150, 300, 600))})
     return out
 
 
@@ -133,7 +179,7 @@ def main() -> int:
     for case, result in zip(cuts, oracle.results(requests)):
         case["pi16"] = result
     oracle.close()
-    doc = {"pi_version": "1.6.0", "generator": "tests/data/pi16/gen_plan_vectors.py", "seed": SEED,
+    doc = {"pi_version": "1.6.0", "generator": "tests/data/pi16/gen_plan_vectors.py", "seed": SEED, "rich_seed": RICH_SEED,
            "notation": "tests/pi16/planspec.py", "cases": todo, "cut_points": cuts}
     write_json(HERE / "plans_projection.json", doc)
     return 0
