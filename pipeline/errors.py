@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Literal
+from typing import Any, Iterable, Literal
 
 from pipeline.codes import check_code
 
@@ -73,7 +73,7 @@ class Problem:
     def at(self, location: Location) -> "Problem":
         return replace(self, location=location)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         loc = self.location or Location()
         return {
             "severity": self.severity,
@@ -95,7 +95,7 @@ class PipelineError(Exception):
     exit_code = EXIT_INVALID
     problems: tuple[Problem, ...] = field(default_factory=tuple)
 
-    def __init__(self, problems: Problem | str | Iterable[Problem], **kwargs) -> None:
+    def __init__(self, problems: Problem | str | Iterable[Problem], **kwargs: Any) -> None:
         if isinstance(problems, str):
             problems = (Problem(problems, **kwargs),)
         elif isinstance(problems, Problem):

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.session import Entry, LlmContext, SessionFile, SessionTree
     from pipeline.templates import LoadedTemplates, PromptTemplate
 
-PathLike = Union[str, os.PathLike]
+PathLike = Union[str, "os.PathLike[str]"]
 #: ``Pipeline.project(leaf=...)`` default: the session's current leaf.
 _CURRENT = object()
 
@@ -164,8 +164,12 @@ class Pipeline(CompiledProfile):
         :func:`pipeline.templates.load_profile_templates`)."""
         from pipeline.templates import load_profile_templates
 
+        def path(value: PathLike | None) -> str | None:
+            return None if value is None else os.fspath(value)
+
         return load_profile_templates(
-            self.profile.templates, self.template_sources, cwd, agent=agent, home=home, trusted=trusted
+            self.profile.templates, self.template_sources, path(cwd), agent=path(agent), home=path(home),
+            trusted=trusted,
         )
 
     def expand(self, text: str, templates: Iterable[PromptTemplate]) -> str:

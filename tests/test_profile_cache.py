@@ -9,7 +9,10 @@ import os
 import pickle
 import subprocess
 import sys
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the `tomli` dependency
+    import tomli as tomllib
 from importlib.metadata import version
 from pathlib import Path
 

@@ -8,7 +8,7 @@ transports what the caller gives: it holds no prompt text.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pipeline.llm.errors import (
     LLMAuthError,
@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.llm.retry import RetryPolicy, call_with_retries, is_retryable_status, parse_retry_after
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     """Import the HTTP-side names on first access (PEP 562)."""
     module = _LAZY.get(name)
     if module is None:

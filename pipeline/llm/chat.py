@@ -20,7 +20,7 @@ import json
 import queue
 import threading
 import time
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional
 
 from pipeline.js import js_json
 from pipeline.llm.convert import (
@@ -72,7 +72,7 @@ class ChatClient:
     streams_text = True
 
     def send(self, body: Mapping[str, Any], *, cancel: Optional[threading.Event] = None,
-             on_text: Optional[Callable[[str], None]] = None) -> dict:
+             on_text: Optional[Callable[[str], None]] = None) -> dict[str, Any]:
         """POST ``body`` and return pi's assistant message (see the module docstring);
         ``on_text`` is called with each piece of answer text as it arrives."""
         key = self._http._api_key()
@@ -81,7 +81,8 @@ class ChatClient:
         lines: "queue.Queue[Any]" = queue.Queue()
         worker = threading.Thread(target=self._worker, args=(payload, key, stream, lines), daemon=True)
         worker.start()
-        status, frames = None, []
+        status: Optional[int] = None
+        frames: list[Any] = []
         deadline = time.monotonic() + self._http.limits.call_deadline
         while True:
             try:
@@ -150,10 +151,10 @@ class ChatClient:
         value = self.clock()
         return int(value) if float(value).is_integer() else value
 
-    def _failed(self, message: str) -> dict:
+    def _failed(self, message: str) -> dict[str, Any]:
         return error_reply(message, model=self.model, timestamp=self._now())
 
-    def _complete(self, status: int, body: bytes, key: str, stream: bool) -> dict:
+    def _complete(self, status: int, body: bytes, key: str, stream: bool) -> dict[str, Any]:
         if status != 200:
             return self._failed(redact(error_message(self.wire, status, body), key))
         if stream:  # a 200 answer that is not an event stream
@@ -167,7 +168,7 @@ class ChatClient:
         convert = from_openai_chat if self.wire == "openai" else from_anthropic_messages
         return self._guarded(lambda: convert(data, model=self.model, timestamp=self._now()))
 
-    def _streamed(self, frames: list) -> dict:
+    def _streamed(self, frames: list[Any]) -> dict[str, Any]:
         bad = next((f for f in frames if not isinstance(f, dict)), None)
         if bad is not None:
             return self._failed(f"{self.wire}: malformed response: an event that is not a JSON object: "
@@ -182,13 +183,13 @@ class ChatClient:
         convert = from_openai_stream if self.wire == "openai" else from_anthropic_stream
         return self._guarded(lambda: convert(events, model=self.model, timestamp=self._now()))
 
-    def _guarded(self, build: Callable[[], dict]) -> dict:
+    def _guarded(self, build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         try:
             return build()
         except (AttributeError, TypeError, KeyError, IndexError, ValueError) as err:
             return self._failed(f"{self.wire}: malformed response ({type(err).__name__}: {one_line(str(err), 120)})")
 
-    def _aborted(self, frames: list, stream: bool) -> dict:
+    def _aborted(self, frames: list[Any], stream: bool) -> dict[str, Any]:
         partial = None
         events = [f for f in frames if isinstance(f, dict)]
         if events:
@@ -240,7 +241,7 @@ def _bounded_lines(lines: Iterator[str], cap: int) -> Iterator[str]:
         yield line
 
 
-def _sse_frames(lines: Iterator[str]) -> Iterator[Any]:
+def _sse_frames(lines: Iterable[str]) -> Iterator[Any]:
     """The decoded ``data:`` payloads of an event stream (``[DONE]`` and comments skipped)."""
     for line in lines:
         if not line.startswith("data:"):

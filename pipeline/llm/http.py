@@ -26,7 +26,7 @@ import os
 import random
 import time
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import httpx
 
@@ -51,7 +51,7 @@ from pipeline.secrets import Redactor, redact_url, url_secrets
 DEFAULT_TIMEOUT = 600.0
 CONNECT_TIMEOUT = 10.0
 _EXCERPT_BYTES = 4096  # of a body that is not JSON, only the start is quoted
-JSONObject = dict  # a decoded JSON object (wire data; checked field by field when read)
+JSONObject = dict[str, Any]  # a decoded JSON object (wire data; checked field by field when read)
 
 
 @dataclass(frozen=True)
@@ -115,10 +115,10 @@ class HTTPSummaryClient:
             f" api_key_env={self.api_key_env!r}, timeout={self.timeout!r})"
         )
 
-    def __enter__(self):
+    def __enter__(self) -> "HTTPSummaryClient":
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def close(self) -> None:

@@ -23,14 +23,19 @@ transport), and there the deadline is checked between body chunks and retries on
 
 from __future__ import annotations
 
+import ssl
 import zlib
 from dataclasses import dataclass
+from typing import Any, Iterable, Union
 
 import httpcore
 import httpx
 
 from pipeline.llm.deadline import bounded_timeout, check_deadline
 from pipeline.llm.errors import LLMConfigError, LLMError, LLMResponseError
+
+#: A socket option as httpcore takes it (``setsockopt``'s arguments).
+SocketOption = Union[tuple[int, int, int], tuple[int, int, Union[bytes, bytearray]], tuple[int, int, None, int]]
 
 DEFAULT_CALL_DEADLINE = 300.0
 DEFAULT_COMPACTION_DEADLINE = 900.0
@@ -97,11 +102,12 @@ class _DeadlineStream(httpcore.NetworkStream):
     def close(self) -> None:
         self._inner.close()
 
-    def start_tls(self, ssl_context, server_hostname=None, timeout=None) -> httpcore.NetworkStream:
+    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
         bounded = bounded_timeout(timeout, httpcore.ConnectTimeout)
         return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, bounded))
 
-    def get_extra_info(self, info: str):
+    def get_extra_info(self, info: str) -> Any:
         return self._inner.get_extra_info(info)
 
 
@@ -109,11 +115,13 @@ class _DeadlineBackend(httpcore.NetworkBackend):
     def __init__(self) -> None:
         self._inner = httpcore.SyncBackend()
 
-    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Iterable[SocketOption] | None = None) -> httpcore.NetworkStream:
         bounded = bounded_timeout(timeout, httpcore.ConnectTimeout)
         return _DeadlineStream(self._inner.connect_tcp(host, port, bounded, local_address, socket_options))
 
-    def connect_unix_socket(self, path, timeout=None, socket_options=None):
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Iterable[SocketOption] | None = None) -> httpcore.NetworkStream:
         bounded = bounded_timeout(timeout, httpcore.ConnectTimeout)
         return _DeadlineStream(self._inner.connect_unix_socket(path, bounded, socket_options))
 

@@ -26,7 +26,7 @@ the server's ``total_tokens`` is equal for OpenAI and otherwise not used).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pipeline.llm.errors import LLMConfigError, LLMResponseError
 from pipeline.llm.http import HTTPSummaryClient, JSONObject, count, obj, text_of
@@ -52,7 +52,7 @@ class OpenAIChatClient(HTTPSummaryClient):
     default_key_env = "OPENAI_API_KEY"
     path = "/chat/completions"
 
-    def __init__(self, *, max_tokens_field: MaxTokensField = "max_completion_tokens", **options) -> None:
+    def __init__(self, *, max_tokens_field: MaxTokensField = "max_completion_tokens", **options: Any) -> None:
         if max_tokens_field not in ("max_completion_tokens", "max_tokens"):
             raise LLMConfigError(f"openai: unknown max_tokens_field {max_tokens_field!r}")
         super().__init__(**options)
@@ -86,7 +86,7 @@ class OpenAIChatClient(HTTPSummaryClient):
         choices = data.get("choices")
         choice = obj(choices[0]) if isinstance(choices, list) and choices else None
         message = obj(choice.get("message")) if choice else None
-        if message is None:
+        if message is None or choice is None:
             raise self.unexpected("no choices[0].message")
         return Completion(
             text=_content_text(message.get("content")),

@@ -153,7 +153,7 @@ def _give_up(error: LLMError, attempts: int, empties: int, policy: RetryPolicy) 
     if attempts > policy.max_retries:
         return LLMRetriesExhaustedError(attempts, error)
     asked = error.retry_after if isinstance(error, LLMStatusError) else None
-    if asked is not None and asked > policy.max_delay:
+    if isinstance(error, LLMStatusError) and asked is not None and asked > policy.max_delay:
         return LLMRetryDelayError(error, asked, policy.max_delay)
     return None
 

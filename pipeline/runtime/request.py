@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import islice
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 from pipeline.llm.convert import ToolDefinition
 from pipeline.runtime.host import ModelInfo
@@ -43,21 +43,22 @@ class ModelRequest:
     drop a failed reply)."""
 
     def __init__(self, system_prompt: str, tools: tuple[ToolDefinition, ...], model: ModelInfo,
-                 llm: list, count: int, wire: Optional[str] = None, parts: Optional[tuple] = None) -> None:
+                 llm: list[Any], count: int, wire: Optional[str] = None,
+                 parts: Optional[tuple[Any, ...]] = None) -> None:
         self.system_prompt, self.tools, self.model, self.wire = system_prompt, tools, model, wire
         self.message_count = count
         self._llm, self._parts = llm, parts
-        self._messages: Optional[list] = None
-        self._body: Optional[dict] = None
+        self._messages: Optional[list[Any]] = None
+        self._body: Optional[dict[str, Any]] = None
 
     @property
-    def messages(self) -> list:
+    def messages(self) -> list[Any]:
         if self._messages is None:
             self._messages = self._llm[:self.message_count]
         return self._messages
 
     @property
-    def body(self) -> Optional[dict]:
+    def body(self) -> Optional[dict[str, Any]]:
         if self._body is None and self._parts is not None:
             body, head, prefix, upto = self._parts
             own = body["messages"]

@@ -106,8 +106,11 @@ _INVOCATION = re.compile(rf"/([^{JS_WS_RE[1:-1]}]+)(?:{JS_WS_RE}+(.*))?\Z", re.D
 class Invocable(Protocol):
     """Anything with a ``name`` and a parsed ``template`` (e.g. a PromptTemplate)."""
 
-    name: str
-    template: Template
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def template(self) -> Template: ...
 
 
 @dataclass(frozen=True)

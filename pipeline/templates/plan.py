@@ -21,7 +21,7 @@ from pipeline.gcpause import gc_paused
 
 from .grammar import NEAR_MISS_KINDS, NUMBER_CAP, number
 from .nodes import AllArgs, Default, Literal, Node, Pos, Positional, Slice
-from .scanner import DEAD_OPENER_BUDGET, UNBOUNDED, Form, scan, scanner
+from .scanner import DEAD_OPENER_BUDGET, UNBOUNDED, Form, scan, scanner, split_function
 
 # op kinds of a plan
 POSITIONAL, ALL, SLICE, DEFAULT, ALL_DEFAULT = range(5)
@@ -158,7 +158,7 @@ def compile_plan(body: str) -> tuple[list[str], tuple, list[int] | None]:
 def _split() -> Callable[[str], list[str]]:
     if {closer: opener for closer, (_, opener) in UNBOUNDED.items()} != {"}": "${", ">": "$<"}:
         raise AssertionError("compile_plan's closer check no longer fits the scanner's UNBOUNDED")
-    return scanner(False).split.split
+    return split_function(scanner(False).split)
 
 
 def _decode(form: str) -> tuple:

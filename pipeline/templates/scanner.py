@@ -34,18 +34,33 @@ more than a few such openers; otherwise one ``finditer`` does it all.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from functools import cache
-from typing import Iterator
+from typing import Callable, Iterator
 
 from lark.grammar import NonTerminal, Rule, Symbol, Terminal
 from lark.lexer import TerminalDef
 
 from .grammar import grammar_parts, lexer_order
 
-#: The unbounded "reads to the closer" scans of the grammar, by closer, with the opener
-#: prefix that leads to them. After a body's last closer they can never match.
-UNBOUNDED = {"}": (r"(?>[^}]+)", "${"), ">": (r"(?>[^>]+)", "$<")}
+#: Atomic groups ``(?>...)`` are new in Python 3.11. Before it, a lookahead captures what
+#: the group would match and a backreference consumes it: Python never backtracks into a
+#: lookahead, so the match is the same and the text is never re-split.
+ATOMIC_GROUPS = sys.version_info >= (3, 11)
+
+
+def atomic(pattern: str, name: str, native: bool = ATOMIC_GROUPS) -> str:
+    """``pattern`` as an atomic group; ``name`` names the emulation's capture (before 3.11)."""
+    return f"(?>{pattern})" if native else f"(?=(?P<{name}>{pattern}))(?P={name})"
+
+
+#: The unbounded "reads to the closer" scans of the grammar, by closer: the terminal's
+#: pattern, the name of its emulated group, and the opener prefix that leads to them.
+#: After a body's last closer they can never match.
+_UNBOUNDED_SCANS = {"}": (r"[^}]+", "u0", "${"), ">": (r"[^>]+", "u1", "$<")}
+#: By closer: the scan as the scanner writes it, and its opener prefix.
+UNBOUNDED = {closer: (atomic(scan, name), opener) for closer, (scan, name, opener) in _UNBOUNDED_SCANS.items()}
 _CLOSERS = tuple(UNBOUNDED.items())
 #: Up to this many openers after the last closer, one plain ``finditer`` is used.
 DEAD_OPENER_BUDGET = 16
@@ -95,22 +110,24 @@ class Scanner:
 
 
 @cache
-def scanner(near_misses: bool = True) -> Scanner:
+def scanner(near_misses: bool = True, native: bool = ATOMIC_GROUPS) -> Scanner:
     """The scanner for the grammar (generated on first use).
 
     ``near_misses=False`` leaves the ``near_miss`` items out, for substitution: they are
     literal text and hold no ``$`` after their first character, so they cannot hide a
-    form (the tests check this equivalence too).
+    form (the tests check this equivalence too). ``native=False`` emulates the atomic
+    groups (as on Python 3.10; the tests compare the two on 3.11+).
     """
     terminals, rules = grammar_parts()
-    gen = _Generator({t.name: t for t in terminals}, rules, near_misses)
+    gen = _Generator({t.name: t for t in terminals}, rules, near_misses, native=native)
     source = gen.source()
-    plain = _Generator({t.name: t for t in terminals}, rules, near_misses, capture=False).source()
-    for pattern, _ in UNBOUNDED.values():
+    plain = _Generator({t.name: t for t in terminals}, rules, near_misses, capture=False, native=native).source()
+    unbounded = {closer: atomic(scan, name, native) for closer, (scan, name, _) in _UNBOUNDED_SCANS.items()}
+    for pattern in unbounded.values():
         if source.count(pattern) != 1:
             raise AssertionError(f"the grammar no longer has exactly one {pattern}: update UNBOUNDED")
     full = re.compile(source)
-    guarded = {dead: re.compile(_disable(source, dead)[:-1] + f"|(?P<{_GUARD}>))")
+    guarded = {dead: re.compile(_disable(source, dead, unbounded)[:-1] + f"|(?P<{_GUARD}>))")
                for dead in (frozenset(), frozenset("}"), frozenset(">"), frozenset("}>"))}
     index = full.groupindex
     forms = {index[name]: form.resolve(index) for name, form in gen.forms.items()}
@@ -118,18 +135,35 @@ def scanner(near_misses: bool = True) -> Scanner:
     return Scanner(source, full, split, guarded, guarded[frozenset()].groupindex[_GUARD], forms)
 
 
-def _disable(source: str, dead: frozenset[str]) -> str:
+def _disable(source: str, dead: frozenset[str], unbounded: dict[str, str]) -> str:
     for closer in dead:
-        source = source.replace(UNBOUNDED[closer][0], _NEVER)
+        source = source.replace(unbounded[closer], _NEVER)
     return source
+
+
+def split_function(pattern: re.Pattern[str]) -> Callable[[str], list[str]]:
+    """``pattern.split`` keeping only its first group: text and form text alternately.
+
+    The emulated atomic groups (before Python 3.11) capture; ``re.split`` returns every
+    group of every match, so the other groups' items are dropped.
+    """
+    if pattern.groups == 1:
+        return pattern.split
+    stride = pattern.groups + 1
+
+    def split(text: str) -> list[str]:
+        return [part for i, part in enumerate(pattern.split(text)) if i % stride < 2]
+
+    return split
 
 
 class _Generator:
     """Assembles the expression from Lark's compiled terminals and rules."""
 
     def __init__(self, terminals: dict[str, TerminalDef], rules: tuple[Rule, ...], near_misses: bool,
-                 capture: bool = True):
-        self.terminals, self.near_misses, self.capture = terminals, near_misses, capture
+                 capture: bool = True, native: bool = ATOMIC_GROUPS):
+        self.terminals, self.near_misses, self.capture, self.native = terminals, near_misses, capture, native
+        self.atoms = 0
         self.rules: dict[str, list[Rule]] = {}
         for rule in rules:
             self.rules.setdefault(rule.origin.name, []).append(rule)
@@ -156,6 +190,12 @@ class _Generator:
                 raise AssertionError(f"{draft.terminal} does not start with `$`")
             parts.append(self._group(name, body[2:]))
         return r"\$(?:" + "|".join(parts) + ")"
+
+    def _atomic(self, pattern: str) -> str:
+        names = {scan: name for scan, name, _ in _UNBOUNDED_SCANS.values()}
+        if pattern not in names:
+            self.atoms += 1
+        return atomic(pattern, names.get(pattern, f"x{self.atoms}"), self.native)
 
     def _group(self, name: str, pattern: str) -> str:
         return f"(?P<{name}>{pattern})" if self.capture else f"(?:{pattern})"
@@ -227,9 +267,9 @@ class _Generator:
             return self._choice(sym, draft, name)
         pattern = self.terminals[sym.name].pattern.to_regexp()
         if sym.filter_out or sym.name.startswith("_"):
-            return f"(?>{pattern})"
+            return self._atomic(pattern)
         draft.slots.append(((name, sym.name, None),))
-        return self._group(name, f"(?>{pattern})")
+        return self._group(name, self._atomic(pattern))
 
     def _choice(self, sym: NonTerminal, draft: "_FormDraft", name: str) -> str:
         """A sub-rule of single terminals (``target``): an atomic alternation."""
@@ -242,7 +282,7 @@ class _Generator:
             alternatives.append((f"{name}a{j}", term.name, rule.alias))
             pieces.append(self._group(f"{name}a{j}", self.terminals[term.name].pattern.to_regexp()))
         draft.slots.append(tuple(alternatives))
-        return "(?>" + "|".join(pieces) + ")"
+        return self._atomic("|".join(pieces))
 
 
 def _balanced(group: str) -> bool:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pipeline.templates import Template, analyze, parse_template, substitute_args
 from pipeline.templates.grammar import build_lark, parser
 from pipeline.templates.plan import build_nodes
-from pipeline.templates.scanner import DEAD_OPENER_BUDGET, UNBOUNDED, scan, scanner
+from pipeline.templates.scanner import ATOMIC_GROUPS, DEAD_OPENER_BUDGET, UNBOUNDED, scan, scanner, split_function
 
 VECTORS = json.loads((Path(__file__).resolve().parent.parent / "data" / "template_vectors.json").read_text("utf-8"))
 SETTINGS = settings(max_examples=400, deadline=None)
@@ -70,6 +70,33 @@ def test_the_scanner_is_generated_from_the_grammar_text():
         assert pattern.removeprefix("\\$") in source  # the terminal's own pattern, `\$` factored out
     for closer, (unbounded, opener) in UNBOUNDED.items():
         assert source.count(unbounded) == 1 and opener[1] in "{<"
+
+
+def emulated_matches(body: str, near_misses: bool) -> list[tuple]:
+    """Each match of the emulated-atomic-group scanner (Python 3.10's) by form group name."""
+    s = scanner(near_misses, native=False)
+    names = {index: name for name, index in s.full.groupindex.items()}
+    return [(m.span(), names[m.lastindex], {k: v for k, v in m.groupdict().items() if k[0] == "f"})
+            for m in s.full.finditer(body)]
+
+
+def native_matches(body: str, near_misses: bool) -> list[tuple]:
+    s = scanner(near_misses, native=True)
+    names = {index: name for name, index in s.full.groupindex.items()}
+    return [(m.span(), names[m.lastindex], m.groupdict()) for m in s.full.finditer(body)]
+
+
+def test_the_emulated_atomic_groups_match_as_the_native_ones():
+    emulated = scanner(native=False)
+    assert "(?>" not in emulated.source and "(?>" not in emulated.split.pattern  # valid on Python 3.10
+    assert "(?>" not in scanner().source or ATOMIC_GROUPS  # 3.10 gets the emulation by itself
+    if not ATOMIC_GROUPS:
+        return  # no native atomic groups to compare with: the suite's Lark comparisons cover it
+    split = split_function(scanner(False, native=False).split)
+    for body in vector_bodies():
+        for near in (True, False):
+            assert emulated_matches(body, near) == native_matches(body, near), body
+        assert split(body) == scanner(False).split.split(body)
 
 
 # --- fuzzed bodies -----------------------------------------------------------------------
