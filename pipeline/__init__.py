@@ -64,7 +64,7 @@ def _is_the_command() -> bool:
 
 
 if _is_the_command():  # the first of our code to run: Ctrl-C is noted from here on, never a traceback
-    import _signal  # built in: no import behind it
+    import _signal  # type: ignore[import-not-found]  # built in (no stub): no import behind it
 
     try:
         _signal.signal(_signal.SIGINT, _note_interrupt)

@@ -118,7 +118,7 @@ def variable_problems(data: Any, source_map: SourceMap) -> list[Problem]:
 
     kinds = _section_kinds(data)
     name_key = KeyNames(data)
-    problems = []
+    problems: list[Problem] = []
     for path, raw in texts(Profile, data):
         kind = kinds.get(path[2]) if tuple(path[:2]) == SECTIONS and len(path) > 3 else None
         if path[-1] in ("item", "empty") and len(path) == 4 and kind not in LIST_KINDS:

@@ -93,10 +93,10 @@ def plan_changes(export: Export, root: Path, manifest_path: str, *, force: bool 
     for path in sorted(set(owned) - produced):
         _removal(plan, path, owned[path], force)
     shared_old: dict[str, list[list[str]]] = old["shared"]
-    for item in export.shared:
-        _shared_change(plan, item, [tuple(k) for k in shared_old.get(item.path, [])], force)
-    for path in sorted(set(shared_old) - produced):
-        _shared_change(plan, SharedJson(path, ()), [tuple(k) for k in shared_old[path]], force)
+    for shared in export.shared:
+        _shared_change(plan, shared, [tuple(k) for k in shared_old.get(shared.path, [])], force)
+    for gone in sorted(set(shared_old) - produced):
+        _shared_change(plan, SharedJson(gone, ()), [tuple(k) for k in shared_old[gone]], force)
     plan.manifest = {
         "version": MANIFEST_VERSION, "target": export.target, "agent": agent, "profile": profile,
         "files": {f.path: digest(f.text) for f in export.files},
@@ -151,7 +151,7 @@ def _shared_change(plan: Plan, item: SharedJson, owned_before: list[Key], force:
         current = _read(target)
         try:
             data = json.loads(current) if current is not None and current.strip() else {}
-        except ValueError as err:
+        except json.JSONDecodeError as err:
             data = None
             plan.conflicts.append(Problem(f"not valid JSON: {err.msg}", Location(str(target), err.lineno, err.colno),
                                           hint="fix the file; the export merges its keys into it",
@@ -186,7 +186,7 @@ def _shared_change(plan: Plan, item: SharedJson, owned_before: list[Key], force:
         if current is not None or not item.keys:
             plan.changes.append(Change(item.path, "unchanged", shared=True))
         return
-    text = json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
+    text: Optional[str] = json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
     action: Action = "update" if current is not None else "create"
     if not merged and current is not None and set(owned_before) >= _leaves(data):
         action, text = "delete", None  # every key was ours: the file goes as it came

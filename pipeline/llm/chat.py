@@ -102,7 +102,7 @@ class ChatClient:
             elif kind == "frame":
                 frames.append(value)
                 text = _text_delta(self.wire, value) if on_text is not None else None
-                if text:
+                if text and on_text is not None:
                     on_text(text)
             elif kind == "error":
                 return self._failed(value)

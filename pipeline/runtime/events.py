@@ -90,7 +90,7 @@ class CompactionEnd:
     tokens_after: Optional[float] = None
     will_retry: bool = False
     error: Optional[str] = None
-    warnings: tuple = ()
+    warnings: tuple[str, ...] = ()
     kind = "compaction_end"
 
 
