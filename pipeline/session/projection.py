@@ -112,16 +112,20 @@ class LlmContext:
     thinking_level: str | None
     model: ModelRef | None
     thinking_level_json: Any = field(default=MISSING, repr=False, compare=False)
+    #: pi 1.x's projection (context edits applied, recorded system messages and a
+    #: compaction's snapshot kept as ``system`` messages), not 0.84's context
+    projection: bool = False
 
     def to_json(self, *, messages: bool = True) -> dict[str, Any]:
         """The oracle's ``build_context`` shape: ``{messages, agentMessages, thinkingLevel, model}``
-        (``messages=False``: the last two only)."""
+        (``messages=False``: the last two only), and ``"projection": "pi-1"`` for pi 1.x's."""
         lists = [("messages", [m.raw for m in self.messages]),
                  ("agentMessages", [m.raw for m in self.agent_messages])] if messages else []
         return js_object([
             *lists,
             ("thinkingLevel", self.thinking_level_json),
             ("model", self.model.to_json() if self.model else None),
+            *([("projection", "pi-1")] if self.projection else []),
         ])
 
 
@@ -381,14 +385,26 @@ def _context_messages(entries: Iterable[Entry]) -> list[AgentMessage]:
 
 
 def convert_to_llm(
-    messages: Iterable[AgentMessage], texts: ContextTexts, *, drop_failed: bool = False
+    messages: Iterable[AgentMessage], texts: ContextTexts, *, drop_failed: bool = False, keep_system: bool = False
 ) -> list[LlmMessage]:
-    """pi's ``convertToLlm``: pi's own roles become user messages, unknown roles are dropped.
+    """pi's ``convertToLlm``: pi's own roles become user messages, unknown roles are dropped
+    (``keep_system``: pi 1.x's, which keeps ``system`` messages as they are).
 
     ``drop_failed`` also drops assistant messages whose ``stopReason`` is ``error`` or
     ``aborted``, as pi's provider layer does just before a request (they stay in the file
     and in pi's ``convertToLlm`` output, so the default keeps them).
     """
+    if keep_system:
+        messages = list(messages)
+        system = {id(m) for m in messages if js_get(m.raw, "role") == "system"}
+        if system:
+            out = []
+            for message in messages:
+                if id(message) in system:
+                    out.append(message)
+                else:
+                    out.extend(convert_to_llm((message,), texts, drop_failed=drop_failed))
+            return out
     unchanged = _UNCHANGED
     if not drop_failed:  # one comprehension: this runs over every message of a context
         return [m for message in messages
@@ -468,9 +484,18 @@ def _is_zero(value: Any) -> bool:
 
 
 def build_context(
-    source: Source, texts: ContextTexts, leaf_id: Any = LAST, *, drop_failed: bool = False
+    source: Source, texts: ContextTexts, leaf_id: Any = LAST, *, drop_failed: bool = False, projection: bool = False
 ) -> LlmContext:
-    """:func:`build_session_context` then :func:`convert_to_llm` (the oracle's ``build_context``)."""
+    """:func:`build_session_context` then :func:`convert_to_llm` (the oracle's ``build_context``).
+
+    ``projection``: pi 1.x's ``buildSessionContext`` instead (:func:`project_path`: context
+    edits applied; the recorded system messages, after a compaction its ``systemMessage``
+    snapshot first, kept as ``system`` messages), as pi 1.6.0's ``build_context`` gives it."""
     context = build_session_context(source, leaf_id)
-    llm = convert_to_llm(context.messages, texts, drop_failed=drop_failed)
-    return LlmContext(tuple(llm), context.messages, context.thinking_level, context.model, context.thinking_level_json)
+    agent = context.messages
+    if projection:
+        path = session_path(source, _default_leaf(source) if leaf_id is LAST else leaf_id)
+        agent = tuple(m for item in project_path(path) for m in item.messages)
+    llm = convert_to_llm(agent, texts, drop_failed=drop_failed, keep_system=projection)
+    return LlmContext(tuple(llm), agent, context.thinking_level, context.model, context.thinking_level_json,
+                      projection=projection)

@@ -151,6 +151,11 @@ def _tree_line(entry: Entry, labels: dict[str, str], leaf_id: str | None) -> str
 def render_context(messages: Sequence[Any]) -> Iterator[str]:
     """LLM messages as text: a ``── role ──`` rule, then each block."""
     for message in messages:
+        raw = getattr(message, "raw", None)
+        if isinstance(raw, dict) and raw.get("role") == "system":  # pi 1.x's recorded system prompt
+            yield "── system ──"
+            yield from _system_lines(raw)
+            continue
         yield f"── {_heading(message)} ──"
         failure = getattr(message, "error_message", None) if isinstance(message, AssistantMessage) else None
         if failure and message.stop_reason in ("error", "aborted"):  # why the attempt failed
@@ -161,6 +166,23 @@ def render_context(messages: Sequence[Any]) -> Iterator[str]:
             continue
         for block in content:
             yield from _block_lines(block)
+
+
+def _system_lines(raw: dict) -> Iterator[str]:
+    """A recorded system message: its content, each section (``None``: removed), the tools
+    it adds and removes."""
+    content = raw.get("content")
+    if isinstance(content, str) and content:
+        yield content
+    sections = raw.get("sections")
+    for name, text in (sections.items() if isinstance(sections, dict) else ()):
+        yield f"[section {name} removed]" if text is None else f"[section {name}]"
+        if isinstance(text, str):
+            yield text
+    for key, label in (("toolsAdded", "tools added"), ("toolsRemoved", "tools removed")):
+        tools = raw.get(key)
+        if isinstance(tools, list) and tools:
+            yield f"[{label}] " + ", ".join(str(t.get("name")) if isinstance(t, dict) else str(t) for t in tools)
 
 
 def _heading(message: Any) -> str:
