@@ -127,7 +127,9 @@ def scanner(near_misses: bool = True, native: bool = ATOMIC_GROUPS) -> Scanner:
         if source.count(pattern) != 1:
             raise AssertionError(f"the grammar no longer has exactly one {pattern}: update UNBOUNDED")
     full = re.compile(source)
-    guarded = {dead: re.compile(_disable(source, dead, unbounded)[:-1] + f"|(?P<{_GUARD}>))")
+    # a disabled scan keeps its (emulated) group, so that every group keeps its index
+    never = {closer: atomic(_NEVER, name, native) for closer, (_, name, _) in _UNBOUNDED_SCANS.items()}
+    guarded = {dead: re.compile(_disable(source, dead, unbounded, never)[:-1] + f"|(?P<{_GUARD}>))")
                for dead in (frozenset(), frozenset("}"), frozenset(">"), frozenset("}>"))}
     index = full.groupindex
     forms = {index[name]: form.resolve(index) for name, form in gen.forms.items()}
@@ -135,9 +137,9 @@ def scanner(near_misses: bool = True, native: bool = ATOMIC_GROUPS) -> Scanner:
     return Scanner(source, full, split, guarded, guarded[frozenset()].groupindex[_GUARD], forms)
 
 
-def _disable(source: str, dead: frozenset[str], unbounded: dict[str, str]) -> str:
+def _disable(source: str, dead: frozenset[str], unbounded: dict[str, str], never: dict[str, str]) -> str:
     for closer in dead:
-        source = source.replace(unbounded[closer], _NEVER)
+        source = source.replace(unbounded[closer], never[closer])
     return source
 
 

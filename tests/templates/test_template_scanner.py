@@ -99,6 +99,17 @@ def test_the_emulated_atomic_groups_match_as_the_native_ones():
         assert split(body) == scanner(False).split.split(body)
 
 
+
+def test_the_zone_expressions_keep_every_group_index():
+    """The zone scan reads a match's form by the full expression's group index: a disabled
+    scan must not shift the groups after it (the emulation's groups capture)."""
+    for native in (True, False) if ATOMIC_GROUPS else (False,):  # no `(?>` on 3.10
+        for near in (True, False):
+            s = scanner(near, native=native)
+            for dead, pattern in s.guarded.items():
+                groups = {k: v for k, v in pattern.groupindex.items() if k != "dollar"}
+                assert groups == dict(s.full.groupindex), (native, near, dead)
+
 # --- fuzzed bodies -----------------------------------------------------------------------
 
 PIECES = ["$", "{", "}", "<", ">", "@", ":", "-", ":-", "0", "1", "2", "12", "ARGUMENTS", "ARGS", "args",
