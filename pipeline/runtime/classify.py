@@ -29,6 +29,7 @@ from JavaScript regular expressions to Python ones with the same meaning:
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any, Mapping, Union
 
 from pipeline.js import JS_WS_RE
@@ -139,10 +140,11 @@ def _any_of(sources: tuple[str, ...]) -> re.Pattern[str]:
     return js_regex("|".join(sources))
 
 
-_OVERFLOW = tuple(js_regex(s) for s in OVERFLOW_PATTERNS)
-_NON_OVERFLOW = tuple(js_regex(s) for s in NON_OVERFLOW_PATTERNS)
-_NON_RETRYABLE = _any_of(NON_RETRYABLE_PATTERNS)
-_RETRYABLE = _any_of(RETRYABLE_PATTERNS)
+@cache
+def _compiled() -> tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...], re.Pattern[str], re.Pattern[str]]:
+    """The pattern lists compiled, on the first failed reply (a run that succeeds needs none)."""
+    return (tuple(js_regex(s) for s in OVERFLOW_PATTERNS), tuple(js_regex(s) for s in NON_OVERFLOW_PATTERNS),
+            _any_of(NON_RETRYABLE_PATTERNS), _any_of(RETRYABLE_PATTERNS))
 
 # --------------------------------------------------------------------------- classifiers
 
@@ -169,9 +171,10 @@ def _error_text(reply: AssistantMessage) -> str | None:
 
 def is_overflow_text(text: str) -> bool:
     """An error text that reports a context overflow (spec §9.2 rule 1)."""
-    if any(p.search(text) for p in _NON_OVERFLOW):
+    overflow, non_overflow, _, _ = _compiled()
+    if any(p.search(text) for p in non_overflow):
         return False
-    return any(p.search(text) for p in _OVERFLOW)
+    return any(p.search(text) for p in overflow)
 
 
 def is_context_overflow(message: Reply, context_window: int | float | None) -> bool:
@@ -213,9 +216,10 @@ def is_recoverable_length(message: Reply, model_max_tokens: int | float | None) 
 def is_retryable_text(text: str) -> bool:
     """An error text that reports a transient failure (spec §9.3): a retryable pattern
     matches and no quota/billing pattern does. Substring semantics: ``5000`` contains ``500``."""
-    if _NON_RETRYABLE.search(text):
+    _, _, non_retryable, retryable = _compiled()
+    if non_retryable.search(text):
         return False
-    return _RETRYABLE.search(text) is not None
+    return retryable.search(text) is not None
 
 
 def is_retryable_error(message: Reply) -> bool:
