@@ -298,7 +298,7 @@ class Pipeline(CompiledProfile):
         texts = ContextTexts.from_profile(self.profile)
         runtime = self.profile.runtime  # a profile that records the prompt or edits the context reads pi 1.x's projection
         return build_context(_session(session), texts, LAST if leaf is _CURRENT else leaf, drop_failed=drop_failed,
-                             projection=bool(runtime.record_system_prompt or runtime.context_edits))
+                             projection=runtime is not None and bool(runtime.record_system_prompt or runtime.context_edits))
 
 
 def _compaction(overrides: Overrides | None, keep: int | None, reserve: int | None) -> dict[str, Any]:

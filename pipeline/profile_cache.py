@@ -10,7 +10,8 @@ modification time of every module of the package (so an edited checkout invalida
 too). A file whose key differs, that does not load, that another user owns or that
 holds something else is ignored and written again; a cache that cannot be written is
 simply not used. The profile front end (:mod:`pipeline.compiler`) calls :func:`cached`,
-for built-in profiles without overrides.
+for built-in profiles without overrides; the template scanner, generated from the grammar,
+is kept the same way (:func:`cached_value`), so a start does not import Lark.
 
 A file holds two pickles one after the other: a head ``(FORMAT, label, key, (render
 plan, warnings))`` and the whole compiled profile. :func:`cached_plan` reads the head
@@ -26,13 +27,15 @@ import pickle
 import sys
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, TypeVar
 
 from pipeline.resources import data_dir, resolve_profile
 
 #: Bumped when what a cache file holds changes shape.
 FORMAT = 2
 _PACKAGE = Path(__file__).resolve().parent
+
+T = TypeVar("T")
 
 
 def cache_dir() -> Path:
@@ -72,17 +75,27 @@ def _source_key() -> str:
 
 def cached(label: str, compile: Callable[[], Any]) -> Any:
     """The compiled profile ``label`` from the cache, or ``compile()``'s result (then stored)."""
+    return _cached(label, compile, lambda compiled: (compiled.render_plan, compiled.warnings))
+
+
+def cached_value(label: str, make: Callable[[], T]) -> T:
+    """Any other value that depends on the package's code and files alone (the template
+    scanner generated from the grammar), kept the same way: from the cache, or ``make()``'s."""
+    return _cached(label, make, lambda value: None)
+
+
+def _cached(label: str, make: Callable[[], T], head: Callable[[T], Any]) -> T:
     try:
         key = _source_key()
     except OSError:
-        return compile()
+        return make()
     path = _path(label)
     found = _read(path, label, key, whole=True)
     if found is not None:
         return found
-    compiled = compile()
-    _write(path, (FORMAT, label, key, (compiled.render_plan, compiled.warnings)), compiled)
-    return compiled
+    value = make()
+    _write(path, (FORMAT, label, key, head(value)), value)
+    return value
 
 
 def cached_plan(path_or_name: str) -> Optional[tuple[Any, tuple[Any, ...]]]:

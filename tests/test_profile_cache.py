@@ -182,3 +182,17 @@ def test_the_plan_alone_is_read_for_a_cached_builtin(cache_home):
     assert profile_cache.cached_plan("builtin:default") == (plan, warnings)
     assert profile_cache.cached_plan("minimal") is None  # not compiled yet: nothing stored
     assert profile_cache.cached_plan("no-such-profile") is None  # the compiler will say what is wrong
+
+
+def test_the_template_scanner_is_generated_once_and_read_back_without_lark(tmp_path):
+    """A template is parsed through the scanner generated from the grammar; the generated
+    scanner is kept in the cache, so the next process parses without importing Lark."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    code = ("import sys; from pipeline.templates import Template; "
+            "print(Template('$1 ${2:-b} $<@:2>').substitute(['x', 'y', 'z']), 'lark' in sys.modules)")
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
+                           check=True).stdout for _ in range(2)]
+    assert runs == ["x y y z True\n", "x y y z False\n"]  # the first generates it (with Lark), the second reads it
+    from pipeline.templates.scanner import ATOMIC_GROUPS, generate, scanner
+
+    assert scanner().source == generate(True, ATOMIC_GROUPS).source  # what is read back is what the grammar gives

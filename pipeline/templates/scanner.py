@@ -37,12 +37,15 @@ import re
 import sys
 from dataclasses import dataclass
 from functools import cache
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
-from lark.grammar import NonTerminal, Rule, Symbol, Terminal
-from lark.lexer import TerminalDef
+from pipeline import profile_cache
 
 from .grammar import grammar_parts, lexer_order
+
+if TYPE_CHECKING:  # the generator reads Lark's objects (``is_term`` tells their kind): Lark is not imported here
+    from lark.grammar import Rule, Symbol
+    from lark.lexer import TerminalDef
 
 #: Atomic groups ``(?>...)`` are new in Python 3.11. Before it, a lookahead captures what
 #: the group would match and a backreference consumes it: Python never backtracks into a
@@ -111,13 +114,23 @@ class Scanner:
 
 @cache
 def scanner(near_misses: bool = True, native: bool = ATOMIC_GROUPS) -> Scanner:
-    """The scanner for the grammar (generated on first use).
+    """The scanner for the grammar.
 
     ``near_misses=False`` leaves the ``near_miss`` items out, for substitution: they are
     literal text and hold no ``$`` after their first character, so they cannot hide a
     form (the tests check this equivalence too). ``native=False`` emulates the atomic
     groups (as on Python 3.10; the tests compare the two on 3.11+).
+
+    It is generated once per version of the code and the grammar and kept with the
+    compiled built-in profiles (:func:`pipeline.profile_cache.cached_value`): a start
+    reads it back instead of importing Lark and generating it again.
     """
+    label = f"template-scanner:near_misses={near_misses}:native={native}"
+    return profile_cache.cached_value(label, lambda: generate(near_misses, native))
+
+
+def generate(near_misses: bool, native: bool) -> Scanner:
+    """The scanner generated from the grammar, as Lark compiles it."""
     terminals, rules = grammar_parts()
     gen = _Generator({t.name: t for t in terminals}, rules, near_misses, native=native)
     source = gen.source()
@@ -183,7 +196,7 @@ class _Generator:
                 continue
             name = f"f{n}"
             draft = self.forms[name] = _FormDraft(rule.alias or symbol.name, self._first(symbol))
-            if isinstance(symbol, Terminal):
+            if symbol.is_term:
                 body = self.terminals[symbol.name].pattern.to_regexp()
                 draft.slots.append(((name, symbol.name, rule.alias),))
             else:
@@ -203,7 +216,7 @@ class _Generator:
         return f"(?P<{name}>{pattern})" if self.capture else f"(?:{pattern})"
 
     def _first(self, symbol: Symbol) -> str:
-        if isinstance(symbol, Terminal):
+        if symbol.is_term:
             return symbol.name
         return self._first(self._full(symbol.name).expansion[0])
 
@@ -217,7 +230,7 @@ class _Generator:
         """A rule's longest expansion (Lark makes one expansion per ``[...]`` choice)."""
         return max(self.rules[rule_name], key=lambda r: len(r.expansion))
 
-    def _rule(self, symbol: NonTerminal, draft: "_FormDraft", name: str) -> str:
+    def _rule(self, symbol: Symbol, draft: "_FormDraft", name: str) -> str:
         full = self._full(symbol.name).expansion
         optional = self._optional(symbol.name, full)
         out, run = [], []
@@ -265,7 +278,7 @@ class _Generator:
         return optional
 
     def _symbol(self, sym: Symbol, draft: "_FormDraft", name: str) -> str:
-        if isinstance(sym, NonTerminal):
+        if not sym.is_term:
             return self._choice(sym, draft, name)
         pattern = self.terminals[sym.name].pattern.to_regexp()
         if sym.filter_out or sym.name.startswith("_"):
@@ -273,13 +286,13 @@ class _Generator:
         draft.slots.append(((name, sym.name, None),))
         return self._group(name, self._atomic(pattern))
 
-    def _choice(self, sym: NonTerminal, draft: "_FormDraft", name: str) -> str:
+    def _choice(self, sym: Symbol, draft: "_FormDraft", name: str) -> str:
         """A sub-rule of single terminals (``target``): an atomic alternation."""
         rules = sorted(self.rules[sym.name], key=lambda r: lexer_order(self.terminals[r.expansion[0].name]))
         alternatives, pieces = [], []
         for j, rule in enumerate(rules):
             (term,) = rule.expansion
-            if not isinstance(term, Terminal):
+            if not term.is_term:
                 raise AssertionError(f"rule {sym.name}: only single terminals are supported")
             alternatives.append((f"{name}a{j}", term.name, rule.alias))
             pieces.append(self._group(f"{name}a{j}", self.terminals[term.name].pattern.to_regexp()))

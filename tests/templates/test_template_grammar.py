@@ -18,7 +18,8 @@ from pipeline.templates import (
     parse_template,
     substitute_args,
 )
-from pipeline.templates.grammar import GRAMMAR_FILE, parser
+from pipeline.templates.grammar import GRAMMAR_FILE
+from pipeline.templates.reference import parser
 from pipeline.templates.plan import build_nodes
 
 

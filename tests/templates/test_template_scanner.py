@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.templates import Template, analyze, parse_template, substitute_args
-from pipeline.templates.grammar import build_lark, parser
+from pipeline.templates.reference import build_lark, parser
 from pipeline.templates.plan import build_nodes
 from pipeline.templates.scanner import ATOMIC_GROUPS, DEAD_OPENER_BUDGET, UNBOUNDED, scan, scanner, split_function
 
