@@ -144,8 +144,15 @@ def compile_profile(
     from pipeline import profile_cache
 
     if profile_cache.is_builtin(path):  # the same result every time: compiled once per code version
-        base = profile_cache.cached(label, lambda: _compile_file(path, label, _Layer()))
-        return base if not layer.values else _compile_built(base, layer)
+
+        def base() -> CompiledProfile:
+            return profile_cache.cached(label, lambda: _compile_file(path, label, _Layer()))
+
+        if not layer.values:
+            return base()
+        # the same overrides give the same result too: a script's `pipeline run --model M ...`
+        # is compiled once, not on every start
+        return profile_cache.cached(label, lambda: _compile_built(base(), layer), variant=layer.fingerprint())
     return _compile_file(path, label, layer)
 
 
@@ -187,6 +194,14 @@ class _Layer:
             raise ValueError(f"origin names keys that are not overridden: {', '.join(unknown)}")
         values = tuple((_key_path(key), value) for key, value in overrides.items())
         return cls(values, tuple(origin.get(key, f"<override {key}>") for key in overrides))
+
+    def fingerprint(self) -> str | None:
+        """What the layer's result depends on, as canonical JSON; None for a value JSON cannot
+        hold exactly (then the result is not cached)."""
+        try:
+            return json.dumps([self.values, self.names], sort_keys=True, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):
+            return None
 
     def apply(self, data: Any, source_map: SourceMap) -> tuple[Any, SourceMap]:
         """``data`` with every override set, and a source map that places each at its name."""

@@ -73,28 +73,40 @@ def _source_key() -> str:
     return fingerprint(files, sorted(_PACKAGE.rglob("*.py")))
 
 
-def cached(label: str, compile: Callable[[], Any]) -> Any:
-    """The compiled profile ``label`` from the cache, or ``compile()``'s result (then stored)."""
-    return _cached(label, compile, lambda compiled: (compiled.render_plan, compiled.warnings))
+def cached(label: str, compile: Callable[[], Any], variant: str | None = "") -> Any:
+    """The compiled profile ``label`` from the cache, or ``compile()``'s result (then stored).
+
+    ``variant`` names the overrides laid over the built-in (their canonical JSON; ``""``:
+    none; ``None``: not cacheable, compiled every time). At most :data:`MAX_VARIANTS`
+    variants are kept: writing one more removes the least recently written.
+    """
+    if variant is None:
+        return compile()
+    head = lambda compiled: (compiled.render_plan, compiled.warnings)  # noqa: E731
+    if not variant:
+        return _cached(label, _path(label), compile, head)
+    label = f"{label} with {variant}"
+    return _cached(label, _path(label, _VARIANT_PREFIX), compile, head, written=_prune_variants)
 
 
 def cached_value(label: str, make: Callable[[], T]) -> T:
     """Any other value that depends on the package's code and files alone (the template
     scanner generated from the grammar), kept the same way: from the cache, or ``make()``'s."""
-    return _cached(label, make, lambda value: None)
+    return _cached(label, _path(label), make, lambda value: None)
 
 
-def _cached(label: str, make: Callable[[], T], head: Callable[[T], Any]) -> T:
+def _cached(label: str, path: Path, make: Callable[[], T], head: Callable[[T], Any],
+            written: Callable[[], None] = lambda: None) -> T:
     try:
         key = _source_key()
     except OSError:
         return make()
-    path = _path(label)
     found = _read(path, label, key, whole=True)
     if found is not None:
         return found
     value = make()
     _write(path, (FORMAT, label, key, head(value)), value)
+    written()
     return value
 
 
@@ -111,8 +123,24 @@ def cached_plan(path_or_name: str) -> Optional[tuple[Any, tuple[Any, ...]]]:
         return None
 
 
-def _path(label: str) -> Path:
-    return cache_dir() / "profiles" / f"{hashlib.sha256(label.encode()).hexdigest()[:24]}.pickle"
+#: How many compiled profiles with overrides are kept (each a few hundred kilobytes).
+MAX_VARIANTS = 32
+_VARIANT_PREFIX = "v-"
+
+
+def _path(label: str, prefix: str = "") -> Path:
+    return cache_dir() / "profiles" / f"{prefix}{hashlib.sha256(label.encode()).hexdigest()[:24]}.pickle"
+
+
+def _prune_variants() -> None:
+    """Keep the :data:`MAX_VARIANTS` most recently written variant files."""
+    try:
+        found = sorted(((p.stat().st_mtime, p) for p in (cache_dir() / "profiles").glob(f"{_VARIANT_PREFIX}*.pickle")),
+                       reverse=True)
+        for _, stale in found[MAX_VARIANTS:]:
+            stale.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def _read(path: Path, label: str, key: str, *, whole: bool) -> Any:

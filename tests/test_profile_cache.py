@@ -86,11 +86,11 @@ def test_files_are_not_cached(cache_home, tmp_path):
 
 def test_overrides_are_laid_over_the_cached_builtin_as_over_the_file(cache_home):
     """`pipeline run --model m` compiles with overrides: the built-in comes from the cache (the
-    base alone is stored), and the result equals compiling the YAML with the same layer,
-    a problem located at the flag included."""
+    base and the result with these overrides are stored), and the result equals compiling the
+    YAML with the same layer, a problem located at the flag included."""
     overrides, origin = {"compaction.reserve_tokens": 9000}, {"compaction.reserve_tokens": "--reserve"}
     fast = compile_profile("default", overrides, origin)
-    [stored] = _files(cache_home)
+    [stored] = [p for p in _files(cache_home) if not p.name.startswith("v-")]
     _, base = _records(stored)
     assert same(base, compile_fresh("default"))
     path, label = compiler.resolve("default")
@@ -196,3 +196,30 @@ def test_the_template_scanner_is_generated_once_and_read_back_without_lark(tmp_p
     from pipeline.templates.scanner import ATOMIC_GROUPS, generate, scanner
 
     assert scanner().source == generate(True, ATOMIC_GROUPS).source  # what is read back is what the grammar gives
+
+
+def test_the_same_overrides_are_compiled_once(cache_home, monkeypatch):
+    """A script's repeated `pipeline run --model M --base-url U` reads its compiled profile back."""
+    overrides, origin = {"summarizer.model": "m", "compaction.reserve_tokens": 9000}, {"summarizer.model": "--model"}
+    first = compile_profile("default", overrides, origin)
+    variants = [p for p in _files(cache_home) if p.name.startswith("v-")]
+    assert len(variants) == 1
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(compiler, "_compile_built", refuse)
+    again = compile_profile("default", overrides, origin)
+    assert same(again, first) and again.profile.summarizer.model == "m"
+    with pytest.raises(AssertionError, match="compiled again"):  # other overrides, or other flag names: compiled
+        compile_profile("default", overrides, {"summarizer.model": "-o"})
+    with pytest.raises(AssertionError, match="compiled again"):  # a value JSON cannot hold is never cached
+        compile_profile("default", {"compaction.reserve_tokens": float("nan")})
+
+
+def test_at_most_max_variants_are_kept(cache_home, monkeypatch):
+    monkeypatch.setattr(profile_cache, "MAX_VARIANTS", 3)
+    for n in range(5):
+        compile_profile("minimal", {"compaction.reserve_tokens": 1000 + n})
+    assert len([p for p in _files(cache_home) if p.name.startswith("v-")]) == 3
+    assert compile_profile("minimal", {"compaction.reserve_tokens": 1004}).profile.compaction.reserve_tokens == 1004

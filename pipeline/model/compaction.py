@@ -115,8 +115,8 @@ class Compaction(Strict):
         None, description="when to compact; none = pi's rule with `reserve_tokens`"
     )
     strategy: Strategy = Field("summarize", description="what compacting does")
-    masking: Masking = Masking()
-    pins: Pins = Pins()
+    masking: Masking = Masking.model_construct()  # built unvalidated: no schema is made at import
+    pins: Pins = Pins.model_construct()
     model_overrides: dict[str, ModelOverride] = Field(
         default_factory=dict,
         description="`provider/model` -> settings of that model (each key left out falls back to the ones above)",
