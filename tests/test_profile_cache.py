@@ -223,3 +223,13 @@ def test_at_most_max_variants_are_kept(cache_home, monkeypatch):
         compile_profile("minimal", {"compaction.reserve_tokens": 1000 + n})
     assert len([p for p in _files(cache_home) if p.name.startswith("v-")]) == 3
     assert compile_profile("minimal", {"compaction.reserve_tokens": 1004}).profile.compaction.reserve_tokens == 1004
+
+
+def test_importing_the_stages_builds_no_pydantic_schema(tmp_path):
+    """The profile models defer their schemas (``defer_build``); a default model made at import
+    (``Compaction()``) would build one, with pydantic's plugin machinery, on every start."""
+    code = ("import sys, pipeline.runtime, pipeline.compaction, pipeline.cli.run, pipeline.cli.chat; "
+            "print(sorted(m for m in sys.modules if m == 'pydantic.plugin._loader' or m == 'lark'))")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout == "[]\n"

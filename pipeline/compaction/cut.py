@@ -31,7 +31,7 @@ from pipeline.session.projection import ProjectedEntry, entry_messages, entry_ro
 
 CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
 TURN_START_ROLES = CUT_POINT_ROLES - {"assistant"}
-_DEFAULT = Compaction()
+_DEFAULT = Compaction.model_construct()  # the defaults, unvalidated: no schema is built at import
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pipeline.js import js_sorted
 from pipeline.model.summary import Tags
 from pipeline.session import AgentMessage, AssistantMessage, FileLists, ToolCall
 
-_DEFAULT_TAGS = Tags()
+_DEFAULT_TAGS = Tags.model_construct()  # the defaults, unvalidated: no schema is built at import
 
 
 @dataclass

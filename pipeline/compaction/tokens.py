@@ -35,7 +35,7 @@ from pipeline.session.messages import (
     UserMessage,
 )
 
-_DEFAULT = Compaction()
+_DEFAULT = Compaction.model_construct()  # the defaults, unvalidated: no schema is built at import
 
 
 def _ceil_div(chars: int, per_token: int) -> int:

@@ -120,6 +120,7 @@ class CompactionDecision:
 
 NOTHING = CompactionDecision()
 _FAIL = CompactionDecision("fail", "overflow")
+_DEFAULT_SETTINGS = Compaction.model_construct()  # the defaults, unvalidated: no schema is built at import
 
 
 def check_compaction(
@@ -130,7 +131,7 @@ def check_compaction(
     latest_compaction_ms: Optional[float] = None,
     recovery_attempts: int = 0,
     messages: Sequence[AgentMessage | Mapping[str, Any]] = (),
-    settings: Compaction = Compaction(),
+    settings: Compaction = _DEFAULT_SETTINGS,
     edited_tokens: Optional[float] = None,
 ) -> CompactionDecision:
     """pi's ``_checkCompaction`` (spec §9.1) as a decision.
