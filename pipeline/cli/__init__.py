@@ -57,16 +57,30 @@ def epilog() -> str:
     return "exit status: " + ", ".join(f"{code} {what}" for code, what in EXIT_CODES.items())
 
 
-def _command_modules():
+def _command_modules(only: str | None = None):
     import importlib
     import pkgutil
 
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if not info.name.startswith("_"):
+        if not info.name.startswith("_") and only in (None, info.name):
             yield info.name, importlib.import_module(f"{__name__}.{info.name}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The sub-command module ``argv`` runs when it shows no help (else None: every command
+    is needed, for the command list or a "did you mean"). Only its parser is then built:
+    a start does not import and set up twenty commands to run one."""
+    import pkgutil
+
+    if not argv or any(arg in ("-h", "--help") for arg in argv):
+        return None
+    name = argv[0].replace("-", "_")
+    known = {info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_")}
+    return name if name in known and argv[0] == name.replace("_", "-") else None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or with ``command`` (a module name) of that one alone."""
     import argparse
 
     table = epilog()
@@ -78,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module in _command_modules():
+    for name, module in _command_modules(command):
         doc = (module.__doc__ or module.HELP).strip()
         cmd = sub.add_parser(
             name.replace("_", "-"),
@@ -200,7 +214,8 @@ def _main(argv: Sequence[str] | None) -> int:
     from pipeline.cli._stdout import OutputError, guarded_stdout
     from pipeline.errors import EXIT_INVALID, EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, PipelineError
 
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command_of(argv))
     command = None
     try:
         with guarded_stdout():  # `--help` and `--version` into a closed pipe too
