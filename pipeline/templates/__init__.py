@@ -12,23 +12,49 @@ in ``grammar/template_args.lark``.
 
 from __future__ import annotations
 
-from .analysis import Arity, Finding, TemplateAnalysis, analyze
-from .discovery import (
-    LoadedTemplates,
-    TemplateSource,
-    explicit_sources,
-    global_template_dir,
-    load_profile_templates,
-    load_sources,
-    load_templates,
-    profile_sources,
-    scan_directory,
-)
-from .files import PromptTemplate, read_template
-from .frontmatter import Frontmatter, FrontmatterError, parse_frontmatter
-from .invoke import Invocation, expand_input, find_template, match_invocation, parse_args, parse_args_16, split_args
-from .nodes import AllArgs, Default, Literal, Node, Pos, Positional, Slice
-from .plan import Template, parse_template, substitute_args
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+#: Each name, by the module that defines it: imported on first use, so a start that loads
+#: no template (or only reads template files) imports none of the language's machinery.
+_MODULES = {
+    **dict.fromkeys(('Arity', 'Finding', 'TemplateAnalysis', 'analyze'), 'analysis'),
+    **dict.fromkeys(('LoadedTemplates', 'TemplateSource', 'explicit_sources', 'global_template_dir', 'load_profile_templates', 'load_sources', 'load_templates', 'profile_sources', 'scan_directory'), 'discovery'),
+    **dict.fromkeys(('PromptTemplate', 'read_template'), 'files'),
+    **dict.fromkeys(('Frontmatter', 'FrontmatterError', 'parse_frontmatter'), 'frontmatter'),
+    **dict.fromkeys(('Invocation', 'expand_input', 'find_template', 'match_invocation', 'parse_args', 'parse_args_16', 'split_args'), 'invoke'),
+    **dict.fromkeys(('AllArgs', 'Default', 'Literal', 'Node', 'Pos', 'Positional', 'Slice'), 'nodes'),
+    **dict.fromkeys(('Template', 'parse_template', 'substitute_args'), 'plan'),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:  # the names as the type checker and editors see them
+    from .analysis import Arity, Finding, TemplateAnalysis, analyze
+    from .discovery import (
+        LoadedTemplates,
+        TemplateSource,
+        explicit_sources,
+        global_template_dir,
+        load_profile_templates,
+        load_sources,
+        load_templates,
+        profile_sources,
+        scan_directory,
+    )
+    from .files import PromptTemplate, read_template
+    from .frontmatter import Frontmatter, FrontmatterError, parse_frontmatter
+    from .invoke import Invocation, expand_input, find_template, match_invocation, parse_args, parse_args_16, split_args
+    from .nodes import AllArgs, Default, Literal, Node, Pos, Positional, Slice
+    from .plan import Template, parse_template, substitute_args
 
 __all__ = [
     "AllArgs", "Arity", "Default", "Finding", "Frontmatter", "FrontmatterError", "Invocation", "Literal",

@@ -12,16 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import TYPE_CHECKING, Literal, Sequence
 
 from pipeline.errors import Location, PipelineError, Problem, TemplateError
 from pipeline.js import js_trim, js_truthy, u16len, u16slice, yaml_string
 
-from .analysis import TemplateAnalysis, analyze
 from .invoke import parse_args
 from .hints import hint_list_notes, unquoted_hint
 from .frontmatter import Frontmatter, FrontmatterError, parse_frontmatter
-from .plan import Template, parse_template
+
+if TYPE_CHECKING:  # the language is imported when a body is first parsed, not when files are read
+    from .analysis import TemplateAnalysis
+    from .plan import Template
 
 SourceKind = Literal["project", "user", "path", "inline"]
 DESCRIPTION_LIMIT = 60
@@ -49,6 +51,8 @@ class PromptTemplate:
     @cached_property
     def template(self) -> Template:
         """The parsed body (parsed on first use, so loading many files stays cheap)."""
+        from .plan import parse_template
+
         return parse_template(self.body)
 
     def expand(self, args: Sequence[str]) -> str:
@@ -69,6 +73,8 @@ class PromptTemplate:
 
     def analyze(self) -> TemplateAnalysis:
         """Static analysis of the body (positions relative to the body)."""
+        from .analysis import analyze
+
         return analyze(self.template)
 
     def problems(self) -> list[Problem]:

@@ -22,11 +22,12 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
-from typing import Iterable, Protocol
+from typing import TYPE_CHECKING, Iterable, Protocol
 
 from pipeline.js import JS_WS_RE
 
-from .plan import Template
+if TYPE_CHECKING:
+    from .plan import Template
 
 _WS_CHARS = JS_WS_RE[1:-1]
 #: Possessive repeats (``++``, ``*+``; Python 3.11+) where the runtime has them: the

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from ..analysis import Arity
 from ..invoke import parse_args
+
+if TYPE_CHECKING:  # analysis (and the language's scanner) is imported when an arity is asked for
+    from ..analysis import Arity
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,8 @@ def _claude_expand(body: str, args_text: str, typed: str) -> str:
 
 
 def _claude_arity(body: str) -> Arity:
+    from ..analysis import Arity
+
     found = list(_CLAUDE.finditer(body))
     positions = sorted({int(m.group(1) or m.group(2)) + 1 for m in found if m.group(0) != "$ARGUMENTS"})
     rest = any(m.group(0) == "$ARGUMENTS" for m in found)
@@ -113,6 +117,8 @@ def _opencode_expand(body: str, args_text: str, typed: str) -> str:
 
 
 def _opencode_arity(body: str) -> Arity:
+    from ..analysis import Arity
+
     numbers = sorted({int(n) for n in _OPENCODE_POS.findall(body) if 0 < int(n) <= 64})
     last = numbers[-1] if numbers else None
     rest = "$ARGUMENTS" in body
@@ -145,6 +151,8 @@ def _codex_expand(body: str, args_text: str, typed: str) -> str:
 
 
 def _codex_arity(body: str) -> Arity:
+    from ..analysis import Arity
+
     found = list(_CODEX.finditer(body))
     positions = sorted({int(m.group(1)) for m in found if m.group(1)})
     rest = any(m.group(0) == "$ARGUMENTS" for m in found)
@@ -163,6 +171,8 @@ def _gemini_expand(body: str, args_text: str, typed: str) -> str:
 
 
 def _gemini_arity(body: str) -> Arity:
+    from ..analysis import Arity
+
     return Arity((), (), 1 if GEMINI_ARGS in body else None)
 
 

@@ -17,16 +17,19 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.errors import Location, PipelineError, Problem, TemplateError
 from pipeline.js import js_trim, js_truthy, yaml_string
 
-from ..analysis import TemplateAnalysis
 from ..files import PromptTemplate, SourceKind, first_line_description
 from ..frontmatter import Frontmatter, FrontmatterError, normalize_newlines, parse_frontmatter
 from ..hints import bracket_hint_line, quoted, unquoted_hint
 from .features import body_notes, key_notes, locate, source_file
 from .languages import CLAUDE, CODEX, GEMINI, OPENCODE, Language
+
+if TYPE_CHECKING:  # analysis (and the language's scanner) is imported when a file is analyzed
+    from ..analysis import TemplateAnalysis
 
 LANGUAGES = {"claude-code": CLAUDE, "opencode": OPENCODE, "codex": CODEX, "gemini": GEMINI}
 
@@ -46,6 +49,8 @@ class DialectTemplate(PromptTemplate):
         return self.invoke(" ".join(quoted(a) if re.search(r"\s|['\"]", a) else a for a in args))
 
     def analyze(self) -> TemplateAnalysis:
+        from ..analysis import TemplateAnalysis
+
         arity = self._language().arity(self.body)
         return TemplateAnalysis(arity.highest, arity.variadic_from is not None, False, False, arity, ())
 
