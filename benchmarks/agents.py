@@ -5,6 +5,8 @@
   peak RSS of both;
 * ``pipeline chat`` from its start to its first prompt (under a pseudo-terminal), against
   the same ``pi -p`` figure;
+* ``pi -p`` in a project with the extension ``pipeline export pi`` writes, against ``pi -p``
+  without it: the start-up time the extension adds (goal: under 100 ms);
 * ``pipeline validate`` over a folder of 200 profiles (a team's folder);
 * ``pipeline replay`` over a generated archive: sessions per second, against the floor of
   reading and parsing every line of every member.
@@ -94,6 +96,16 @@ class Agents:
     def pi_run(self) -> tuple[float, float]:
         argv = ["pi", "-p", "--no-session", "--offline", "--model", "loop/m", PROMPT]
         return _wait(argv, self.project, self.pi_env)
+
+    def pi_run_exported(self) -> tuple[float, float]:
+        """``pi -p`` in a project that ``pipeline export pi`` wrote (its generated extension loads)."""
+        exported = self.dir / "exported"
+        if not (exported / ".pi" / "extensions").is_dir():
+            exported.mkdir(parents=True, exist_ok=True)
+            subprocess.run([sys.executable, "-m", "pipeline", "export", "pi", "--project", str(exported)],
+                           env=self.ours_env, check=True, capture_output=True)
+        argv = ["pi", "-p", "--no-session", "--offline", "--model", "loop/m", PROMPT]
+        return _wait(argv, exported, self.pi_env)
 
     def ours_chat(self) -> tuple[float, float]:
         """From the start of ``pipeline chat`` to its first prompt on the terminal."""

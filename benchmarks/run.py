@@ -206,6 +206,8 @@ def agent_rows(directory: Path) -> list[Row]:
         Row("`pipeline run` / `pi -p` 1.6.0, peak RSS", "-", [], ours_fn=env.ours_run, pi_fn=env.pi_run, kind="rss"),
         Row("`pipeline chat` start to first prompt / `pi -p` 1.6.0", "-", [], ours_fn=env.ours_chat,
             pi_fn=env.pi_run, warmup=1),
+        Row("`pi -p` with the exported extension / without", "-", [], ours_fn=env.pi_run_exported,
+            pi_fn=env.pi_run, warmup=1),
         Row("`pipeline validate`, a folder of profiles", f"{agents.PROFILES} files", [],
             ours_fn=command("validate", str(profiles)), warmup=1),
         Row("`pipeline replay --workers 1`", f"{agents.ARCHIVE_SESSIONS} sessions", [],

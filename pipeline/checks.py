@@ -20,19 +20,18 @@ from typing import Any
 from pipeline.errors import Problem, did_you_mean
 from pipeline.model import Profile
 from pipeline.model.prompt import When
-from pipeline.model.templates import DialectSource
+from pipeline.model.templates import TEMPLATE_KEYWORDS, DialectSource, source_path  # noqa: F401
 from pipeline.model.text import Text
 from pipeline.model.envname import ENV_NAME_HINT, SECRET_KEYS, env_name_problem, url_secret_problem  # noqa: F401
 from pipeline.model.variables import variables_for
 from pipeline.errors import Location
 from pipeline.source import SourceMap, builtin_of
-from pipeline.source.locate import SECTIONS, KeyNames, var_locations
+from pipeline.source.locate import SECTIONS, KeyNames, template_source_path, var_locations  # noqa: F401
 
 LIST_KINDS = ("tool_list", "rules", "context_files", "skills")
 #: The values the window rules weigh together (a problem from a built-in is located at the user's one).
 WINDOW_VALUES = (("compaction", "reserve_tokens"), ("compaction", "keep_recent_tokens"),
                  ("compaction", "trigger"), ("summarizer", "context_window"))
-TEMPLATE_KEYWORDS = ("project", "global", "pi", "claude-code", "opencode", "gemini", "codex")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
 
@@ -61,26 +60,6 @@ def budgets(profile: Profile) -> Budgets:
         history_tokens=math.floor(c.summary_budget.history * c.reserve_tokens),
         turn_prefix_tokens=math.floor(c.summary_budget.turn_prefix * c.reserve_tokens),
     )
-
-
-def source_path(entry: object) -> str | None:
-    """The path a ``templates.sources`` entry names, or None for a keyword
-    (``project``, ``global``, a dialect) and a ``{dialect}`` without ``path``."""
-    if isinstance(entry, DialectSource):
-        return entry.path
-    return None if entry in TEMPLATE_KEYWORDS else str(entry)
-
-
-def template_source_path(profile: Profile, source_map: SourceMap, index: int) -> Path:
-    """An explicit ``templates.sources`` path, resolved against the file that lists it."""
-    raw = profile.templates.sources[index]
-    source = Path(source_path(raw) or "").expanduser()
-    if source.is_absolute():
-        return source
-    key = ("templates", "sources", index)
-    entry = source_map.get((*key, "path")) or source_map.get(key) or source_map.get(("templates", "sources"))
-    base = Path(entry.value.file).parent if entry else Path.cwd()
-    return base / source
 
 
 def check_profile(profile: Profile, source_map: SourceMap) -> list[Problem]:

@@ -17,19 +17,8 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Union
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Union
 
-from pipeline.checks import (
-    LIST_KINDS,
-    SECRET_KEYS,
-    TEMPLATE_KEYWORDS,
-    Budgets,
-    budgets,
-    check_profile,
-    source_path,
-    template_source_path,
-    variable_problems,
-)
 from pipeline.errors import Location, PipelineError, Problem, ProfileError
 from pipeline.model import Profile
 from pipeline.model.render_plan import RenderPlan
@@ -37,6 +26,13 @@ from pipeline.source import SourceEntry, SourceMap, Span, load_merged_with_warni
 from pipeline.resources import resolve_profile as resolve
 from pipeline.source.merge import DIRECTIVES
 from pipeline.source.locate import KeyNames
+
+if TYPE_CHECKING:
+    from pipeline.checks import Budgets
+
+#: Names of :mod:`pipeline.checks` this module offers too; the checks are imported when a
+#: profile is compiled, not when a compiled one is read back from the cache.
+_FROM_CHECKS = ("LIST_KINDS", "TEMPLATE_KEYWORDS", "Budgets", "budgets", "source_path", "template_source_path")
 
 PathLike = Union[str, os.PathLike]
 #: Dotted key -> value, laid over a profile as its last layer (``{"compaction.reserve_tokens": 8000}``).
@@ -46,6 +42,14 @@ __all__ = [
     "LIST_KINDS", "TEMPLATE_KEYWORDS", "Budgets", "source_path", "CompiledProfile", "LoadedProfile", "budgets", "compile_model",
     "compile_profile", "fingerprint", "load_profile", "resolve", "template_source_path",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_CHECKS:
+        from pipeline import checks
+
+        return getattr(checks, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -90,12 +94,17 @@ class CompiledProfile:
 
     @property
     def budgets(self) -> Budgets:
+        from pipeline.checks import budgets
+
         return budgets(self.profile)
 
     @property
     def template_sources(self) -> tuple[Union[str, Path], ...]:
         """``templates.sources`` in order: ``"global"``/``"project"`` as written, every
         other entry as a path resolved against the directory of the file that lists it."""
+        from pipeline.model.templates import source_path
+        from pipeline.source.locate import template_source_path
+
         sources = self.profile.templates.sources
         out: list = []
         for i, s in enumerate(sources):
@@ -165,6 +174,8 @@ def _compile_file(path: Path, label: str, layer: "_Layer") -> CompiledProfile:
 
 def compile_model(profile: Profile, origin: str = "<profile>") -> CompiledProfile:
     """Compile an already built :class:`Profile` (no files, so no locations)."""
+    from pipeline.checks import variable_problems
+
     problems = variable_problems(profile.model_dump(mode="json", by_alias=True), SourceMap())
     return _finish(profile, SourceMap(), origin, problems)
 
@@ -271,6 +282,7 @@ def _load_resolved(path: Path, label: str, layer: _Layer) -> tuple[LoadedProfile
 def _validated(data: Any, source_map: SourceMap, label: str, layer: _Layer) -> tuple[LoadedProfile | None, list[Problem]]:
     from pydantic import ValidationError
 
+    from pipeline.checks import variable_problems
     from pipeline.model.diagnostics import problems_from
 
     data, source_map = layer.apply(data, source_map)
@@ -285,6 +297,8 @@ def _validated(data: Any, source_map: SourceMap, label: str, layer: _Layer) -> t
 
 def _without_secret(problem: Problem, layer: _Layer) -> Problem:
     """A type error about an overridden secret-bearing value says what is wrong, never the value."""
+    from pipeline.checks import SECRET_KEYS
+
     loc = problem.location
     if loc is None or loc.file not in layer.names or (problem.key or "") not in SECRET_KEYS:
         return problem
@@ -301,6 +315,7 @@ def _standalone_problems(path: Path, label: str) -> list[Problem]:
     """
     from pydantic import ValidationError
 
+    from pipeline.checks import variable_problems
     from pipeline.model.diagnostics import problems_from
     from pipeline.source import flatten
     from pipeline.source.reader import load
@@ -376,6 +391,8 @@ def _sorted(problems: Iterable[Problem]) -> list[Problem]:
 
 
 def _finish(profile: Profile, source_map: SourceMap, origin: str, problems: list[Problem]) -> CompiledProfile:
+    from pipeline.checks import check_profile
+
     everything = problems + check_profile(profile, source_map)
     errors = [p for p in everything if p.severity == "error"]
     if errors:

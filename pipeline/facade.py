@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Union
 
 from pipeline import compiler
-from pipeline.compiler import CompiledProfile, Overrides, source_path, template_source_path
+from pipeline.compiler import CompiledProfile, Overrides
 from pipeline.errors import Location, Problem
 from pipeline.model import Profile
 
@@ -326,6 +326,8 @@ def template_problems(pipeline: CompiledProfile) -> list[Problem]:
     lists explicitly in ``templates.sources`` (``global``/``project`` depend on where the
     agent runs, so they are not checked here). Missing paths are already compile warnings.
     """
+    from pipeline.model.templates import source_path
+    from pipeline.source.locate import template_source_path
     from pipeline.templates import load_sources, profile_sources
 
     problems: list[Problem] = []

@@ -15,6 +15,10 @@ Dialect = Literal["pi", "claude-code", "opencode", "gemini", "codex"]
 SOURCE_KEYWORDS = ("project", "global", "claude-code", "opencode", "gemini", "codex")
 
 
+#: The ``templates.sources`` entries that are keywords, not paths.
+TEMPLATE_KEYWORDS = ("project", "global", "pi", "claude-code", "opencode", "gemini", "codex")
+
+
 class DialectSource(Strict):
     """A template source read in another tool's dialect: ``{dialect: claude-code, path: x}``."""
 
@@ -64,3 +68,11 @@ class Templates(Strict):
             " an empty argument, an unclosed quote is literal)"
         ),
     )
+
+
+def source_path(entry: object) -> str | None:
+    """The path a ``templates.sources`` entry names, or None for a keyword
+    (``project``, ``global``, a dialect) and a ``{dialect}`` without ``path``."""
+    if isinstance(entry, DialectSource):
+        return entry.path
+    return None if entry in TEMPLATE_KEYWORDS else str(entry)

@@ -8,11 +8,17 @@ one in the file whatever the style (plain, quoted, literal or folded block).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
 
 from pipeline.errors import Location
 from pipeline.model.text import Text, Var
+from pipeline.model.templates import source_path
 from pipeline.source.tree import Span
+
+if TYPE_CHECKING:
+    from pipeline.model import Profile
+    from pipeline.source.tree import SourceMap
 
 SECTIONS = ("system_prompt", "sections")
 
@@ -95,3 +101,15 @@ def _estimate(span: Span, var: Var) -> Location:
     if var.line == 1:
         return Location(span.file, span.line, span.col + opening + var.col - 1)
     return Location(span.file, span.line + var.line - 1, var.col)
+
+
+def template_source_path(profile: Profile, source_map: SourceMap, index: int) -> Path:
+    """An explicit ``templates.sources`` path, resolved against the file that lists it."""
+    raw = profile.templates.sources[index]
+    source = Path(source_path(raw) or "").expanduser()
+    if source.is_absolute():
+        return source
+    key = ("templates", "sources", index)
+    entry = source_map.get((*key, "path")) or source_map.get(key) or source_map.get(("templates", "sources"))
+    base = Path(entry.value.file).parent if entry else Path.cwd()
+    return base / source

@@ -48,6 +48,7 @@ AGENT_ROWS = [
     ("`pipeline run` start to answer / `pi -p` 1.6.0", "-"),
     ("`pipeline run` / `pi -p` 1.6.0, peak RSS", "-"),
     ("`pipeline chat` start to first prompt / `pi -p` 1.6.0", "-"),
+    ("`pi -p` with the exported extension / without", "-"),
     ("`pipeline validate`, a folder of profiles", "200 files"),
     ("`pipeline replay --workers 1`", "400 sessions"),
     ("`pipeline replay` (all cores)", "400 sessions"),
@@ -61,6 +62,6 @@ def test_agent_rows_run_ours_and_the_real_pi(tmp_path):
     rows = [[c.strip() for c in line.strip("|").split(" | ")] for line in done.stdout.splitlines()
             if line.startswith("| ")][2:]
     assert [(r[0], r[1]) for r in rows] == AGENT_ROWS
-    for row in rows[:3]:
+    for row in rows[:4]:
         assert FIGURE.match(row[3]) and re.match(r"^\d+\.\d\d$", row[4]), row  # pi ran: a figure and a ratio
     assert re.search(r"^  \(\d+ sessions/s, floor \d+/s\)$", done.stdout, re.M), done.stdout
