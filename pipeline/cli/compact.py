@@ -390,7 +390,12 @@ def _branch(args, session, pipeline) -> int:
 
 def _print_written(summary: str, what: str, session: str) -> int:
     """Print the summary of an entry already appended. If standard output fails (a closed
-    pipe, a full disk) the entry stays written: exit 0 with a warning that says so."""
+    pipe, a full disk) the entry stays written. A closed pipe (``| head -1``) ends quietly as
+    every command does (141; the entry was reported on stderr already); any other failure
+    exits 0 with a warning that the entry was appended all the same."""
+    import errno
+
+    from pipeline.cli import EXIT_CLOSED_PIPE
     from pipeline.cli._stdout import OutputError, drop_pending_output
 
     try:
@@ -400,6 +405,8 @@ def _print_written(summary: str, what: str, session: str) -> int:
         from pipeline.errors import Location, Problem
 
         drop_pending_output()
+        if err.errno == errno.EPIPE:
+            return EXIT_CLOSED_PIPE
         print_notices([Problem(f"the {what} WAS appended, but its summary could not be printed: {err.reason}",
                                Location(session), severity="warning", code="session.summary-not-printed")])
     return 0

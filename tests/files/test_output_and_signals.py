@@ -93,6 +93,19 @@ def test_context_into_a_pipe_closed_early_ends_quietly(session):
     assert first and err == "" and code in (0, EXIT_CLOSED_PIPE)
 
 
+def test_compact_into_a_pipe_closed_early_ends_quietly(session):
+    """The entry is appended (and said so on stderr, as on every run); the summary's reader
+    went away: no warning about it, the closed pipe's status."""
+    lines_before = session.read_bytes().count(b"\n")
+    proc = subprocess.Popen([sys.executable, "-m", "pipeline", "compact", str(session), "--keep-recent", "1000"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before the summary is printed
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=HANG_GUARD) == EXIT_CLOSED_PIPE
+    assert session.read_bytes().count(b"\n") == lines_before + 1
+    assert "warning" not in err and "appended compaction" in err and "Traceback" not in err
+
+
 def test_head_dash_1_in_a_shell_pipeline(tmp_path):
     big = tmp_path / "ctx.md"
     big.write_text("line\n" * 600_000)
