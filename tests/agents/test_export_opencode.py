@@ -44,10 +44,12 @@ def _opencode(tmp_path: Path, base: dict, project: Path, args: list[str], replie
     home = tmp_path / "home"
     config = home / ".config" / "opencode"
     config.mkdir(parents=True, exist_ok=True)
+    user = json.loads((config / "opencode.json").read_text()) if (config / "opencode.json").is_file() else {}
     cache = cache_root() / "opencode-xdg-cache"
     cache.mkdir(parents=True, exist_ok=True)
     with LoopbackServer(replies) as server:
         (config / "opencode.json").write_text(json.dumps({
+            **user,
             "provider": {"loop": {"npm": "@ai-sdk/openai-compatible",
                                   "options": {"baseURL": server.openai_base_url, "apiKey": "x"},
                                   "models": {"m": model or {}}}},
@@ -142,6 +144,12 @@ def test_an_exported_command_reaches_the_model_as_expand_gives_it(tmp_path, open
     expanded = _pipeline("expand", "/inspect src/app.py style", "--profile", str(profile), cwd=project)
     assert expanded.returncode == 0, expanded.stderr
     assert _text(users[-1]) == expanded.stdout.removesuffix("\n")
+    # the report's note: opencode's highest `$N` takes every argument after it (pi's `$2` takes one)
+    bodies = _opencode(tmp_path, opencode_env, project, ["--command", "inspect", "src/app.py", "style", "naming"],
+                       ["ok"])
+    users = [m for m in bodies[0]["messages"] if m["role"] == "user"]
+    assert _text(users[-1]) == "Look over src/app.py and report problems with style naming. All: src/app.py style naming"
+    assert "highest" in report["templates.inspect"]["where"]
 
 
 COMPACTING = """\
@@ -175,3 +183,18 @@ def test_a_compaction_sends_the_profiles_summary_prompt_and_instructions(tmp_pat
     assert len(calls) == 1, [_text(b["messages"][0])[:80] for b in bodies]
     assert _text(calls[0]["messages"][-1]).startswith(initial)
     assert json.loads((project / "opencode.json").read_text())["compaction"]["reserved"] == 2000
+
+
+def test_a_user_dir_export_is_opencodes_config_folder(tmp_path, opencode_env):
+    """--user-dir ~/.config/opencode: the prompt named relative to that folder's opencode.json and
+    the plugin in its plugin/ folder reach a project that has no export of its own."""
+    config = tmp_path / "home" / ".config" / "opencode"
+    config.mkdir(parents=True)
+    (config / "opencode.json").write_text(json.dumps({"theme": "system"}))
+    _export("builtin:default", config, where="--user-dir")
+    project = _project(tmp_path)
+    bodies = _opencode(tmp_path, opencode_env, project, ["hi"], ["ok"])
+    system = _text(bodies[0]["messages"][0])
+    text = (config / "context-pipeline/prompt.md").read_text().removesuffix("\n")
+    assert system.startswith(text.replace("${cwd}", str(project)))
+    assert json.loads((config / "opencode.json").read_text())["theme"] == "system"
