@@ -39,11 +39,12 @@ import argparse
 import json
 import sys
 
-HELP = "write a profile into a coding agent's files (pi), with a loss report"
+HELP = "write a profile into a coding agent's files (pi, codex, opencode), with a loss report"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", choices=("pi",), help="the agent to export to (pi 1.6)")
+    parser.add_argument("target", choices=("pi", "codex", "opencode"),
+                        help="the agent to export to (pi 1.6, Codex CLI 0.169, opencode 1.18)")
     parser.add_argument("profile", nargs="?", default="default", metavar="PROFILE",
                         help="a profile file or built-in name (default: default)")
     where = parser.add_mutually_exclusive_group()

@@ -5,7 +5,10 @@
 * :mod:`.apply`: the manifest of owned files, the key-by-key merge of shared JSON files,
   the changes, conflicts and drift of an export, and writing it;
 * :mod:`.pi`: pi 1.6 (native settings and templates, a generated extension that renders
-  the profile's system prompt).
+  the profile's system prompt);
+* :mod:`.codex`: Codex CLI (an instructions file, config.toml keys); :mod:`.opencode`:
+  opencode (an agent prompt, commands, opencode.json keys, a plugin); :mod:`.static_prompt`:
+  the sections a static file holds.
 
 See docs/export.md.
 """
@@ -16,14 +19,16 @@ from pathlib import Path
 from typing import Iterable
 
 from .apply import Change, Plan, plan_changes, write_changes
-from .base import Carried, Export, OwnedFile, Place, SharedJson, Target
+from .base import Carried, Export, OwnedFile, Place, SharedJson, SharedToml, Target
+from .codex import CodexTarget
+from .opencode import OpencodeTarget
 from .pi import PiTarget
 
-__all__ = ["Carried", "Change", "Export", "OwnedFile", "Place", "Plan", "SharedJson", "TARGETS", "Target",
+__all__ = ["Carried", "Change", "Export", "OwnedFile", "Place", "Plan", "SharedJson", "SharedToml", "TARGETS", "Target",
            "plan_changes", "prepare", "undeclared_losses", "write_changes"]
 
 #: every target by its TARGET name (the other agents come in later)
-TARGETS: dict[str, Target] = {"pi": PiTarget()}
+TARGETS: dict[str, Target] = {"pi": PiTarget(), "codex": CodexTarget(), "opencode": OpencodeTarget()}
 
 
 def prepare(target: Target, pipeline, place: Place, *, force: bool = False) -> tuple[Export, Plan]:

@@ -2,7 +2,7 @@
 
 The manifest (one JSON file per target and root, its path chosen by the target) records
 what the last export wrote: each owned file with the SHA-256 of its text, and each key of
-a shared JSON file. From it :func:`plan_changes` knows
+a shared JSON or TOML file. From it :func:`plan_changes` knows
 
 * which files it may rewrite: one it wrote whose bytes are still the ones it wrote (a file
   it did not write, or one edited since, is a conflict unless ``force``);
@@ -15,14 +15,17 @@ a shared JSON file. From it :func:`plan_changes` knows
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Optional
 
 from pipeline.errors import Location, PipelineError, Problem
-from pipeline.export.base import Export, Key, SharedJson, key_text
+from pipeline.export.base import Export, Key, SharedJson, SharedToml, key_text
 
 Action = Literal["create", "update", "delete", "unchanged"]
 MANIFEST_VERSION = 1
@@ -144,16 +147,45 @@ def _read(path: Path) -> Optional[str]:
         return None
 
 
+def _parse(item: SharedJson, text: str) -> Any:
+    """The file's object (raises ValueError with ``lineno``/``colno`` where the format gives them)."""
+    if isinstance(item, SharedToml) or item.path.endswith(".toml"):
+        return _tomllib().loads(text)
+    return json.loads(text)
+
+
+def _error_place(err: ValueError) -> tuple[str, Optional[int], Optional[int]]:
+    """The message of a JSON or TOML parse error and its line and column (tomllib puts them in its text)."""
+    if isinstance(err, json.JSONDecodeError):
+        return err.msg, err.lineno, err.colno
+    text = str(err)
+    m = re.search(r" \(at line (\d+), column (\d+)\)", text)
+    if m is None:
+        return text, None, None
+    return text[:m.start()] + text[m.end():], int(m.group(1)), int(m.group(2))
+
+
+def _tomllib() -> Any:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[import-not-found]
+    return tomllib
+
+
 def _shared_change(plan: Plan, item: SharedJson, owned_before: list[Key], force: bool) -> None:
     target = plan.root / item.path
+    toml = isinstance(item, SharedToml) or item.path.endswith(".toml")
+    kind = "TOML" if toml else "JSON"
     data: Any = {}
     if target.exists():
         current = _read(target)
         try:
-            data = json.loads(current) if current is not None and current.strip() else {}
-        except json.JSONDecodeError as err:
+            data = _parse(item, current) if current is not None and current.strip() else {}
+        except ValueError as err:
             data = None
-            plan.conflicts.append(Problem(f"not valid JSON: {err.msg}", Location(str(target), err.lineno, err.colno),
+            message, line, col = _error_place(err)
+            plan.conflicts.append(Problem(f"not valid {kind}: {message}", Location(str(target), line, col),
                                           hint="fix the file; the export merges its keys into it",
                                           code="profile.export-file"))
         if data is not None and not isinstance(data, dict):
@@ -165,19 +197,21 @@ def _shared_change(plan: Plan, item: SharedJson, owned_before: list[Key], force:
             return
     else:
         current = None
-    merged = json.loads(json.dumps(data))
+    merged = copy.deepcopy(data)
     now = {k for k, _ in item.keys}
     touched: list[str] = []
+    removed: list[Key] = []
     for key in owned_before:
         if key not in now and _remove(merged, key):
             touched.append(key_text(key))
+            removed.append(key)
     for key, value in item.keys:
         found, old = _get(merged, key)
         if found and old == value:
             continue
         if found and key not in owned_before and not force:
             _conflict(plan, item.path, f"key {key_text(key)} is set in the file, not by this export "
-                                       f"({json.dumps(old)}; the profile says {json.dumps(value)})")
+                                       f"({json.dumps(old, default=str)}; the profile says {json.dumps(value)})")
         if not _set(merged, key, value):
             plan.conflicts.append(Problem(f"key {key_text(key)} cannot be set: a part of its path is not an object",
                                           Location(str(target)), code="profile.export-conflict"))
@@ -186,11 +220,86 @@ def _shared_change(plan: Plan, item: SharedJson, owned_before: list[Key], force:
         if current is not None or not item.keys:
             plan.changes.append(Change(item.path, "unchanged", shared=True))
         return
-    text: Optional[str] = json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
+    text: Optional[str]
+    if toml:
+        text = _toml_edit(current or "", removed, [(k, v) for k, v in item.keys if k not in removed])
+        try:
+            same = _tomllib().loads(text) == merged
+        except ValueError:
+            same = False
+        if not same:
+            plan.conflicts.append(Problem("the export cannot edit this TOML file line by line (one of its keys "
+                                          "spans several lines or sits in a table)", Location(str(target)),
+                                          hint="write the export's keys as one `key = value` line each at the top "
+                                               "of the file, or move the file away", code="profile.export-file"))
+            return
+    else:
+        text = json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
     action: Action = "update" if current is not None else "create"
     if not merged and current is not None and set(owned_before) >= _leaves(data):
         action, text = "delete", None  # every key was ours: the file goes as it came
     plan.changes.append(Change(item.path, action, text, tuple(touched), shared=True))
+
+
+# --------------------------------------------------------------------------- TOML, line by line
+
+_TOML_BARE = re.compile(r"[A-Za-z0-9_-]+")
+_TOML_TABLE = re.compile(r"\s*\[")
+
+
+def toml_value(value: Any) -> str:
+    """One TOML value on one line (strings, numbers, booleans, arrays and inline tables of them)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):  # a JSON string is a TOML basic string once `/` escapes and DEL are avoided
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"no TOML form for {value!r}")
+
+
+def _toml_key(key: str) -> str:
+    return key if _TOML_BARE.fullmatch(key) else json.dumps(key, ensure_ascii=False)
+
+
+def _toml_line_key(line: str) -> Optional[str]:
+    """The top-level key a ``key = value`` line sets (bare or quoted), else None."""
+    m = re.match(r'\s*(?:([A-Za-z0-9_-]+)|"((?:[^"\\]|\\.)*)")\s*=', line)
+    if not m:
+        return None
+    return m.group(1) if m.group(1) is not None else json.loads(f'"{m.group(2)}"')
+
+
+def _toml_edit(text: str, removed: list[Key], values: list[tuple[Key, Any]]) -> str:
+    """``text`` with the top-level lines of ``removed`` deleted and each of ``values`` set: its line
+    replaced where it has one before the first table, else added before that table."""
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    head = next((i for i, line in enumerate(lines) if _TOML_TABLE.match(line)), len(lines))
+    wanted = {k[0]: v for k, v in values}
+    gone = {k[0] for k in removed}
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        key = _toml_line_key(line) if i < head else None
+        if key in gone:
+            continue
+        if key is not None and key in wanted:
+            out.append(f"{_toml_key(key)} = {toml_value(wanted.pop(key))}\n")
+            continue
+        out.append(line)
+    new = [f"{_toml_key(k)} = {toml_value(v)}\n" for k, v in wanted.items()]
+    if new:
+        at = next((i for i, line in enumerate(out) if _TOML_TABLE.match(line)), len(out))
+        if at < len(out):
+            while at > 0 and not out[at - 1].strip():
+                at -= 1  # after the last top-level line, before the blank lines above the first table
+        out[at:at] = new + (["\n"] if at == 0 and out else [])
+    return "".join(out)
 
 
 def _leaves(data: Any, prefix: Key = ()) -> set[Key]:

@@ -8,6 +8,8 @@ A :class:`Target` turns a :class:`~pipeline.facade.Pipeline` into an :class:`Exp
 * :class:`SharedJson`: keys of a JSON file the export shares with the user
   (``.pi/settings.json``): only the listed dotted keys are the export's, every other
   key of the file is kept as it is;
+* :class:`SharedToml`: the same for a TOML file (Codex's ``config.toml``); only top-level
+  keys, edited line by line so the user's comments and layout stay;
 * :class:`Carried`: one line of the loss report, a profile setting and how the target
   receives it: ``native`` (a file or key), ``extension`` (through the code the export
   writes) or ``lost`` (with why).
@@ -47,6 +49,16 @@ class SharedJson:
 
     path: str
     keys: tuple[tuple[Key, Any], ...]
+
+
+@dataclass(frozen=True)
+class SharedToml(SharedJson):
+    """Top-level keys of a TOML file shared with the user (each key path has one part)."""
+
+    def __post_init__(self) -> None:
+        for key, _ in self.keys:
+            if len(key) != 1:
+                raise ValueError(f"SharedToml keys are top-level keys, not {key!r}")
 
 
 @dataclass(frozen=True)

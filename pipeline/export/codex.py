@@ -1,0 +1,154 @@
+"""The Codex CLI target (checked on codex-cli 0.169.0, the pinned CLI of tests/agents).
+
+* **The system prompt**: ``.codex/context-pipeline/instructions.md``, the profile's sections
+  rendered for a static file (:mod:`pipeline.export.static_prompt`), and ``.codex/config.toml``
+  ``model_instructions_file`` naming it (relative to ``.codex/``): Codex then sends that text
+  as its first ``developer`` message in place of its built-in instructions. Its other
+  developer blocks (skills, permissions), the user's ``AGENTS.md`` (a user message) and its
+  ``<environment_context>`` stay Codex's own.
+* **Compaction**: ``model_auto_compact_token_limit`` from a fixed-tokens trigger (or a limit
+  no context reaches when the profile turns compaction off: Codex has no ``enabled`` key),
+  and ``compact_prompt``, the profile's initial summary instructions with the schema: Codex
+  sends it as the last user message of its summary request (local compaction, which a
+  custom provider gets).
+* **Templates**: lost. Codex 0.169.0 has no custom prompts (``~/.codex/prompts`` was removed
+  in 0.117.0): ``codex exec "/prompts:NAME args"`` reaches the model as typed.
+
+Codex reads a project's ``.codex/config.toml`` only when the project is trusted
+(``[projects."<dir>"] trust_level = "trusted"`` in ``$CODEX_HOME/config.toml``); the export
+does not write that trust. ``config.toml`` is shared with the user: the export edits only
+its own top-level keys, line by line (:class:`~pipeline.export.base.SharedToml`).
+
+With ``--user-dir`` the root is laid out as ``$CODEX_HOME`` (``~/.codex``): ``config.toml``
+and ``context-pipeline/instructions.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedToml
+from pipeline.export.static_prompt import static_prompt
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.facade import Pipeline
+
+INSTRUCTIONS = "context-pipeline/instructions.md"
+#: model_auto_compact_token_limit when the profile turns compaction off (Codex has no `enabled` key)
+NEVER = 9_223_372_036_854_775_807
+
+HOST = {
+    "custom_prompt": "Codex has no prompt file of the user's to put in its place (model_instructions_file is the "
+                     "export's)",
+    "append_prompt": "Codex sends the user's developer_instructions (config.toml) itself, as a developer message "
+                     "after the instructions",
+    "context_files": "Codex reads AGENTS.md itself and sends it as a user message (`# AGENTS.md instructions for "
+                     "<cwd>`), not in the instructions",
+    "skills": "Codex lists its skills (.agents/skills) itself, in a developer message of its own",
+}
+CWD_WHY = ("the instructions file is shared by every checkout, so it cannot hold the working directory; Codex "
+           "states it in its <environment_context> message")
+NO_PROMPTS = ("Codex 0.169.0 has no custom prompts (removed in 0.117.0): `codex exec \"/prompts:NAME args\"` "
+              "reaches the model as typed")
+
+
+class CodexTarget:
+    name = "codex"
+    agent = "Codex CLI 0.169.0"
+
+    def _prefix(self, place: Place) -> str:
+        return "" if place.user else ".codex/"
+
+    def manifest_path(self, place: Place) -> str:
+        return self._prefix(place) + "context-pipeline-export.json"
+
+    def export(self, pipeline: "Pipeline", place: Place) -> Export:
+        pre = self._prefix(place)
+        config = f"{pre}config.toml"
+        instructions = f"{pre}{INSTRUCTIONS}"
+        prompt = static_prompt(pipeline, instructions, HOST, CWD_WHY)
+        keys: list[tuple[Key, Any]] = [(("model_instructions_file",), INSTRUCTIONS)]
+        report = [Carried("system_prompt", "native", f"{instructions}, named by {config} model_instructions_file "
+                                                     "(Codex sends it as its first developer message, in place of "
+                                                     "its built-in instructions)"),
+                  *prompt.report]
+        files = [OwnedFile(instructions, prompt.text + "\n")]
+        report += _templates(pipeline, place)
+        compaction_keys, compaction_report = _compaction(pipeline, config)
+        keys += compaction_keys
+        report += compaction_report
+        return Export(self.name, tuple(files), (SharedToml(config, tuple(keys)),), tuple(report))
+
+
+def _templates(pipeline: "Pipeline", place: Place) -> list[Carried]:
+    loaded = pipeline.load_templates(place.extra.get("cwd") or place.root)
+    return [Carried(f"templates.{t.name}", "lost", why=NO_PROMPTS)
+            for t in loaded.templates if t.source not in ("project", "user") and t.path is not None]
+
+
+def _compaction(pipeline: "Pipeline", config: str) -> tuple[list[tuple[Key, Any]], list[Carried]]:
+    from pipeline.compaction.summary_schema import render_schema
+    from pipeline.model.compaction import TokensTrigger
+
+    profile = pipeline.profile
+    comp, summary = profile.compaction, profile.summary
+    keys: list[tuple[Key, Any]] = []
+    report: list[Carried] = []
+    limit = f"{config} model_auto_compact_token_limit"
+    trigger = comp.trigger
+    if comp.enabled is False:
+        keys.append((("model_auto_compact_token_limit",), NEVER))
+        report.append(Carried("compaction.enabled", "native", f"{limit} = {NEVER} (a limit no context reaches: "
+                                                              "Codex has no `enabled` key)"))
+    else:
+        report.append(Carried("compaction.enabled", "native", "Codex compacts automatically by default"))
+        if isinstance(trigger, TokensTrigger):
+            keys.append((("model_auto_compact_token_limit",), trigger.tokens))
+    window_why = ("Codex compacts at an absolute token count (model_auto_compact_token_limit, else its model "
+                  "catalog's); {what} needs each model's window, which the export does not know")
+    if isinstance(trigger, TokensTrigger):
+        report.append(Carried("compaction.trigger", "native", limit) if comp.enabled is not False else
+                      Carried("compaction.trigger", "lost", why="the profile turns compaction off"))
+    elif trigger is not None and hasattr(trigger, "percent_of_window"):
+        report.append(Carried("compaction.trigger", "lost", why=window_why.format(what="a share of the window")))
+    if trigger is None or hasattr(trigger, "reserve_tokens"):
+        report.append(Carried("compaction.reserve_tokens", "lost", why=window_why.format(what="a reserve")))
+    report.append(Carried("compaction.keep_recent_tokens", "lost",
+                          why="Codex keeps a fixed share of recent user messages (20,000 tokens) itself"))
+    report.append(Carried("compaction.branch.reserve_tokens", "lost", why="Codex has no branch summaries"))
+    for model in comp.model_overrides:
+        report.append(Carried(f"compaction.model_overrides.{model}", "lost",
+                              why="Codex's compaction keys are not per model"))
+    if comp.strategy != "summarize":
+        report.append(Carried("compaction.strategy", "lost", why="Codex always summarizes"))
+    if comp.pins.first_request or comp.pins.messages or comp.pins.files:
+        report.append(Carried("compaction.pins", "lost", why="Codex has no pinned messages"))
+    report.append(Carried("retry", "lost", why="Codex's retries are keys of each model provider "
+                                               "(model_providers.<id>.request_max_retries), not the export's"))
+    own: list[str] = []
+    if comp.strategy != "mask_tool_results":
+        schema = render_schema(summary.schema_, summary.schema_format)
+        keys.append((("compact_prompt",), summary.instructions.initial.render(schema=schema)))
+        where = f"{config} compact_prompt (Codex sends it as the last user message of its summary request)"
+        report += [Carried("summary.instructions.initial", "native", where),
+                   Carried("summary.schema", "native", where + ", inside the instructions")]
+    else:
+        own = ["summary.instructions.initial", "summary.schema"]
+    own_why = "Codex writes the summary request from the conversation's own items; only compact_prompt is set"
+    for key, why in (("summary.system_prompt", "Codex sends its developer instructions (here: the profile's "
+                                               "system prompt) with the summary request; compact_prompt is the "
+                                               "user turn"),
+                     ("summary.instructions.update", "Codex summarizes the whole conversation each time, with "
+                                                     "one prompt (compact_prompt)"),
+                     ("summary.instructions.turn_prefix", "Codex does not split turns"),
+                     ("summary.instructions.branch", "Codex has no branch summaries"),
+                     ("summary.branch_schema", "Codex has no branch summaries"),
+                     ("summary.on_schema_violation", "nothing checks Codex's summary for the headings"),
+                     ("summary.validity", "nothing checks Codex's summary"),
+                     ("summary.labels", own_why), ("summary.tags", own_why),
+                     *((k, "the profile's strategy never summarizes; Codex always does") for k in own)):
+        report.append(Carried(key, "lost", why=why))
+    if profile.summarizer.provider != "offline":
+        report.append(Carried("summarizer", "lost", why="Codex summarizes with the session's model"))
+    return keys, report

@@ -1,0 +1,183 @@
+"""The opencode target (checked on opencode 1.18.33, the pinned CLI of tests/agents).
+
+* **The system prompt**: ``.opencode/context-pipeline/prompt.md``, the profile's sections
+  rendered for a static file, and ``opencode.json`` ``agent.build.prompt`` naming it
+  (``{file:...}``): opencode then sends it in place of its own prompt for its default agent,
+  and appends its environment block, the user's ``AGENTS.md`` and its skills after it. A
+  section holding the working directory is written with a marker that the generated plugin
+  (``.opencode/plugin/context-pipeline.js``, ``experimental.chat.system.transform``)
+  replaces with the session's directory.
+* **Templates**: ``.opencode/command/NAME.md``, translated by
+  :func:`pipeline.templates.dialects.export.export_template` (``$N`` as in pi, ``$@`` as
+  ``$ARGUMENTS``; slices and defaults lost per template).
+* **Compaction**: ``opencode.json`` ``compaction.auto``, ``compaction.reserved``,
+  ``compaction.preserve_recent_tokens``, ``compaction.prune`` (``mask_tool_results``),
+  ``agent.compaction.prompt`` (the summary system prompt); the plugin's
+  ``experimental.session.compacting`` sets the profile's summary instructions as the
+  compaction prompt.
+
+``opencode.json`` is shared with the user and merged key by key. With ``--user-dir`` the
+root is laid out as opencode's config folder (``~/.config/opencode``): ``opencode.json``,
+``command/``, ``plugin/``, ``context-pipeline/``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
+from pipeline.export.static_prompt import command_files, static_prompt
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.facade import Pipeline
+
+DATA = "context-pipeline"
+PLUGIN = "plugin/context-pipeline.js"
+#: what a section holding the working directory says in prompt.md; the plugin writes the directory there
+CWD_MARKER = "${cwd}"
+
+HOST = {
+    "custom_prompt": "opencode has no prompt file of the user's to put in its place (agent.build.prompt is the "
+                     "export's)",
+    "append_prompt": "opencode appends the user's `instructions` files itself, after the prompt",
+    "context_files": "opencode reads AGENTS.md itself and appends it after the prompt (`Instructions from: <path>`)",
+    "skills": "opencode lists its skills itself, after the prompt",
+}
+CWD_WHY = "cwd"  # static_prompt's reason for a section holding the working directory (the plugin writes it here)
+
+
+class OpencodeTarget:
+    name = "opencode"
+    agent = "opencode 1.18.33"
+
+    def _prefix(self, place: Place) -> str:
+        return "" if place.user else ".opencode/"
+
+    def manifest_path(self, place: Place) -> str:
+        return self._prefix(place) + "context-pipeline-export.json"
+
+    def export(self, pipeline: "Pipeline", place: Place) -> Export:
+        pre = self._prefix(place)
+        config = "opencode.json"
+        prompt_file, plugin, data_file = f"{pre}{DATA}/prompt.md", f"{pre}{PLUGIN}", f"{pre}{DATA}/plugin.json"
+        text, sections, marked = _prompt(pipeline, prompt_file, plugin)
+        keys: list[tuple[Key, Any]] = [(("agent", "build", "prompt"), "{file:./" + prompt_file + "}")]
+        report = [Carried("system_prompt", "native", f"{prompt_file}, named by {config} agent.build.prompt "
+                                                     "(opencode's default agent; opencode appends its environment, "
+                                                     "AGENTS.md and skills after it)"),
+                  *sections]
+        files = [OwnedFile(prompt_file, text + "\n")]
+        commands, carried = command_files(pipeline, place, f"{pre}command", _translate)
+        files += commands
+        report += carried
+        compaction_keys, compaction_report, compaction_prompt = _compaction(pipeline, config, plugin)
+        keys += compaction_keys
+        report += compaction_report
+        files.append(OwnedFile(data_file, json.dumps({"cwd_marker": CWD_MARKER if marked else None,
+                                                      "compaction_prompt": compaction_prompt},
+                                                     indent=1, ensure_ascii=False) + "\n"))
+        files.append(OwnedFile(plugin, Path(__file__).with_name("opencode_plugin.js").read_text(encoding="utf-8")))
+        return Export(self.name, tuple(files), (SharedJson(config, tuple(keys)),), tuple(report))
+
+
+def _prompt(pipeline: "Pipeline", where: str, plugin: str) -> tuple[str, list[Carried], bool]:
+    """The prompt file's text, the sections' report, and whether a section holds the marker."""
+    from pipeline.prompt.catalog import with_catalog
+    from pipeline.prompt.context import RenderContext
+    from pipeline.prompt.render import render_sections
+
+    plan = pipeline.render_plan
+    marked = {s.id: s for s in render_sections(plan, with_catalog(plan, RenderContext(cwd=CWD_MARKER)))}
+    static = static_prompt(pipeline, where, HOST, CWD_WHY)
+    kept = []
+    report: list[Carried] = []
+    uses_marker = False
+    for c in static.report:
+        sid = c.key.removeprefix("system_prompt.sections.")
+        if c.how == "native":
+            kept.append(marked[sid])
+            report.append(c)
+        elif c.why == CWD_WHY and sid in marked and CWD_MARKER in marked[sid].text:
+            kept.append(marked[sid])
+            uses_marker = True
+            report.append(Carried(c.key, "extension", f"{where}, the working directory written by {plugin} "
+                                                      "(experimental.chat.system.transform)"))
+        elif c.why == CWD_WHY:
+            report.append(Carried(c.key, "lost", why="it differs between working directories in a way the plugin "
+                                                     "cannot write in"))
+        else:
+            report.append(c)
+    text = "".join(("" if i == 0 else s.separator) + s.text for i, s in enumerate(kept))
+    return text, report, uses_marker
+
+
+def _translate(template) -> tuple:
+    from pipeline.templates.dialects.export import export_template
+
+    out = export_template(template, "opencode")
+    return out.relpath, out.text, out.reasons, out.notes
+
+
+def _compaction(pipeline: "Pipeline", config: str, plugin: str) -> tuple[list[tuple[Key, Any]], list[Carried],
+                                                                           Any]:
+    from pipeline.compaction.summary_schema import render_schema
+
+    profile = pipeline.profile
+    comp, summary = profile.compaction, profile.summary
+    keys: list[tuple[Key, Any]] = [(("compaction", "auto"), comp.enabled)]
+    report = [Carried("compaction.enabled", "native", f"{config} compaction.auto")]
+    trigger = comp.trigger
+    if trigger is None or hasattr(trigger, "reserve_tokens"):
+        reserve = getattr(trigger, "reserve_tokens", None) or comp.reserve_tokens
+        keys.append((("compaction", "reserved"), reserve))
+        report.append(Carried("compaction.reserve_tokens", "native", f"{config} compaction.reserved"))
+        if trigger is not None:
+            report.append(Carried("compaction.trigger", "native", f"{config} compaction.reserved"))
+    else:
+        report.append(Carried("compaction.trigger", "lost",
+                              why="opencode compacts at its model's window minus compaction.reserved; a share of "
+                                  "the window or a fixed size needs each model's window"))
+        report.append(Carried("compaction.reserve_tokens", "lost", why="the profile's trigger is not a reserve"))
+    keys.append((("compaction", "preserve_recent_tokens"), comp.keep_recent_tokens))
+    report.append(Carried("compaction.keep_recent_tokens", "native", f"{config} compaction.preserve_recent_tokens"))
+    report.append(Carried("compaction.branch.reserve_tokens", "lost", why="opencode has no branch summaries"))
+    for model in comp.model_overrides:
+        report.append(Carried(f"compaction.model_overrides.{model}", "lost",
+                              why="opencode's compaction keys are not per model"))
+    if comp.strategy == "mask_tool_results":
+        keys.append((("compaction", "prune"), True))
+        report.append(Carried("compaction.strategy", "native", f"{config} compaction.prune (opencode clears old "
+                                                               "tool results; it still summarizes at its trigger)"))
+        if comp.masking.placeholder is not None:
+            report.append(Carried("compaction.masking.placeholder", "lost",
+                                  why="opencode writes its own placeholder for a pruned tool result"))
+    elif comp.strategy != "summarize":
+        report.append(Carried("compaction.strategy", "lost", why="hybrid is not exported to opencode"))
+    if comp.pins.first_request or comp.pins.messages or comp.pins.files:
+        report.append(Carried("compaction.pins", "lost", why="opencode has no pinned messages"))
+    report.append(Carried("retry", "lost", why="opencode retries provider errors by its own policy"))
+    schema = render_schema(summary.schema_, summary.schema_format)
+    prompt = summary.instructions.initial.render(schema=schema)
+    keys.append((("agent", "compaction", "prompt"), summary.system_prompt.render()))
+    report.append(Carried("summary.system_prompt", "native", f"{config} agent.compaction.prompt (opencode's "
+                                                             "compaction agent)"))
+    hook = f"{plugin} (experimental.session.compacting replaces opencode's compaction prompt)"
+    report += [Carried("summary.instructions.initial", "extension", hook),
+               Carried("summary.schema", "extension", hook + ", inside the instructions")]
+    own = "opencode serializes the conversation itself, after the prompt"
+    for key, why in (("summary.instructions.update", "the hook cannot tell a first summary from an update; it "
+                                                     "sets the initial instructions"),
+                     ("summary.instructions.turn_prefix", "opencode does not split turns"),
+                     ("summary.instructions.branch", "opencode has no branch summaries"),
+                     ("summary.branch_schema", "opencode has no branch summaries"),
+                     ("summary.on_schema_violation", "nothing checks opencode's summary for the headings"),
+                     ("summary.validity", "nothing checks opencode's summary"),
+                     ("summary.labels", own), ("summary.tags", own)):
+        report.append(Carried(key, "lost", why=why))
+    if profile.summarizer.provider != "offline":
+        report.append(Carried("summarizer", "lost", why="the export does not name a model for opencode's compaction "
+                                                        "agent"))
+    return keys, report, prompt
