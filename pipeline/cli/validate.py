@@ -2,9 +2,14 @@
 and cross-field rule, each reported as `file:line:col: key.path: message (hint)`.
 
 PATH may be a file or a directory; directories are searched recursively for
-*.yaml and *.yml files (hidden directories skipped), and every file found is
-treated as a profile. Prompt-template files that a profile lists explicitly in
-`templates.sources` are checked too.
+*.yaml and *.yml files (hidden directories skipped). A file named on the command line
+is always checked as a profile; of the files found in a directory, only profiles are:
+a file whose first lines hold a `$schema` naming profile.schema.json, or a mapping with
+a profile key (`extends`, `system_prompt`, `compaction`, ...). Every other YAML file
+(a `.pre-commit-config.yaml`, a CI workflow) is skipped and named on stderr. A file
+that does not parse as YAML is checked, so its error is shown. Prompt-template files
+that a profile lists explicitly in `templates.sources` are checked too. On success,
+`N profiles ok` is printed when there is nothing to show (text format).
 
 Problems are errors (the file is invalid), warnings (suspicious; they fail only
 with --strict) and infos (remarks such as a template's `$99` or `${@:0}`; shown only
@@ -83,15 +88,53 @@ def _window(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     tolerant_output()
-    files = collect(args.paths)
+    skipped: list[str] = []
+    files = collect(args.paths, skipped)
+    if skipped and args.format != "json":
+        print(_skipped_line(skipped), file=sys.stderr)
     results = [check_file(path, args.model_window, args.project) for path in files]
-    print_results(results if args.verbose else _without_infos(results), args.format, args.verbose, args.strict)
+    shown = results if args.verbose else _without_infos(results)
+    print_results(shown, args.format, args.verbose, args.strict, skipped)
     failed = any(_fails(problems, args.strict) for _, _, problems in results)
+    if not any(problems for _, _, problems in shown) and args.format == "text":  # problems shown: their own summary
+        print(f"{len(results)} profile{'s' if len(results) != 1 else ''} ok")
     return 1 if failed else 0
 
 
-def collect(paths: list[str]) -> list[str]:
-    """The profile files named by PATH arguments, in a stable order, without repeats."""
+def _skipped_line(skipped: list[str]) -> str:
+    many = len(skipped) != 1
+    return (f"skipped {len(skipped)} YAML file{'s' if many else ''} that {'are' if many else 'is'} not "
+            f"{'profiles' if many else 'a profile'} (no `$schema` line, no profile key): " + ", ".join(skipped))
+
+
+#: top-level keys only a profile has (``name``, ``version``, ``description`` are too common to tell)
+PROFILE_KEYS = frozenset({"extends", "$schema", "system_prompt", "templates", "compaction", "retry", "summary",
+                          "context", "summarizer", "runtime"})
+
+
+def is_profile(path: str) -> bool:
+    """Whether a YAML file found in a directory is a profile: a ``$schema`` line naming
+    profile.schema.json in its first lines, or a mapping with a profile key. A file that
+    cannot be read or parsed counts as one (its problem is then reported)."""
+    from pipeline import files as bounded
+    from pipeline.js import load_yaml
+
+    try:
+        text = bounded.read_text(path, "profile")
+    except PipelineError:
+        return True
+    if any("$schema" in line and "schema.json" in line for line in text.splitlines()[:5]):
+        return True
+    try:
+        data = load_yaml(text)
+    except Exception:  # a syntax error: shown by the profile check
+        return True
+    return isinstance(data, dict) and any(key in PROFILE_KEYS for key in data)
+
+
+def collect(paths: list[str], skipped: list[str] | None = None) -> list[str]:
+    """The profile files named by PATH arguments, in a stable order, without repeats; the
+    YAML files of a directory that are not profiles go to ``skipped``."""
     if not paths:
         raise UsageError("no PATH given (name profile files or directories)")
     files: list[str] = []
@@ -103,7 +146,14 @@ def collect(paths: list[str]) -> list[str]:
             found = _walk(path)
             if not found:
                 raise PipelineError(Problem("no *.yaml or *.yml files in this directory", Location(raw), code="profile.unreadable"))
-            files.extend(found)
+            profiles = [f for f in found if is_profile(f)]
+            if skipped is not None:
+                skipped.extend(f for f in found if f not in profiles)
+            if not profiles:
+                raise PipelineError(Problem(
+                    "no profiles in this directory", Location(raw), code="profile.unreadable",
+                    hint=f"{len(found)} YAML file(s), none with a `$schema` line or a profile key"))
+            files.extend(profiles)
         elif not bounded.missing(path):
             files.append(raw)  # the reader says what is wrong, if anything
         else:
@@ -184,10 +234,10 @@ def _level(problem: Problem) -> str:
 # --------------------------------------------------------------------------- output
 
 
-def print_results(results: list, fmt: str, verbose: bool, strict: bool = False) -> None:
+def print_results(results: list, fmt: str, verbose: bool, strict: bool = False, skipped: list[str] = ()) -> None:
     """Print ``(path, fingerprint, problems)`` results in the chosen format."""
     if fmt == "json":
-        print(json.dumps(_json(results, strict), indent=2, ensure_ascii=False))
+        print(json.dumps({**_json(results, strict), "skipped": list(skipped)}, indent=2, ensure_ascii=False))
         return
     if fmt == "github":
         for _, _, problems in results:

@@ -30,9 +30,9 @@ def test_the_reserv_tokens_example_in_a_real_process(tmp_path):
     )
 
 
-def test_valid_file_prints_nothing(cli, tmp_path):
+def test_valid_file_prints_how_many_are_ok(cli, tmp_path):
     write_files(tmp_path, {"ok.yaml": HEAD})
-    assert (cli("validate", "ok.yaml").code, cli("validate", "ok.yaml").out) == (0, "")
+    assert (cli("validate", "ok.yaml").code, cli("validate", "ok.yaml").out) == (0, "1 profile ok\n")
     run = cli("validate", "-v", "ok.yaml")
     assert run.code == 0 and run.err.startswith("ok.yaml: ok (fingerprint ")
 

@@ -16,7 +16,7 @@ def test_the_table_is_large_enough():
 def test_the_standalone_base_is_valid(cli, tmp_path):
     write_files(tmp_path, {"p.yaml": STANDALONE})
     run = cli("validate", "p.yaml")
-    assert (run.code, run.out, run.err) == (0, "", "")
+    assert (run.code, run.out, run.err) == (0, "1 profile ok\n", "")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
