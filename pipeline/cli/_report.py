@@ -68,6 +68,8 @@ def _read_lines(file: str) -> list[str] | None:
             data = handle.read(MAX_SOURCE_BYTES + 1)
     except (OSError, ValueError):
         return None
+    if b"\0" in data:  # a binary file (an executable named as a profile): no line of it is shown
+        return None
     return _LINE_BREAK.split(data.decode("utf-8", "replace"))
 
 

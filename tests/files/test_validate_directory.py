@@ -44,3 +44,13 @@ def test_two_profiles_ok(tmp_path, capsys):
         (tmp_path / f"{name}.yaml").write_text(f"extends: builtin:default\nname: {name}\n", encoding="utf-8")
     assert main(["validate", str(tmp_path)]) == 0
     assert capsys.readouterr().out == "2 profiles ok\n"
+
+
+def test_a_binary_file_named_as_a_profile_shows_none_of_its_bytes(tmp_path, capsys):
+    for name in ("ls.yaml", "ls"):
+        binary = tmp_path / name
+        binary.write_bytes(Path("/bin/ls").read_bytes())
+        assert main(["validate", str(binary)]) == 1
+        out, err = capsys.readouterr()
+        assert out == f"{binary}:1:8: binary file (contains a NUL byte)\n", out
+        assert "ELF" not in out + err
