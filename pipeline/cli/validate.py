@@ -49,6 +49,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Sequence
 
 from pipeline.cli._output import tolerant_output
 from pipeline.errors import Location, PipelineError, Problem, UsageError
@@ -234,7 +235,7 @@ def _level(problem: Problem) -> str:
 # --------------------------------------------------------------------------- output
 
 
-def print_results(results: list, fmt: str, verbose: bool, strict: bool = False, skipped: list[str] = ()) -> None:
+def print_results(results: list, fmt: str, verbose: bool, strict: bool = False, skipped: Sequence[str] = ()) -> None:
     """Print ``(path, fingerprint, problems)`` results in the chosen format."""
     if fmt == "json":
         print(json.dumps({**_json(results, strict), "skipped": list(skipped)}, indent=2, ensure_ascii=False))

@@ -397,14 +397,14 @@ def convert_to_llm(
     if keep_system:
         messages = list(messages)
         system = {id(m) for m in messages if js_get(m.raw, "role") == "system"}
-        if system:
-            out = []
+        if system:  # pi 1.x keeps its recorded system messages in the LLM context as they are
+            kept: list[Any] = []
             for message in messages:
                 if id(message) in system:
-                    out.append(message)
+                    kept.append(message)
                 else:
-                    out.extend(convert_to_llm((message,), texts, drop_failed=drop_failed))
-            return out
+                    kept.extend(convert_to_llm((message,), texts, drop_failed=drop_failed))
+            return kept
     unchanged = _UNCHANGED
     if not drop_failed:  # one comprehension: this runs over every message of a context
         return [m for message in messages
