@@ -85,7 +85,7 @@ def _load(args: argparse.Namespace):
         from pipeline.errors import UsageError
 
         raise UsageError("--dialect applies to --templates-dir; a profile names dialects in templates.sources")
-    return pipeline.load_templates(trusted=not args.untrusted)
+    return pipeline.load_templates(trusted=not args.untrusted, agent=getattr(args, "agent_dir", None))
 
 
 def _splitting(args: argparse.Namespace) -> str:

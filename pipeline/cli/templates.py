@@ -11,7 +11,7 @@ Where templates come from: the profile's `templates.sources` (--profile; default
 built-in `default`, whose sources are `[project, global]`), in that order, the first
 template of a name winning. `project` is <cwd>/.pi/prompts/ (skipped with --untrusted,
 as pi skips it for an untrusted project); `global` is ~/.pi/agent/prompts/
-($PI_CODING_AGENT_DIR/prompts when that is set); other entries are paths relative to
+($PI_CODING_AGENT_DIR/prompts when that is set, DIR/prompts with --agent-dir DIR); other entries are paths relative to
 the profile file. --templates-dir (repeatable) replaces the profile's sources: a
 directory is read without filtering, not recursive; a single .md file works too;
 --dialect claude-code|opencode|gemini|codex reads them in that tool's format.
@@ -59,6 +59,9 @@ HELP = "list the prompt templates with their descriptions, argument hints and ar
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", nargs="?", choices=("export",), help="export: write the templates in another dialect")
     add_template_options(parser)
+    parser.add_argument("--agent-dir", metavar="DIR",
+                        help="the agent's own directory, whose prompts/ is the `global` source "
+                             "(default: $PI_CODING_AGENT_DIR, else ~/.pi/agent)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when a template file is broken or anything else is noticed but an info")
