@@ -29,11 +29,46 @@ import sys
 HELP = "write an overlay profile from a pi, Claude Code, opencode or Gemini CLI setup"
 
 
+_PI_HELP = """Write an overlay profile from pi's setup.
+
+Reads pi's agent directory AGENT_DIR (default: $PI_CODING_AGENT_DIR, else ~/.pi/agent):
+settings.json (compaction, branchSummary and retry numbers; prompts paths become
+template sources), SYSTEM.md (the custom prompt: the sections it replaces are removed)
+and APPEND_SYSTEM.md; with --project also the project's .pi/settings.json and
+.pi/SYSTEM.md / APPEND_SYSTEM.md, which pi prefers. The profile is compiled before it
+is printed (or written to -o FILE); what was not imported goes to stderr.
+
+examples:
+  pipeline import pi -o agent-profiles/pi.yaml
+  pipeline import pi ~/.pi/agent --project . -o profile.yaml
+"""
+
+_TOOL_HELP = """Write an overlay profile from {tool}'s setup: its command folders become template
+sources in its dialect, and its context-file names count. HOME_DIR defaults to {home}.
+
+examples:
+  pipeline import {tool} --project . > {tool}.yaml
+"""
+
+_HOMES = {"claude-code": "~/.claude", "opencode": "~/.config/opencode", "gemini": "~/.gemini"}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("tool", choices=("pi", "claude-code", "opencode", "gemini"), help="whose setup to read")
-    parser.add_argument("dir", nargs="?", metavar="AGENT_DIR", help="the tool's own directory (default: its usual one)")
-    parser.add_argument("--project", metavar="DIR", help="the project whose settings and prompts count too")
-    parser.add_argument("-o", "--output", metavar="FILE", help="write the profile to FILE instead of printing it")
+    tools = parser.add_subparsers(dest="tool", metavar="{pi,claude-code,opencode,gemini}", required=True,
+                                  help="whose setup to read")
+    for tool in ("pi", *_HOMES):
+        if tool == "pi":
+            sub = tools.add_parser(tool, help="pi's agent directory", description=_PI_HELP,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+            sub.add_argument("dir", nargs="?", metavar="AGENT_DIR",
+                             help="pi's agent directory (default: $PI_CODING_AGENT_DIR, else ~/.pi/agent)")
+        else:
+            sub = tools.add_parser(tool, help=f"{tool}'s command folders",
+                                   description=_TOOL_HELP.format(tool=tool, home=_HOMES[tool]),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+            sub.add_argument("dir", nargs="?", metavar="HOME_DIR", help=f"the tool's own directory (default: {_HOMES[tool]})")
+        sub.add_argument("--project", metavar="DIR", help="the project whose settings and prompts count too")
+        sub.add_argument("-o", "--output", metavar="FILE", help="write the profile to FILE instead of printing it")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -77,7 +77,7 @@ def test_a_bad_flag_shows_the_sub_commands_usage(command, tmp_path, capsys, monk
     with pytest.raises(SystemExit) as stopped:
         main([command, *POSITIONALS.get(command, []), "--bogus"])
     err = capsys.readouterr().err
-    prog = "pipeline session check" if command == "session" else f"pipeline {command}"
+    prog = {"session": "pipeline session check", "import": "pipeline import pi"}.get(command, f"pipeline {command}")
     assert stopped.value.code == 2
     assert err.startswith(f"usage: {prog} ") and err.rstrip().endswith(f"{prog}: error: unrecognized arguments: --bogus")
 
