@@ -12,7 +12,8 @@ command folders as template sources in its dialect and its context-file names
 
 The profile is printed (or written to -o FILE, paths relative to it) after it has been
 compiled: an import that would not validate fails with the problems. What was not
-imported goes to stderr.
+imported goes to stderr. With -o, profile.schema.json (which the profile's `$schema`
+line names) is written beside FILE unless one is there (`pipeline schema` prints it).
 
 examples:
   pipeline import pi -o agent-profiles/pi.yaml
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 
     from pipeline.agentdir import agent_dir
     from pipeline.cli._report import report_notices
-    from pipeline.importers import check, import_pi, import_tool
+    from pipeline.importers import SCHEMA, check, import_pi, import_tool
 
     out = Path(args.output) if args.output else None
     project = Path(args.project).absolute() if args.project else None
@@ -98,6 +99,12 @@ def run(args: argparse.Namespace) -> int:
     out.write_text(imported.text, encoding="utf-8")
     check(imported, out)
     print(f"wrote {out}", file=sys.stderr)
+    schema = out.parent / SCHEMA
+    if not schema.exists():  # the `$schema` line names it: editors resolve it beside the profile
+        from pipeline.model.schema import schema_json
+
+        schema.write_text(schema_json(), encoding="utf-8")
+        print(f"wrote {schema}", file=sys.stderr)
     return 0
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pipeline.cli import main
@@ -14,3 +16,16 @@ def test_import_pi_help_is_its_own(capsys):
     out = capsys.readouterr().out
     assert out.startswith("usage: pipeline import pi ") and "AGENT_DIR" in out
     assert "pipeline import pi -o agent-profiles/pi.yaml" in out and "claude-code" not in out
+
+
+def test_import_writes_the_schema_its_overlay_names(tmp_path, capsys):
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text('{"compaction": {"reserveTokens": 20000}}')
+    out = tmp_path / "profiles" / "pi.yaml"
+    assert main(["import", "pi", str(agent), "-o", str(out)]) == 0
+    first = out.read_text().splitlines()[0]
+    assert first == "# yaml-language-server: $schema=profile.schema.json"
+    schema = json.loads((out.parent / "profile.schema.json").read_text())
+    assert "compaction" in schema["properties"]
+    assert main(["validate", str(out.parent)]) == 0
