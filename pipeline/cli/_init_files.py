@@ -89,3 +89,22 @@ PLACEHOLDER_INSTALL = "context-pipeline @ git+https://github.com/<your-org>/cont
 PLACEHOLDER_NOTE = ("replace <your-org>/context-pipeline with where your copy of context-pipeline lives "
                     "and <rev> with a tag or commit of it (or run `pipeline init --install SPEC`)")
 GIVEN_NOTE = "written by `pipeline init --install`"
+
+#: with ``--target T``: a hook that fails when the files `pipeline export T` writes are stale
+EXPORT_HOOK = """\
+  # context-pipeline: the {target} files exported from {dir}/{name}.yaml are up to date.
+  - repo: local
+    hooks:
+      - id: pipeline-export-{target}
+        name: check the {target} files exported from the profile
+        entry: pipeline export {target} {dir}/{name}.yaml --check{allow}
+        language: system
+        pass_filenames: false
+        files: ^{dir}/.*\\.ya?ml$
+"""
+
+#: with ``--target T``: the CI step after `validate`
+EXPORT_STEP = """\
+      - name: export {target} is up to date
+        run: pipeline export {target} {dir}/{name}.yaml --check{allow}
+"""

@@ -13,7 +13,9 @@ Writes, relative to the current directory (or DIR):
   base branch, posted as a comment.
 
 Nothing is overwritten: a file that exists is reported and left as it is (--force
-replaces the profile, the schema and the workflow). See docs/quickstart.md.
+replaces the profile, the schema and the workflow). --target AGENT (repeatable) adds a
+hook and a CI step running `pipeline export AGENT PROFILE --check`, with --allow-loss for
+what that export reports it cannot carry. See docs/quickstart.md.
 
 examples:
   pipeline init
@@ -37,6 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo", metavar="URL", help="use context-pipeline's own pre-commit hook from this repository (with --rev)")
     parser.add_argument("--rev", metavar="REV", help="the tag or commit of --repo")
     parser.add_argument("--force", action="store_true", help="replace an existing profile, schema and workflow")
+    parser.add_argument("--target", action="append", default=[], choices=AGENT_TARGETS, metavar="AGENT",
+                        help="also check in the hook and CI that `pipeline export AGENT` is up to date "
+                             "(repeatable; " + ", ".join(AGENT_TARGETS) + ")")
+
+
+AGENT_TARGETS = ("pi", "claude-code", "codex", "opencode", "gemini")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,6 +58,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--repo and --rev go together")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", args.name):
         raise UsageError(f"--name {args.name!r}: use letters, digits, `_`, `.`, `-`")
+    from pipeline.export import TARGETS
+
+    unknown = [t for t in args.target if t not in TARGETS]
+    if unknown:
+        raise UsageError(f"--target {unknown[0]}: `pipeline export` has no such target in this version "
+                         f"(it has: {', '.join(TARGETS)})")
+    targets = list(dict.fromkeys(args.target))
     root = Path(args.dir)
     if not root.is_dir():
         raise _error(root, "not a directory (the repository to set up)")
@@ -59,15 +74,32 @@ def run(args: argparse.Namespace) -> int:
     note = files.GIVEN_NOTE if args.install else files.PLACEHOLDER_NOTE
     _write(root / d / f"{args.name}.yaml", files.PROFILE.format(**fill), args.force)
     _write(root / d / "profile.schema.json", schema_json(), args.force)
-    _write(root / ".github" / "workflows" / "context-profiles.yml",
-           files.WORKFLOW.format(install=install, install_note=note, **fill), args.force)
+    workflow = files.WORKFLOW.format(install=install, install_note=note, **fill)
+    validate = f"        run: pipeline validate --strict --project . --format github {d}/\n"
+    allow = {t: _allow_loss(root, f"{d}/{args.name}.yaml", t) for t in targets}
+    steps = "".join(files.EXPORT_STEP.format(target=t, allow=allow[t], **fill) for t in targets)
+    _write(root / ".github" / "workflows" / "context-profiles.yml", workflow.replace(validate, validate + steps, 1),
+           args.force)
     hook = (files.PRE_COMMIT_REMOTE.format(repo=args.repo, rev=args.rev, **fill) if args.repo
             else files.PRE_COMMIT_LOCAL.format(**fill))
+    hook += "".join(files.EXPORT_HOOK.format(target=t, allow=allow[t], **fill) for t in targets)
     _pre_commit(root / ".pre-commit-config.yaml", hook)
     if not args.install:
         print("next: fill in the install line of .github/workflows/context-profiles.yml "
               "(<your-org>, <rev>) or run `pipeline init --install SPEC --force`", file=sys.stderr)
     return 0
+
+
+def _allow_loss(root, profile: str, target: str) -> str:
+    """`` --allow-loss KEY...`` for what the profile's export to ``target`` cannot carry (the
+    losses `pipeline export` reports), so the check fails on drift, not on known losses."""
+    from pipeline import compile_profile
+    from pipeline.export import TARGETS, Place, prepare, undeclared_losses
+
+    place = Place(str(root), user=False, profile=profile, extra={"cwd": str(root)})
+    export, _ = prepare(TARGETS[target], compile_profile(str(root / profile)), place, force=False)
+    keys = [c.key for c in undeclared_losses(export, [])]
+    return " --allow-loss " + " ".join(keys) if keys else ""
 
 
 def _write(path, text: str, force: bool) -> None:
