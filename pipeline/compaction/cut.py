@@ -27,7 +27,8 @@ from pipeline.compaction.tokens import estimate_tokens, projected_tokens
 from pipeline.model.compaction import Compaction
 from pipeline.session.entries import CompactionEntry, Entry, MessageEntry
 from pipeline.session.messages import AssistantMessage
-from pipeline.session.projection import ProjectedEntry, entry_messages, entry_roles, is_context_edit
+from pipeline.session.projection import ProjectedEntry, entry_messages, entry_roles
+from pipeline.session.system import is_context_edit
 
 CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
 TURN_START_ROLES = CUT_POINT_ROLES - {"assistant"}
