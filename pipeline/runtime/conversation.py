@@ -567,11 +567,11 @@ class Conversation:
     def tokens_after(self, settings: Any = None) -> int:
         """The context after a compaction, estimated message by message (pi's
         ``estimatedTokensAfter``): no reply's usage anchors it, since every usage recorded
-        before the compaction counts the context that was summarized."""
-        from pipeline.compaction.tokens import estimate_tokens
+        before the compaction counts the context that was summarized; under pi 1.x
+        (``estimate_on: projection``) the recorded system messages count too)."""
+        from pipeline.compaction.tokens import tokens_after_compaction
 
-        settings = settings if settings is not None else self.profile.compaction
-        return sum(estimate_tokens(m, settings) for m in self.memory.agent)
+        return tokens_after_compaction(self.memory.agent, settings if settings is not None else self.profile.compaction)
 
     # ----------------------------------------------------------------- navigation
 
