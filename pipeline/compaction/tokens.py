@@ -1,4 +1,4 @@
-"""Token accounting as pi 0.84.0 does it (spec §6), and pi 1.x's counting of recorded system messages.
+"""Token accounting as pi 0.84.0 does it (docs/pi-rules.md#token-accounting), and pi 1.x's counting of recorded system messages.
 
 * :func:`estimate_tokens`: one message, ``ceil(chars / chars_per_token)`` where chars are
   UTF-16 units counted per role, images charged ``image_chars``;

@@ -1,4 +1,4 @@
-"""Typed session entries: pi 0.84.0's session file format, version 3 (spec §2.2).
+"""Typed session entries: pi 0.84.0's session file format, version 3 (docs/pi-rules.md#session-files).
 
 A session file is a header line (:class:`SessionHeader`) followed by one entry per
 line. Every entry has ``type``, ``id`` (8 hex chars), ``parentId`` (``None`` for a

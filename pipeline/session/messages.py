@@ -1,4 +1,4 @@
-"""Typed views of pi's agent messages and their content blocks (spec §2.1).
+"""Typed views of pi's agent messages and their content blocks (docs/pi-rules.md#messages).
 
 Every view holds only ``raw``, the JSON object exactly as read (key order and unknown
 fields included), so writing a message back with :func:`pipeline.js.js_json`

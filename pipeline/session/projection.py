@@ -1,5 +1,5 @@
 """From a session tree to the LLM context: pi 0.84.0's ``buildSessionContext`` and
-``convertToLlm`` (spec §5).
+``convertToLlm`` (docs/pi-rules.md#session-to-context).
 
 Two steps, kept apart because the compaction engine uses the first on its own:
 
