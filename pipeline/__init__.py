@@ -12,7 +12,7 @@ The facade::
     loaded.source_map.get(("compaction", "reserve_tokens"))   # where it was set
 
 What a runtime calls: each method of :class:`Pipeline` imports its stage on first use
-and hands off to it (DESIGN's stages)::
+and hands off to it (the stages of docs/architecture.md)::
 
     from pipeline.prompt import RenderContext
     prompt = p.render_system_prompt(RenderContext(cwd="/repo", tools=("read", "bash")))

@@ -1,4 +1,4 @@
-"""Branch summaries (spec §8): summarizing the branch the user leaves when moving in the tree.
+"""Branch summaries (docs/pi-rules.md#branch-summaries): summarizing the branch the user leaves when moving in the tree.
 
 * :func:`branch_entries` — from the old leaf back to (excluding) the deepest common
   ancestor with the target, in chronological order;

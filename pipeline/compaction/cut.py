@@ -1,4 +1,4 @@
-"""Where to cut (spec §7.1, §7.2): cut points, turn starts, the cut itself.
+"""Where to cut (docs/pi-rules.md#cut-points): cut points, turn starts, the cut itself.
 
 Entry classes, from what an entry projects to (:func:`pipeline.session.projection.entry_messages`
 on a path; on a projection, what the entry shows after context edits):
@@ -13,7 +13,7 @@ on a path; on a projection, what the entry shows after context edits):
 :func:`find_cut_point` is pi's ``findCutPoint``, oddity included: after pulling
 invisible entries into the kept part the cut may sit on one that precedes a user
 message; it is no turn start, so the previous complete turn is reported as a split
-turn's prefix (§10.2 C8, C26). Walking a projection (:data:`PROJECTION`) it is pi 1.x's
+turn's prefix (docs/pi-rules.md#cut-points-and-plans C8, C26). Walking a projection (:data:`PROJECTION`) it is pi 1.x's
 ``findProjectedCutPoint``, with its recovery rule (:func:`recovery_suffix`); the cut
 point taken when the budget is reached after the last one is ``compaction.cut_fallback``.
 """
@@ -27,7 +27,8 @@ from pipeline.compaction.tokens import estimate_tokens, projected_tokens
 from pipeline.model.compaction import Compaction
 from pipeline.session.entries import CompactionEntry, Entry, MessageEntry
 from pipeline.session.messages import AssistantMessage
-from pipeline.session.projection import ProjectedEntry, entry_messages, entry_roles, is_context_edit
+from pipeline.session.projection import ProjectedEntry, entry_messages, entry_roles
+from pipeline.session.system import is_context_edit
 
 CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
 TURN_START_ROLES = CUT_POINT_ROLES - {"assistant"}

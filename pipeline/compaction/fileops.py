@@ -1,4 +1,4 @@
-"""File operations: which files the summarized part read and modified (spec §7.6).
+"""File operations: which files the summarized part read and modified (docs/pi-rules.md#file-lists).
 
 Collected from assistant tool calls named exactly ``read``, ``write`` and ``edit`` with a
 non-empty string ``path`` argument, seeded from a previous summary's

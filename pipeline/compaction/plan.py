@@ -1,4 +1,4 @@
-"""Planning a compaction (spec §7.3): pi's ``prepareCompaction`` as a frozen plan.
+"""Planning a compaction (docs/pi-rules.md#planning-a-compaction): pi's ``prepareCompaction`` as a frozen plan.
 
 With ``compaction.plan_on: path`` (pi 0.84.0):
 
@@ -13,7 +13,7 @@ With ``compaction.plan_on: path`` (pi 0.84.0):
 5. Both empty: nothing to do. Otherwise the file operations, seeded from P's details.
 
 The new first kept entry can lie before P; re-projecting then shows P as a second
-summary inside the kept part (§10.2 P5′), as pi does.
+summary inside the kept part (docs/pi-rules.md#cut-points-and-plans P5′), as pi does.
 
 With ``plan_on: projection`` (pi 1.x) the same steps run on the session projection
 (:func:`~pipeline.session.projection.project_path`: context edits applied, P first with

@@ -1,4 +1,4 @@
-"""Summary requests, built only from the profile (spec §7.4, §8).
+"""Summary requests, built only from the profile (docs/pi-rules.md#summary-requests, docs/pi-rules.md#branch-summaries).
 
 Every request is one system prompt (``summary.system_prompt``) and one user text:
 

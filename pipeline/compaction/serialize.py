@@ -1,4 +1,4 @@
-"""The conversation as text for the summarizer (spec §7.5), labels from the profile.
+"""The conversation as text for the summarizer (docs/pi-rules.md#serializing-for-the-summarizer), labels from the profile.
 
 Input is the provider-level message list (after the session's ``convert_to_llm``):
 user, assistant and tool-result messages. Parts are joined by a blank line:

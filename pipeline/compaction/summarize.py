@@ -1,4 +1,4 @@
-"""Running the summary calls of a plan (spec §7.4): the engine between plan and entry.
+"""Running the summary calls of a plan (docs/pi-rules.md#summary-requests): the engine between plan and entry.
 
 * not split: one history call (first summary, or update of the previous one);
 * split turn: the history call (or ``summary.no_history`` without a call when there is

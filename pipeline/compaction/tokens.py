@@ -1,4 +1,4 @@
-"""Token accounting as pi 0.84.0 does it (spec §6).
+"""Token accounting as pi 0.84.0 does it (docs/pi-rules.md#token-accounting), and pi 1.x's counting of recorded system messages.
 
 * :func:`estimate_tokens`: one message, ``ceil(chars / chars_per_token)`` where chars are
   UTF-16 units counted per role, images charged ``image_chars``;
@@ -13,10 +13,11 @@ Messages are the session package's typed views (:mod:`pipeline.session.messages`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
 
 from pipeline.js import MISSING, js_json, js_truthy, u16len
 from pipeline.model.compaction import Compaction
+from pipeline.session.entries import CompactionEntry
 from pipeline.session.messages import (
     AgentMessage,
     AssistantMessage,
@@ -29,11 +30,13 @@ from pipeline.session.messages import (
     TextContent,
     ThinkingContent,
     ToolCall,
+    SystemMessage,
     ToolResultMessage,
-    UnknownMessage,
     Usage,
     UserMessage,
 )
+from pipeline.session.system import current_system_message, is_context_edit
+from pipeline.session.system import is_system_message as is_system_message  # the planner reads it here
 
 _DEFAULT = Compaction.model_construct()  # the defaults, unvalidated: no schema is built at import
 
@@ -174,66 +177,31 @@ def _json_content_chars(content: object, image_chars: int) -> int:
     return chars
 
 
-def system_message_tokens(raw: Mapping, settings: Compaction = _DEFAULT) -> int:
-    """pi 1.x's estimate of a ``system`` message (its recorded prompt): content, every
-    non-empty section text and the JSON of ``toolsAdded``. 0.84.0 counts such a message as 0."""
-    chars = _json_content_chars(raw.get("content"), settings.image_chars)
-    sections = raw.get("sections")
-    if isinstance(sections, dict):
-        chars += sum(u16len(v) for v in sections.values() if isinstance(v, str))
-    tools = raw.get("toolsAdded", MISSING)
+def system_message_tokens(message: SystemMessage, settings: Compaction = _DEFAULT) -> int:
+    """pi 1.x's estimate of a recorded system message: content, every non-empty section
+    text and the JSON of ``toolsAdded``. 0.84.0 counts such a message as 0."""
+    chars = _json_content_chars(message.content, settings.image_chars)
+    chars += sum(u16len(v) for v in message.sections.values() if isinstance(v, str))
+    tools = message.raw.get("toolsAdded", MISSING)
     if js_truthy(tools):
         chars += u16len(js_json(tools))
     return _ceil_div(chars, settings.chars_per_token)
 
 
-def is_system_message(message: AgentMessage) -> bool:
-    """A ``system`` message (pi 1.x's recorded prompt state; a role 0.84.0 does not know)."""
-    return isinstance(message, UnknownMessage) and message.raw.get("role") == "system"
-
-
 def projected_tokens(message: AgentMessage, settings: Compaction = _DEFAULT) -> int:
     """:func:`estimate_tokens` as pi 1.x counts it: system messages too."""
-    if is_system_message(message):
-        return system_message_tokens(message.raw, settings)
+    if isinstance(message, SystemMessage):
+        return system_message_tokens(message, settings)
     return estimate_tokens(message, settings)
 
 
-def replayed_system(messages: Sequence[AgentMessage]) -> dict | None:
-    """pi-ai's ``getCurrentSystemMessage``: every system message replayed into one (contents
-    joined by a blank line, sections patched by name, tools added and removed by name)."""
-    systems = [m.raw for m in messages if is_system_message(m)]
-    content, sections, tools = [], {}, {}
-    for raw in systems:
-        text = _content_text(raw.get("content"))
-        if text:
-            content.append(text)
-        patch = raw.get("sections")
-        for name, value in (patch.items() if isinstance(patch, dict) else ()):
-            if value is None:
-                sections.pop(name, None)
-            else:
-                sections[name] = value
-        for tool in raw.get("toolsRemoved") or ():
-            tools.pop(tool.get("name") if isinstance(tool, dict) else None, None)
-        for tool in raw.get("toolsAdded") or ():
-            tools[tool.get("name") if isinstance(tool, dict) else None] = tool
-    if not systems and not tools:
-        return None
-    replay: dict = {"role": "system", "content": "\n\n".join(content)}
-    if sections:
-        replay["sections"] = sections
-    if tools:
-        replay["toolsAdded"] = list(tools.values())
-    return replay
-
-
-def _content_text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    blocks = content if isinstance(content, list) else ()
-    return "\n".join(b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text"
-                     and isinstance(b.get("text"), str))
+def tokens_after_compaction(messages: Sequence[AgentMessage], settings: Compaction = _DEFAULT) -> int:
+    """pi's ``estimatedTokensAfter``: the context after a compaction estimated message by
+    message (no usage anchors it: every usage recorded before counts the summarized
+    context). With ``estimate_on: projection`` (pi 1.x) system messages count too, as pi
+    1.6.0 counts the messages of its projection."""
+    count = projected_tokens if settings.estimate_on == "projection" else estimate_tokens
+    return sum(count(m, settings) for m in messages)
 
 
 def projected_context_tokens(projected: Sequence, path: Sequence, settings: Compaction = _DEFAULT) -> int | float:
@@ -242,8 +210,6 @@ def projected_context_tokens(projected: Sequence, path: Sequence, settings: Comp
     estimate, unless the reply holding that usage comes before the newest context edit or
     compaction on the path (its usage no longer describes the context); then every
     message is estimated, the system messages as their replay."""
-    from pipeline.session.entries import CompactionEntry
-    from pipeline.session.projection import is_context_edit
 
     messages = [m for item in projected for m in item.messages]
     anchor = _last_anchor(messages)
@@ -257,9 +223,9 @@ def projected_context_tokens(projected: Sequence, path: Sequence, settings: Comp
         )
         if usage_at > invalid_at:
             return context_tokens(usage) + sum(projected_tokens(m, settings) for m in messages[index + 1 :])
-    replay = replayed_system(messages)
-    tokens = system_message_tokens(replay, settings) if replay is not None else 0
-    return tokens + sum(estimate_tokens(m, settings) for m in messages if not is_system_message(m))
+    replay = current_system_message(messages)
+    tokens = system_message_tokens(SystemMessage(replay), settings) if replay is not None else 0
+    return tokens + sum(estimate_tokens(m, settings) for m in messages if not isinstance(m, SystemMessage))
 
 
 def _entry_holding(projected: Sequence, message_index: int):

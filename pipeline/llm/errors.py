@@ -10,7 +10,7 @@ headers hold the key).
 
 Wording note: the texts keep the substrings pi's transient-error test looks for
 ("timed out", "connection refused", "retry delay", the HTTP status), so a runtime that
-classifies our messages with pi's rules (spec §9.3) reaches the same decision.
+classifies our messages with pi's rules (docs/pi-rules.md#retries) reaches the same decision.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Delay before retry ``n`` (1-based): the server's ``retry-after-ms`` or ``Retry-A
 ``equal`` waits ``c/2 + rng() * c/2`` (the default), ``none`` waits ``c``. A server asking
 for more than ``max_delay`` (60 s by default, like pi) ends the call at once with
 :class:`~pipeline.llm.errors.LLMRetryDelayError`. The defaults (3 retries, 2 s base) are
-pi's ``retry.maxRetries`` / ``retry.baseDelayMs`` for summarisation calls (spec §9.3).
+pi's ``retry.maxRetries`` / ``retry.baseDelayMs`` for summarisation calls (docs/pi-rules.md#retries).
 ``sleep`` and ``rng`` are injected so tests can record the delays without waiting.
 
 Given a :class:`~pipeline.llm.deadline.Deadline`, no wait is begun that would end past

@@ -1,7 +1,7 @@
 """Discovery: gather render inputs from the file system, as pi 0.84.0's agent does.
 
 Kept apart from rendering (which reads no file system). Used by ``pipeline render
---discover`` and by runtimes. What is found where (spec §3.1, §3.4, §3.5):
+--discover`` and by runtimes. What is found where (docs/pi-rules.md#system-prompt-inputs, docs/pi-rules.md#project-context-and-skills, docs/pi-rules.md#project-context-and-skills):
 
 * context files: the agent dir's file first, then one per directory from the file-system
   root down to the cwd: the first existing regular, readable file among

@@ -6,9 +6,9 @@ A render's *record* maps each section's name to its text, in output order
 * :func:`section_patch`: every wanted section whose text differs from the model's (or
   that the model lacks), in the wanted order, then ``None`` for every section the
   model has that is no longer wanted, in the model's order; ``None`` when nothing changed.
-* :func:`apply_patch` / :func:`replay`: a record with patches applied in turn, as a
-  mapping is updated: ``None`` deletes a name, a known name keeps its place with the
-  new text, a new name goes last. A model without mid-conversation system messages is
+* :func:`replay`: a record with patches applied in turn by the recorded prompt's replay
+  rule (:func:`pipeline.session.system.apply_sections`: ``None`` deletes a name, a known
+  name keeps its place with the new text, a new name goes last). A model without mid-conversation system messages is
   sent the replay as its one system prompt (:func:`join_record`), which can order
   sections differently from a fresh render.
 * :func:`frame_patch`: the patch as the text of a mid-conversation system message, with
@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Optional
 
 from pipeline.prompt.render import RenderedSection
+from pipeline.session.system import apply_sections
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,22 +47,11 @@ def section_patch(previous: Record, current: Record) -> Optional[Patch]:
     return patch or None
 
 
-def apply_patch(record: Record, patch: Optional[Mapping[str, Optional[str]]]) -> dict[str, str]:
-    """``record`` with ``patch`` applied: ``None`` removes, a known name keeps its place, a new one goes last."""
-    out = dict(record)
-    for name, text in (patch or {}).items():
-        if text is None:
-            out.pop(name, None)
-        else:
-            out[name] = text
-    return out
-
-
 def replay(leading: Record, patches: Iterable[Optional[Mapping[str, Optional[str]]]]) -> dict[str, str]:
     """The record a conversation's system messages add up to: ``leading``, then each patch in turn."""
     record = dict(leading)
     for patch in patches:
-        record = apply_patch(record, patch)
+        record = apply_sections(record, patch)
     return record
 
 
@@ -98,9 +88,9 @@ def system_view(
     A model that reads mid-conversation system messages keeps the leading prompt unchanged
     (its cached prefix survives) and gets each patch framed where it was recorded; any
     other model gets the replay as its one prompt and no later system messages."""
-    patches = [p for p in patches if p]
+    changes = [p for p in patches if p]
     if not mid_conversation:
-        return join_record(replay(leading, patches), join), ()
+        return join_record(replay(leading, changes), join), ()
     if texts is None:
         raise ValueError("framing patches needs the profile's system_prompt.patch texts")
-    return join_record(leading, join), tuple(frame_patch(p, texts) for p in patches)
+    return join_record(leading, join), tuple(frame_patch(p, texts) for p in changes)

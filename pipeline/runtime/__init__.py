@@ -3,12 +3,12 @@
 Pure policies (no I/O, no clock: every function takes what it needs and returns a decision;
 delays are returned in milliseconds, never slept), loaded eagerly:
 
-* :mod:`~pipeline.runtime.classify` — is a reply a context overflow (§9.2), a recoverable
-  ``length`` stop, a transient error (§9.3)? (pi-ai's pattern lists, as data);
+* :mod:`~pipeline.runtime.classify` — is a reply a context overflow (docs/pi-rules.md#overflow), a recoverable
+  ``length`` stop, a transient error (docs/pi-rules.md#retries)? (pi-ai's pattern lists, as data);
 * :mod:`~pipeline.runtime.policy` — the compaction check after a run and before a prompt
-  (§9.1) with overflow recovery, the recovery cycle, turn retries with backoff (capped by
+  (docs/pi-rules.md#after-a-run-the-compaction-check) with overflow recovery, the recovery cycle, turn retries with backoff (capped by
   ``retry.max_agent_delay_ms`` when set), the summarisation-call retry rule;
-* :mod:`~pipeline.runtime.override` — per-turn system-prompt overrides (§3.6).
+* :mod:`~pipeline.runtime.override` — per-turn system-prompt overrides (docs/pi-rules.md#per-run-prompt-overrides).
 
 The conversation and what it is built from, loaded on first use:
 

@@ -1,4 +1,4 @@
-"""Classifying an assistant reply the way pi-ai 0.84.0 does (spec §9.2, §9.3, table §10.6).
+"""Classifying an assistant reply the way pi-ai 0.84.0 does (docs/pi-rules.md#overflow, docs/pi-rules.md#retries, table docs/pi-rules.md#runtime-decisions).
 
 Three questions decide what the runtime does after a reply:
 
@@ -170,7 +170,7 @@ def _error_text(reply: AssistantMessage) -> str | None:
 
 
 def is_overflow_text(text: str) -> bool:
-    """An error text that reports a context overflow (spec §9.2 rule 1)."""
+    """An error text that reports a context overflow (docs/pi-rules.md#overflow rule 1)."""
     overflow, non_overflow, _, _ = _compiled()
     if any(p.search(text) for p in non_overflow):
         return False
@@ -178,7 +178,7 @@ def is_overflow_text(text: str) -> bool:
 
 
 def is_context_overflow(message: Reply, context_window: int | float | None) -> bool:
-    """pi-ai ``isContextOverflow`` (spec §9.2).
+    """pi-ai ``isContextOverflow`` (docs/pi-rules.md#overflow).
 
     True for (1) an ``error`` reply whose message matches an overflow pattern and no
     non-overflow pattern; (2) a ``stop`` reply whose ``input + cacheRead`` exceeds the
@@ -214,7 +214,7 @@ def is_recoverable_length(message: Reply, model_max_tokens: int | float | None) 
 
 
 def is_retryable_text(text: str) -> bool:
-    """An error text that reports a transient failure (spec §9.3): a retryable pattern
+    """An error text that reports a transient failure (docs/pi-rules.md#retries): a retryable pattern
     matches and no quota/billing pattern does. Substring semantics: ``5000`` contains ``500``."""
     _, _, non_retryable, retryable = _compiled()
     if non_retryable.search(text):
@@ -232,7 +232,7 @@ def is_retryable_error(message: Reply) -> bool:
 
 
 def is_turn_retryable(message: Reply, context_window: int | float | None) -> bool:
-    """pi's agent-turn rule (``AgentSession._isRetryableError``, spec §9.3): transient and
+    """pi's agent-turn rule (``AgentSession._isRetryableError``, docs/pi-rules.md#retries): transient and
     not an overflow — overflows are recovered by compaction, never retried."""
     reply = as_reply(message)
     return not is_context_overflow(reply, context_window) and is_retryable_error(reply)

@@ -28,17 +28,17 @@ from pipeline.llm.convert import ConvertTexts, ToolDefinition, to_anthropic_mess
 from pipeline.llm.convert import anthropic_messages, openai_messages
 from pipeline.model.profile import Profile
 from pipeline.model.render_plan import RenderPlan
-from pipeline.prompt import ContextFile, RenderContext, Skill, render_system_prompt
+from pipeline.prompt import ContextFile, RenderContext, Skill, render_sections, render_system_prompt, section_record
 from pipeline.runtime import events as ev
 from pipeline.runtime.host import AgentStart, BeforeAgentStart, HookResult, InputHook, ModelInfo, Tool
 from pipeline.runtime.memory import Memory
 from pipeline.runtime.override import RunPrompt, run_hooks
-from pipeline.runtime.system import RecordedPrompt, RunOptions, SystemLog, apply_sections
+from pipeline.runtime.system import RecordedPrompt, RunOptions, declaration
 from pipeline.runtime.request import ModelRequest, Next, Wire
 from pipeline.runtime.policy import RecoveryCycle, RetrySettings, TurnRetry, check_compaction, latest_compaction_time
 from pipeline.session.messages import AssistantMessage, ToolCall, parse_message
 from pipeline.runtime.edits import context_messages, edited_tokens, omit_attempt
-from pipeline.session.snapshot import is_system
+from pipeline.session.system import apply_sections
 from pipeline.session.store import SessionFile
 from pipeline.session.texts import ContextTexts
 
@@ -46,7 +46,7 @@ def _ms_clock() -> float:
     return float(int(time.time() * 1000))
 
 
-class Conversation(RecordedPrompt):
+class Conversation:
     """One agent conversation on a session file (see the module docstring)."""
 
     def __init__(
@@ -87,7 +87,7 @@ class Conversation(RecordedPrompt):
         self.sections = dict(sections)
         self.recording = bool(self.runtime.record_system_prompt)  # sessions record the system prompt
         self._options = RunOptions(self.sections, self.guidelines)
-        self.system_log = SystemLog()
+        self.recorded = RecordedPrompt(profile.system_prompt, recording=self.recording)
         self.input_hooks, self.before_agent_start = tuple(input_hooks), tuple(before_agent_start)
         self.listener = listener
         self.clock = clock
@@ -115,8 +115,7 @@ class Conversation(RecordedPrompt):
         self.memory.reset(messages)
         path = self.session.path_to()
         self._compaction_ms = latest_compaction_time(path)
-        if self.recording:  # the projection's system messages: after a compaction, its snapshot first
-            self.system_log = SystemLog(m.raw for m in messages if is_system(m))
+        self.recorded.reset(messages)  # the projection's system messages: after a compaction, its snapshot first
 
     def _emit(self, event: Any) -> None:
         if self.listener is not None:
@@ -186,6 +185,36 @@ class Conversation(RecordedPrompt):
         if self.recording and not self._forced():
             return self._recorded_view()[0]
         return self._run.at_turn(self.base_prompt) if self._run is not None else self.base_prompt
+
+    def _forced(self) -> bool:
+        """A hook set the whole prompt of the current run."""
+        return self._run is not None and self._run.override is not None
+
+    def _match_model(self) -> None:
+        """Keep later system messages in the context exactly when the current model reads them
+        (a host may switch ``model``): the context is rebuilt from the session when that changes."""
+        wanted = self.recorded.in_place_for(self.model.mid_conversation_system)
+        if self.memory.keep_system != wanted:
+            self.memory.keep_system = wanted
+            self._sync()
+
+    def record_system_prompt(self) -> Optional[dict]:
+        """Record what changed in the system prompt (the run's options rendered, against the
+        replay of the recorded system messages) as a system message entry; ``None`` when
+        nothing did (or the profile does not record the prompt)."""
+        if not self.recording:
+            return None
+        record = section_record(render_sections(self.plan, self.render_context(self._options)))
+        tools = [declaration(t) for t in self.tool_definitions()]
+        return self.recorded.record(record, tools, self._now(), self._append)
+
+    def _recorded_view(self) -> tuple[str, tuple[ToolDefinition, ...]]:
+        """(system prompt, tools) the recorded system messages give this conversation's model."""
+        return self.recorded.view(in_place=self.memory.keep_system, sent_in_place=self.memory.system_in_llm)
+
+    def _system_update(self) -> Any:
+        """How the converters render a later system message (``None``: they are left out)."""
+        return self.recorded.update(in_place=self.memory.keep_system)
 
     def set_tools(self, tools: Sequence[Tool]) -> None:
         """Change the active tools; the base prompt is rebuilt (an override stays for its run)."""
@@ -538,11 +567,11 @@ class Conversation(RecordedPrompt):
     def tokens_after(self, settings: Any = None) -> int:
         """The context after a compaction, estimated message by message (pi's
         ``estimatedTokensAfter``): no reply's usage anchors it, since every usage recorded
-        before the compaction counts the context that was summarized."""
-        from pipeline.compaction.tokens import estimate_tokens
+        before the compaction counts the context that was summarized; under pi 1.x
+        (``estimate_on: projection``) the recorded system messages count too)."""
+        from pipeline.compaction.tokens import tokens_after_compaction
 
-        settings = settings if settings is not None else self.profile.compaction
-        return sum(estimate_tokens(m, settings) for m in self.memory.agent)
+        return tokens_after_compaction(self.memory.agent, settings if settings is not None else self.profile.compaction)
 
     # ----------------------------------------------------------------- navigation
 

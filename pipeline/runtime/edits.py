@@ -15,7 +15,8 @@ from typing import Any, Optional, Sequence
 
 from pipeline.session.entries import Entry, MessageEntry
 from pipeline.session.messages import AgentMessage, AssistantMessage
-from pipeline.session.projection import build_session_context, is_context_edit, project_path
+from pipeline.session.projection import build_session_context, project_path
+from pipeline.session.system import is_context_edit
 from pipeline.session.snapshot import projected_messages
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from pipeline.gcpause import gc_paused
-from pipeline.session.messages import AgentMessage, AssistantMessage, UnknownMessage
+from pipeline.session.messages import AgentMessage, AssistantMessage, SystemMessage
 from pipeline.session.projection import convert_to_llm
 from pipeline.session.texts import ContextTexts
 
@@ -66,7 +66,7 @@ class Memory:
     def push(self, message: AgentMessage) -> None:
         """Append one message (and its LLM form, if it has one)."""
         self.agent.append(message)
-        if self.keep_system and is_system_message(message):
+        if self.keep_system and isinstance(message, SystemMessage):
             self._push_system(dict(message.raw))
             return
         converted = convert_to_llm((message,), self._texts)
@@ -124,7 +124,3 @@ def _has_tool_call(raw: dict[str, Any]) -> bool:
     content = raw.get("content")
     return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "toolCall" for b in content)
 
-
-def is_system_message(message: AgentMessage) -> bool:
-    """A recorded ``system`` message (pi 1.x; a role pi 0.84.0 does not know)."""
-    return isinstance(message, UnknownMessage) and message.message_role == "system"

@@ -1,4 +1,4 @@
-"""Per-turn system-prompt overrides (spec §3.6).
+"""Per-turn system-prompt overrides (docs/pi-rules.md#per-run-prompt-overrides).
 
 The base system prompt is rendered when the runtime starts or reloads, when the active
 tools change and when resources are added — never per turn. Before each user prompt the

@@ -1,4 +1,4 @@
-"""What the runtime does after a reply: compaction check, overflow recovery, turn retries (spec §9).
+"""What the runtime does after a reply: compaction check, overflow recovery, turn retries (docs/pi-rules.md#after-a-run-the-compaction-check).
 
 Everything here is a pure function of its inputs: no I/O, no clock. Delays are returned in
 milliseconds for the driver to wait (abortably); messages are never removed here, the
@@ -101,7 +101,7 @@ def _not_after(message: AgentMessage, compaction_ms: float) -> bool:
 
 @dataclass(frozen=True)
 class CompactionDecision:
-    """The outcome of the compaction check (spec §9.1).
+    """The outcome of the compaction check (docs/pi-rules.md#after-a-run-the-compaction-check).
 
     ``action``: ``none`` | ``compact`` | ``fail`` (recovery already used up: report it);
     ``reason``: ``threshold`` | ``overflow`` (``None`` with ``none``);
@@ -134,12 +134,12 @@ def check_compaction(
     settings: Compaction = _DEFAULT_SETTINGS,
     edited_tokens: Optional[float] = None,
 ) -> CompactionDecision:
-    """pi's ``_checkCompaction`` (spec §9.1) as a decision.
+    """pi's ``_checkCompaction`` (docs/pi-rules.md#after-a-run-the-compaction-check) as a decision.
 
     1. compaction disabled → nothing (overflow recovery is off too);
     2. ``after_run`` and the reply was aborted → nothing;
     3. the reply is not newer than the branch's latest compaction → nothing;
-    4. recoverable failure from the current model (overflow, §9.2, or a ``length`` stop below
+    4. recoverable failure from the current model (overflow, docs/pi-rules.md#overflow, or a ``length`` stop below
        the model's max output): a ``stop`` reply compacts without retry and is kept;
        otherwise ``recovery_attempts >= settings.overflow_retries`` → ``fail``; else drop
        the reply, compact, retry;
@@ -252,7 +252,7 @@ class RecoveryCycle:
 
 @dataclass(frozen=True)
 class RetrySettings:
-    """pi's ``retry`` settings (``settings.json``; spec §6) with pi's defaults; a profile's
+    """pi's ``retry`` settings (``settings.json``; docs/pi-rules.md#token-accounting) with pi's defaults; a profile's
     ``retry`` block gives them with :meth:`from_profile`."""
 
     enabled: bool = True
@@ -301,7 +301,7 @@ class RetryDecision:
 
 @dataclass(frozen=True)
 class TurnRetry:
-    """The retry counter of agent turns (spec §9.3); ``attempt`` = retries made so far."""
+    """The retry counter of agent turns (docs/pi-rules.md#retries); ``attempt`` = retries made so far."""
 
     attempt: int = 0
 
@@ -332,7 +332,7 @@ class TurnRetry:
 
 
 def summary_retry_delay(reply: Reply, retries_made: int, settings: RetrySettings) -> Optional[float]:
-    """pi-ai ``retryAssistantCall`` for one summarisation call (spec §9.3), after a response.
+    """pi-ai ``retryAssistantCall`` for one summarisation call (docs/pi-rules.md#retries), after a response.
 
     Returns the wait before the next try when ``reply`` is a transient error and fewer
     than ``max_retries`` retries were made (and retries are enabled), else ``None``: the

@@ -9,7 +9,9 @@ what differs is recorded as a new system message (changed and removed sections, 
 added and removed); nothing when nothing changed. A session written without such entries
 (pi 0.84.0) gets its whole prompt recorded mid-conversation, before the next user message.
 
-What a provider is sent follows from the record (:class:`SystemLog`):
+The replay rule and the message types are :mod:`pipeline.session.system`'s; here is what a
+conversation does with them (:class:`RecordedPrompt`, held by the conversation). What a
+provider is sent follows from the record (:class:`SystemLog`):
 
 * a model that reads system messages mid-conversation (``ModelInfo.mid_conversation_system``)
   gets the leading system messages joined as its system prompt — unchanged for the whole
@@ -26,20 +28,21 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from pipeline.llm.convert import ToolDefinition
-from pipeline.model.prompt import PatchTexts
-from pipeline.prompt import render_sections, section_record
+from pipeline.model.prompt import PatchTexts, SystemPrompt
 from pipeline.prompt.patch import Patch, frame_patch, join_record, section_patch
-from pipeline.session.snapshot import content_text, replay_system
+from pipeline.session.messages import AgentMessage, SystemMessage
+from pipeline.session.system import content_text, replay
 
 Raw = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
 class SystemReplay:
-    """What the system messages of a conversation add up to."""
+    """What the system messages of a conversation add up to (:func:`pipeline.session.system.replay`),
+    as a request reads it."""
 
     contents: tuple[str, ...] = ()
     record: Mapping[str, str] = field(default_factory=dict)
@@ -54,9 +57,9 @@ class SystemReplay:
                                     parameters=d.get("parameters") or {}) for d in self.tools.values())
 
 
-def replay_messages(messages: Iterable[Raw]) -> SystemReplay:
-    """Replay system messages in order (the session's rule: :func:`~pipeline.session.snapshot.replay_system`)."""
-    state = replay_system(messages)
+def replay_messages(messages: Iterable[AgentMessage | Raw]) -> SystemReplay:
+    """The replay of the system messages among ``messages`` (views or raw objects)."""
+    state = replay(messages)
     return SystemReplay(state.contents, dict(state.sections), dict(state.tools))
 
 
@@ -96,24 +99,13 @@ def system_message(*, sections: Optional[Patch], added: Sequence[Mapping], remov
     return message
 
 
-def frame_update(message: Raw, texts: PatchTexts) -> str:
+def frame_update(message: SystemMessage | Raw, texts: PatchTexts) -> str:
     """A later system message as a model reading it mid-conversation gets it: its content
     (if any), then its section patch framed in the profile's words."""
-    sections = message.get("sections") or {}
-    parts = [content_text(message.get("content")), frame_patch(sections, texts) if sections else ""]
+    view = message if isinstance(message, SystemMessage) else SystemMessage(message)
+    sections = view.sections
+    parts = [content_text(view.content), frame_patch(sections, texts) if sections else ""]
     return texts.separator.join(p for p in parts if p)
-
-
-def apply_sections(base: Mapping[str, str], changes: Mapping[str, Optional[str]]) -> dict[str, str]:
-    """Caller sections after a hook's changes: a text sets the name (in place when known,
-    else last), ``None`` removes it."""
-    out = dict(base)
-    for name, text in changes.items():
-        if text is None:
-            out.pop(name, None)
-        else:
-            out[name] = text
-    return out
 
 
 @dataclass(frozen=True)
@@ -127,8 +119,8 @@ class RunOptions:
 class SystemLog:
     """The system messages on the session's current branch, and what to record next."""
 
-    def __init__(self, messages: Iterable[Raw] = ()) -> None:
-        self.messages: list[Raw] = list(messages)
+    def __init__(self, messages: Iterable[AgentMessage | Raw] = ()) -> None:
+        self.messages: list[AgentMessage | Raw] = list(messages)
 
     def replay(self) -> SystemReplay:
         return replay_messages(self.messages)
@@ -141,9 +133,9 @@ class SystemLog:
             if not record and not tools:
                 return None
             return system_message(sections=dict(record), added=tools, removed=(), timestamp=timestamp)
-        replay = self.replay()
-        patch = section_patch(replay.record, record)
-        added, removed = tool_changes(replay.tools, tools)
+        replayed = self.replay()
+        patch = section_patch(replayed.record, record)
+        added, removed = tool_changes(replayed.tools, tools)
         if patch is None and not added and not removed:
             return None
         return system_message(sections=patch, added=added, removed=removed, timestamp=timestamp)
@@ -155,54 +147,53 @@ class SystemLog:
 
 
 class RecordedPrompt:
-    """The conversation's part in recording the system prompt (mixed into
-    :class:`~pipeline.runtime.conversation.Conversation`, whose state it reads)."""
+    """One conversation's recorded system prompt (``runtime.record_system_prompt``, pi 1.x):
+    the system messages on its branch (:class:`SystemLog`), what to record before a
+    request, and what a request is sent. :class:`~pipeline.runtime.conversation.Conversation`
+    holds one and passes it what it reads."""
 
-    profile: Any
-    recording: bool
-    memory: Any
-    system_log: SystemLog
-    _options: RunOptions
-    _run: Any
+    def __init__(self, system_prompt: SystemPrompt, *, recording: bool) -> None:
+        self.recording = recording
+        self.join: Optional[str] = system_prompt.join
+        self.texts: Optional[PatchTexts] = system_prompt.patch
+        self.log = SystemLog()
 
-    def _match_model(self) -> None:
-        """Keep later system messages in the context exactly when the current model reads them
-        (a host may switch ``model``): the context is rebuilt from the session when that changes."""
-        wanted = self.recording and self.model.mid_conversation_system  # type: ignore[attr-defined]
-        if self.memory.keep_system != wanted:
-            self.memory.keep_system = wanted
-            self._sync()  # type: ignore[attr-defined]
+    def in_place_for(self, mid_conversation_system: bool) -> bool:
+        """Whether later system messages stay in the context, sent where they were recorded:
+        exactly when the prompt is recorded and the model reads them mid-conversation."""
+        return self.recording and mid_conversation_system
 
-    def _forced(self) -> bool:
-        """A hook set the whole prompt of the current run."""
-        return self._run is not None and self._run.override is not None
+    def reset(self, messages: Iterable[AgentMessage]) -> None:
+        """The system messages of a context read again from the session (after a compaction,
+        its snapshot first)."""
+        if self.recording:
+            self.log = SystemLog(m for m in messages if isinstance(m, SystemMessage))
 
-    def record_system_prompt(self) -> Optional[dict]:
-        """Record what changed in the system prompt (the run's options rendered, against the
-        replay of the recorded system messages) as a system message entry; ``None`` when
-        nothing did (or the profile does not record the prompt)."""
+    def record(self, record: Mapping[str, str], tools: Sequence[Mapping[str, Any]], timestamp: Any,
+               append: Callable[[dict[str, Any]], Any]) -> Optional[dict[str, Any]]:
+        """Record what changed (``record``: the run's sections rendered; ``tools``: their
+        declarations) against the replay: the new system message, handed to ``append``
+        (which writes it), or ``None`` when nothing changed or nothing is recorded."""
         if not self.recording:
             return None
-        record = section_record(render_sections(self.plan, self.render_context(self._options)))  # type: ignore[attr-defined]
-        tools = [declaration(t) for t in self.tool_definitions()]  # type: ignore[attr-defined]
-        message = self.system_log.next_message(record, tools, self._now())  # type: ignore[attr-defined]
+        message = self.log.next_message(record, tools, timestamp)
         if message is not None:
-            self._append(message)  # type: ignore[attr-defined]
-            self.system_log.messages.append(message)
+            append(message)
+            self.log.messages.append(SystemMessage(message))
         return message
 
-    def _recorded_view(self) -> tuple[str, tuple[ToolDefinition, ...]]:
-        """(system prompt, tools) the recorded system messages give this conversation's model:
-        the leading ones' prompt when later ones are sent in place, else the whole replay."""
-        join = self.profile.system_prompt.join
-        replay = self.system_log.replay()
-        if self.memory.keep_system:
-            return self.system_log.leading(self.memory.system_in_llm).prompt(join), replay.tool_definitions()
-        return replay.prompt(join), replay.tool_definitions()
+    def view(self, *, in_place: bool, sent_in_place: int) -> tuple[str, tuple[ToolDefinition, ...]]:
+        """(system prompt, tools) of a request: with later system messages sent in place
+        (``sent_in_place`` of them are in the context), the leading ones' prompt; else the
+        whole replay's."""
+        replayed = self.log.replay()
+        if in_place:
+            return self.log.leading(sent_in_place).prompt(self.join), replayed.tool_definitions()
+        return replayed.prompt(self.join), replayed.tool_definitions()
 
-    def _system_update(self) -> Any:
+    def update(self, *, in_place: bool) -> Optional[Callable[[Raw], str]]:
         """How the converters render a later system message (``None``: they are left out)."""
-        texts = self.profile.system_prompt.patch
-        if not self.memory.keep_system or texts is None:
+        texts = self.texts
+        if not in_place or texts is None:
             return None
         return lambda message: frame_update(message, texts)

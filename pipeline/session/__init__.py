@@ -37,6 +37,7 @@ from pipeline.session.projection import (
 from pipeline.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomEntry,
     CustomMessageEntry,
     Entry,
@@ -63,6 +64,7 @@ from pipeline.session.messages import (
     CustomMessage,
     ImageContent,
     LlmMessage,
+    SystemMessage,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -79,10 +81,10 @@ from pipeline.session.tree import SessionTree
 
 __all__ = [
     "AgentMessage", "AssistantMessage", "BashExecutionMessage", "BranchSummaryEntry", "BranchSummaryMessage",
-    "CompactionEntry", "CompactionSummaryMessage", "ContentBlock", "ContextTexts", "Cost", "CustomEntry",
+    "CompactionEntry", "CompactionSummaryMessage", "ContentBlock", "ContextEditEntry", "ContextTexts", "Cost", "CustomEntry",
     "CustomMessage", "CustomMessageEntry", "Entry", "FileLists", "ImageContent", "LAST", "LabelEntry",
     "LlmContext", "LlmMessage", "MessageEntry", "ModelChangeEntry", "ModelRef", "SessionContext",
-    "SessionFile", "SessionHeader", "SessionInfoEntry", "SessionTree", "TextContent", "ThinkingContent",
+    "SessionFile", "SessionHeader", "SessionInfoEntry", "SessionTree", "SystemMessage", "TextContent", "ThinkingContent",
     "ThinkingLevelChangeEntry", "ToolCall", "ToolResultMessage", "UnknownBlock", "UnknownEntry",
     "UnknownMessage", "Usage", "UserMessage", "build_context", "build_context_entries",
     "build_session_context", "context_entries_of_path", "context_settings", "convert_to_llm",

@@ -1,4 +1,4 @@
-"""Typed session entries: pi 0.84.0's session file format, version 3 (spec §2.2).
+"""Typed session entries: pi 0.84.0's session file format, version 3 (docs/pi-rules.md#session-files).
 
 A session file is a header line (:class:`SessionHeader`) followed by one entry per
 line. Every entry has ``type``, ``id`` (8 hex chars), ``parentId`` (``None`` for a
@@ -465,6 +465,29 @@ class SessionInfoEntry(_EntryBase):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ContextEditEntry(_EntryBase):
+    """``type: "context_edit"`` (pi 1.x; a type 0.84.0 does not know, so its context shows
+    nothing for it): from now on the entry ``target_id`` shows the model ``replacement``
+    instead of its messages (``None``: nothing; else an object whose ``content`` replaces
+    theirs). ``replacement`` is :data:`~pipeline.js.MISSING` when the key is absent."""
+
+    target_id: str | None
+    replacement: Any
+    type: ClassVar[str] = "context_edit"
+
+    @classmethod
+    def from_json(cls, d: Raw, line: int | None = None) -> "ContextEditEntry":
+        return cls(target_id=str_at(d, "targetId"), replacement=d.get("replacement", MISSING), **cls._head(d, line))
+
+    @classmethod
+    def create(cls, *, id: str, parent_id: str | None, timestamp: str, target_id: str,
+               replacement: Any) -> "ContextEditEntry":
+        """Keys in pi's order; ``replacement`` as given (``None`` is written as ``null``)."""
+        return cls.from_json(dict([*_base(cls.type, id, parent_id, timestamp), ("targetId", target_id),
+                                   ("replacement", replacement)]))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UnknownEntry(_EntryBase):
     """An entry type pi 0.84.0 does not write; kept and written back untouched."""
 
@@ -478,13 +501,13 @@ class UnknownEntry(_EntryBase):
 
 Entry = Union[
     MessageEntry, ThinkingLevelChangeEntry, ModelChangeEntry, CompactionEntry, BranchSummaryEntry,
-    CustomEntry, CustomMessageEntry, LabelEntry, SessionInfoEntry, UnknownEntry,
+    CustomEntry, CustomMessageEntry, LabelEntry, SessionInfoEntry, ContextEditEntry, UnknownEntry,
 ]
 ENTRY_TYPES: dict[str, Any] = {
     cls.type: cls
     for cls in (
         MessageEntry, ThinkingLevelChangeEntry, ModelChangeEntry, CompactionEntry, BranchSummaryEntry,
-        CustomEntry, CustomMessageEntry, LabelEntry, SessionInfoEntry,
+        CustomEntry, CustomMessageEntry, LabelEntry, SessionInfoEntry, ContextEditEntry,
     )
 }
 

@@ -1,4 +1,4 @@
-"""Typed views of pi's agent messages and their content blocks (spec §2.1).
+"""Typed views of pi's agent messages and their content blocks (docs/pi-rules.md#messages).
 
 Every view holds only ``raw``, the JSON object exactly as read (key order and unknown
 fields included), so writing a message back with :func:`pipeline.js.js_json`
@@ -429,6 +429,44 @@ class CompactionSummaryMessage(_Message):
     tokens_before = property(lambda self: num_at(self.raw, "tokensBefore"))
 
 
+class SystemMessage(_Message):
+    """``role: "system"``: pi 1.x's recorded system prompt (a role 0.84.0 does not know, so
+    its context leaves it out and its estimate counts it as 0): ``content`` (a string or
+    text blocks), ``sections`` (name → text, ``None`` removes the name), the tool
+    declarations added and removed. What a run of them adds up to is
+    :func:`pipeline.session.system.replay`."""
+
+    __slots__ = ()
+    role: ClassVar[str] = "system"
+
+    @property
+    def content(self) -> Any:
+        """The content as stored (a string, a block list, or anything a writer put there)."""
+        return self.raw.get("content")
+
+    @property
+    def sections(self) -> Mapping[str, Any]:
+        """The section patch (empty when there is none, or it is not an object)."""
+        sections = self.raw.get("sections")
+        return sections if isinstance(sections, Mapping) else {}
+
+    @property
+    def tools_added(self) -> tuple[Mapping[str, Any], ...]:
+        return _declarations(self.raw.get("toolsAdded"))
+
+    @property
+    def tools_removed(self) -> tuple[Mapping[str, Any], ...]:
+        return _declarations(self.raw.get("toolsRemoved"))
+
+    @property  # type: ignore[override]
+    def timestamp(self) -> Any:
+        return self.raw.get("timestamp")
+
+
+def _declarations(value: Any) -> tuple[Mapping[str, Any], ...]:
+    return tuple(d for d in value if isinstance(d, Mapping)) if isinstance(value, list) else ()
+
+
 class UnknownMessage(_Message):
     """A message whose role pi 0.84.0 does not know; kept, never sent to the model."""
 
@@ -447,7 +485,7 @@ class UnknownMessage(_Message):
 
 AgentMessage = Union[
     UserMessage, AssistantMessage, ToolResultMessage, BashExecutionMessage,
-    CustomMessage, BranchSummaryMessage, CompactionSummaryMessage, UnknownMessage,
+    CustomMessage, BranchSummaryMessage, CompactionSummaryMessage, SystemMessage, UnknownMessage,
 ]
 #: What :func:`pipeline.session.projection.convert_to_llm` returns.
 LlmMessage = Union[UserMessage, AssistantMessage, ToolResultMessage]
@@ -456,7 +494,7 @@ _ROLES: dict[str, Any] = {
     cls.role: cls
     for cls in (
         UserMessage, AssistantMessage, ToolResultMessage, BashExecutionMessage,
-        CustomMessage, BranchSummaryMessage, CompactionSummaryMessage,
+        CustomMessage, BranchSummaryMessage, CompactionSummaryMessage, SystemMessage,
     )
 }
 
@@ -465,9 +503,9 @@ _ROLES: dict[str, Any] = {
 KNOWN_ROLES = frozenset(_ROLES)
 
 #: Roles of later pi versions that a session file may hold and pi 0.84.0's context leaves
-#: out: ``system`` (pi 1.x records the system prompt and its patches as messages). They read
-#: as :class:`UnknownMessage`; the runtime's recorded-prompt support reads them.
-LATER_ROLES = frozenset({"system"})
+#: out: ``system`` (pi 1.x records the system prompt and its patches as messages,
+#: :class:`SystemMessage`; its rules are :mod:`pipeline.session.system`).
+LATER_ROLES = frozenset({SystemMessage.role})
 
 
 def message_role(d: Raw) -> str:

@@ -1,5 +1,5 @@
 """From a session tree to the LLM context: pi 0.84.0's ``buildSessionContext`` and
-``convertToLlm`` (spec §5).
+``convertToLlm`` (docs/pi-rules.md#session-to-context).
 
 Two steps, kept apart because the compaction engine uses the first on its own:
 
@@ -19,17 +19,17 @@ treated the way JavaScript treats them, so the result equals pi's for any file p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Protocol, Sequence, Union
+from typing import Any, Iterable, Literal, Protocol, Sequence, Union, overload
 
 from pipeline.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomMessageEntry,
     Entry,
     MessageEntry,
     ModelChangeEntry,
     ThinkingLevelChangeEntry,
-    UnknownEntry,
     message_views,
 )
 from pipeline.gcpause import gc_paused
@@ -42,6 +42,7 @@ from pipeline.session.messages import (
     CompactionSummaryMessage,
     CustomMessage,
     LlmMessage,
+    SystemMessage,
     ToolResultMessage,
     UserMessage,
     parse_message,
@@ -107,7 +108,7 @@ class SessionContext:
 class LlmContext:
     """The projection all the way to provider messages (``convertToLlm`` applied)."""
 
-    messages: tuple[LlmMessage, ...]
+    messages: tuple[LlmMessage | SystemMessage, ...]  # system messages in pi 1.x's projection only
     agent_messages: tuple[AgentMessage, ...]
     thinking_level: str | None
     model: ModelRef | None
@@ -179,10 +180,6 @@ def build_context_entries(source: Source, leaf_id: Any = LAST) -> list[Entry]:
 
 # --------------------------------------------------------------------------- projection (pi 1.x)
 
-#: The entry type pi 1.x writes to change what one earlier entry shows the model.
-CONTEXT_EDIT = "context_edit"
-
-
 @dataclass(frozen=True, slots=True)
 class ProjectedEntry:
     """One entry of pi 1.x's session projection (``buildSessionProjection``): the entry and
@@ -193,18 +190,13 @@ class ProjectedEntry:
     edited: bool = False
 
 
-def is_context_edit(entry: Entry) -> bool:
-    """A ``context_edit`` entry (a type 0.84.0 does not know: it shows nothing there)."""
-    return type(entry) is UnknownEntry and entry.entry_type == CONTEXT_EDIT
-
-
 def project_path(path: Sequence[Entry]) -> list[ProjectedEntry]:
     """pi 1.x's projection of one root→leaf path: the compaction-aware entries (the latest
     compaction first; system-message entries of its kept range left out), each with its
     messages after the newest context edit aimed at it; an older compaction in the kept
     range shows nothing."""
     entries = _projection_entries(path)
-    edits = {e.raw.get("targetId"): e for e in entries if is_context_edit(e)}
+    edits = {e.target_id: e for e in entries if isinstance(e, ContextEditEntry)}
     projected = []
     for index, entry in enumerate(entries):
         if isinstance(entry, CompactionEntry):
@@ -216,7 +208,7 @@ def project_path(path: Sequence[Entry]) -> list[ProjectedEntry]:
         if edit is None:
             projected.append(ProjectedEntry(entry, tuple(messages)))
         else:
-            projected.append(ProjectedEntry(entry, tuple(_edited(messages, edit.raw.get("replacement", MISSING))), True))
+            projected.append(ProjectedEntry(entry, tuple(_edited(messages, edit.replacement)), True))
     return projected
 
 
@@ -230,8 +222,7 @@ def _projection_entries(path: Sequence[Entry]) -> list[Entry]:
 
 
 def _is_system_entry(entry: Entry) -> bool:
-    return isinstance(entry, MessageEntry) and entry.role in ("unknown", "system") \
-        and js_get(entry.raw["message"], "role") == "system"
+    return isinstance(entry, MessageEntry) and entry.role == SystemMessage.role
 
 
 def _compaction_messages(entry: CompactionEntry) -> list[AgentMessage]:
@@ -384,9 +375,15 @@ def _context_messages(entries: Iterable[Entry]) -> list[AgentMessage]:
 # --------------------------------------------------------------------------- convertToLlm
 
 
+@overload
+def convert_to_llm(messages: Iterable[AgentMessage], texts: ContextTexts, *, drop_failed: bool = ...,
+                   keep_system: Literal[False] = ...) -> list[LlmMessage]: ...
+@overload
+def convert_to_llm(messages: Iterable[AgentMessage], texts: ContextTexts, *, drop_failed: bool = ...,
+                   keep_system: bool) -> list[LlmMessage | SystemMessage]: ...
 def convert_to_llm(
     messages: Iterable[AgentMessage], texts: ContextTexts, *, drop_failed: bool = False, keep_system: bool = False
-) -> list[LlmMessage]:
+) -> list[LlmMessage | SystemMessage] | list[LlmMessage]:
     """pi's ``convertToLlm``: pi's own roles become user messages, unknown roles are dropped
     (``keep_system``: pi 1.x's, which keeps ``system`` messages as they are).
 
@@ -396,18 +393,18 @@ def convert_to_llm(
     """
     if keep_system:
         messages = list(messages)
-        system = {id(m) for m in messages if js_get(m.raw, "role") == "system"}
-        if system:  # pi 1.x keeps its recorded system messages in the LLM context as they are
-            kept: list[Any] = []
+        if any(isinstance(m, SystemMessage) for m in messages):
+            kept: list[LlmMessage | SystemMessage] = []
             for message in messages:
-                if id(message) in system:
+                if isinstance(message, SystemMessage):
                     kept.append(message)
                 else:
                     kept.extend(convert_to_llm((message,), texts, drop_failed=drop_failed))
             return kept
     unchanged = _UNCHANGED
     if not drop_failed:  # one comprehension: this runs over every message of a context
-        return [m for message in messages
+        # type(message) in unchanged: an LLM message (mypy cannot narrow on it)
+        return [m for message in messages  # type: ignore[return-value]
                 if (m := message if type(message) in unchanged else _convert_one(message, texts)) is not None]
     out: list[LlmMessage] = []
     for message in messages:

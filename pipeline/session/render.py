@@ -13,6 +13,7 @@ from pipeline.js import js_json
 from pipeline.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomEntry,
     CustomMessageEntry,
     Entry,
@@ -32,6 +33,7 @@ from pipeline.session.messages import (
     TextContent,
     ThinkingContent,
     ToolCall,
+    SystemMessage,
     ToolResultMessage,
     UnknownBlock,
 )
@@ -76,6 +78,8 @@ def entry_preview(entry: Entry) -> str:
         return f"{entry.custom_type}: {preview(_content_text(entry.content))}"
     if isinstance(entry, CustomEntry):
         return str(entry.custom_type)
+    if isinstance(entry, ContextEditEntry):
+        return f"{entry.target_id} {'omitted' if entry.replacement is None else 'replaced'}"
     return ""
 
 
@@ -151,10 +155,9 @@ def _tree_line(entry: Entry, labels: dict[str, str], leaf_id: str | None) -> str
 def render_context(messages: Sequence[Any]) -> Iterator[str]:
     """LLM messages as text: a ``── role ──`` rule, then each block."""
     for message in messages:
-        raw = getattr(message, "raw", None)
-        if isinstance(raw, dict) and raw.get("role") == "system":  # pi 1.x's recorded system prompt
+        if isinstance(message, SystemMessage):  # pi 1.x's recorded system prompt
             yield "── system ──"
-            yield from _system_lines(raw)
+            yield from _system_lines(message)
             continue
         yield f"── {_heading(message)} ──"
         failure = getattr(message, "error_message", None) if isinstance(message, AssistantMessage) else None
@@ -168,19 +171,18 @@ def render_context(messages: Sequence[Any]) -> Iterator[str]:
             yield from _block_lines(block)
 
 
-def _system_lines(raw: dict) -> Iterator[str]:
+def _system_lines(message: SystemMessage) -> Iterator[str]:
     """A recorded system message: its content, each section (``None``: removed), the tools
     it adds and removes."""
-    content = raw.get("content")
+    content = message.content
     if isinstance(content, str) and content:
         yield content
-    sections = raw.get("sections")
-    for name, text in (sections.items() if isinstance(sections, dict) else ()):
+    for name, text in message.sections.items():
         yield f"[section {name} removed]" if text is None else f"[section {name}]"
         if isinstance(text, str):
             yield text
     for key, label in (("toolsAdded", "tools added"), ("toolsRemoved", "tools removed")):
-        tools = raw.get(key)
+        tools = message.raw.get(key)
         if isinstance(tools, list) and tools:
             yield f"[{label}] " + ", ".join(str(t.get("name")) if isinstance(t, dict) else str(t) for t in tools)
 

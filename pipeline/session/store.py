@@ -252,7 +252,7 @@ class SessionFile:
             details=details, usage=usage, from_hook=from_hook, system_message=snapshot, **fields,
         ))
 
-    def append_context_edit(self, target_id: str, replacement: Any = None) -> E.Entry:
+    def append_context_edit(self, target_id: str, replacement: Any = None) -> E.ContextEditEntry:
         """Append pi 1.x's ``context_edit`` entry (``appendContextEdit``): from now on
         ``target_id`` shows the model ``replacement`` (``None``: nothing). As pi, the target
         must be on the current branch and a user, assistant, tool-result or custom message;
@@ -274,9 +274,7 @@ class SessionFile:
         if replacement is not None and role in ("assistant", "toolResult") and isinstance(content, str):
             replacement = {"content": [{"type": "text", "text": content}]}
         fields = self._fields(_LEAF)
-        raw = js_object([("type", "context_edit"), ("id", fields["id"]), ("parentId", fields["parent_id"]),
-                         ("timestamp", fields["timestamp"]), ("targetId", target_id), ("replacement", replacement)])
-        return self.append(E.parse_entry(raw))
+        return self.append(E.ContextEditEntry.create(target_id=target_id, replacement=replacement, **fields))
 
     def append_branch_summary(self, from_id: str | None, summary: str, details: Any = None,
                               usage: Any = None, from_hook: bool | None = None) -> E.BranchSummaryEntry:

@@ -1,4 +1,4 @@
-"""Entries from the compact notation of spec §10.2 (also used by the vector generator).
+"""Entries from the compact notation of docs/pi-rules.md#cut-points-and-plans (also used by the vector generator).
 
 ``U10 A10 T10`` user / assistant / tool result worth 10 tokens (4 characters each),
 ``B`` bash run, ``CU`` a message with role ``custom``, ``CM`` a custom_message entry,

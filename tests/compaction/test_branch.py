@@ -1,4 +1,4 @@
-"""Branch summaries (spec §8): collection, budget, navigation, the appended entry — against pi."""
+"""Branch summaries (docs/pi-rules.md#branch-summaries): collection, budget, navigation, the appended entry — against pi."""
 
 from __future__ import annotations
 

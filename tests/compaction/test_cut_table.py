@@ -1,4 +1,4 @@
-"""Cut points and preparation: spec §10.2 tables C1–C32 and P1–P7 (entries built directly)."""
+"""Cut points and preparation: docs/pi-rules.md#cut-points-and-plans tables C1–C32 and P1–P7 (entries built directly)."""
 
 from __future__ import annotations
 

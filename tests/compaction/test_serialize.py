@@ -1,4 +1,4 @@
-"""Serialization for the summarizer (spec §7.5, §10.5) and file lists (§7.6) against pi."""
+"""Serialization for the summarizer (docs/pi-rules.md#serializing-for-the-summarizer, docs/pi-rules.md#serialization) and file lists (docs/pi-rules.md#file-lists) against pi."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_file_operations_equal_pi(case):
 
 
 def test_spec_file_list_example():
-    """Spec §10.5: calls read b.ts, read a.ts, edit a.ts, write c.ts, read "", read {file}, Read e.ts, grep f,
+    """docs/pi-rules.md#serialization: calls read b.ts, read a.ts, edit a.ts, write c.ts, read "", read {file}, Read e.ts, grep f,
     read {path:5}, read B.ts."""
     calls = [("read", {"path": "b.ts"}), ("read", {"path": "a.ts"}), ("edit", {"path": "a.ts"}),
              ("write", {"path": "c.ts"}), ("read", {"path": ""}), ("read", {"file": "x"}), ("Read", {"path": "e.ts"}),

@@ -1,4 +1,4 @@
-"""Token accounting (spec §6, §10.3) against the spec's table and pi's own estimates."""
+"""Token accounting (docs/pi-rules.md#token-accounting, docs/pi-rules.md#token-estimates) against the recorded table and pi's own estimates."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def _text(role, content, **extra):
     return parse_message({"role": role, "content": content, "timestamp": 1, **extra})
 
 
-SPEC_TABLE = [  # spec §10.3
+SPEC_TABLE = [  # docs/pi-rules.md#token-estimates
     (_user("hello"), 2),
     (_user(""), 0),
     (_user("abcd"), 1),
@@ -85,7 +85,7 @@ def test_threshold_matches_pi(case):
 
 
 def test_spec_context_examples():
-    """Spec §10.3's context estimates and threshold figures."""
+    """The context estimates and threshold figures of docs/pi-rules.md#token-estimates."""
     usage = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1000}
     anchor = parse_message({"role": "assistant", "content": [], "stopReason": "stop", "usage": usage, "timestamp": 1})
     assert estimate_context([_user("12345678"), _user("1234")]).tokens == 3

@@ -171,7 +171,7 @@ def gen_context(rng: random.Random) -> RenderContext:
 
 
 def fixed_contexts() -> list[RenderContext]:
-    """The shapes of spec §10.4 (S1-S12), so every one of them is in the file."""
+    """The shapes of docs/pi-rules.md#system-prompt-shapes (S1-S12), so every one of them is in the file."""
     pdf = Skill("pdf", "Use <pdf> & \"x\" 'y'", "/s/pdf/SKILL.md", "/s/pdf")
     hidden = Skill("hidden", "never", "/s/h/SKILL.md", "/s/h", True)
     four = {t: f"S_{t}" for t in ("read", "bash", "edit", "write")}

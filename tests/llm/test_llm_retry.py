@@ -47,7 +47,7 @@ def status(code: int, retry_after: float | None = None) -> LLMStatusError:
 @pytest.mark.parametrize(
     "jitter,rng,expected",
     [
-        ("none", 0.9, [2.0, 4.0, 8.0, 16.0]),  # pi's summarisation waits: 2 s, 4 s, 8 s (spec §9.3)
+        ("none", 0.9, [2.0, 4.0, 8.0, 16.0]),  # pi's summarisation waits: 2 s, 4 s, 8 s (docs/pi-rules.md#retries)
         ("equal", 0.0, [1.0, 2.0, 4.0, 8.0]),
         ("equal", 1.0, [2.0, 4.0, 8.0, 16.0]),
         ("equal", 0.5, [1.5, 3.0, 6.0, 12.0]),

@@ -69,7 +69,7 @@ def test_usage_sum_and_total():
 
 
 def test_usage_to_json_keys_match_the_spec():
-    # spec §2.1: usage{input,output,cacheRead,cacheWrite,totalTokens,cost{…}}
+    # docs/pi-rules.md#messages: usage{input,output,cacheRead,cacheWrite,totalTokens,cost{…}}
     assert list(Usage().to_json()) == ["input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"]
     assert set(Usage().to_json()["cost"].values()) == {0}
 

@@ -27,7 +27,7 @@ from pipeline.llm.chat import ChatClient
 from pipeline.prompt.discover import discover
 from pipeline.runtime import Agent, Conversation
 from pipeline.runtime.edits import context_messages
-from pipeline.runtime.memory import is_system_message
+from pipeline.session.system import is_system_message
 from pipeline.runtime.tools import SCHEMAS
 from pipeline.session import SessionFile
 from pipeline.session.projection import convert_to_llm

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from pi1_agent import AGENT, MASKS, ROOT, check_run, check_wire, run_scenario
 
-from pipeline.runtime.memory import is_system_message
+from pipeline.session.system import is_system_message
 from pipeline.runtime.tools import SCHEMAS
 from pipeline.session import SessionFile, build_session_context
 

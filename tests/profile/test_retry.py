@@ -1,4 +1,4 @@
-"""The `retry` block: pi's turn-retry settings (spec §6: enabled, 3 retries, 2000 ms base delay)."""
+"""The `retry` block: pi's turn-retry settings (docs/pi-rules.md#token-accounting: enabled, 3 retries, 2000 ms base delay)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pipeline.model import Profile, Retry
 
 
 def test_defaults_are_pis():
-    # spec §6: retry.{enabled=true, maxRetries=3, baseDelayMs=2000}
+    # docs/pi-rules.md#token-accounting: retry.{enabled=true, maxRetries=3, baseDelayMs=2000}
     assert Retry() == Retry(enabled=True, max_retries=3, base_delay_ms=2000)
     assert Profile.model_fields["retry"].default == Retry()
     assert compile_profile("default").profile.retry == Retry()

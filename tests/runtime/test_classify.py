@@ -1,4 +1,4 @@
-"""Overflow, recoverable-length and transient-error classification (spec §9.2, §9.3, §10.6)."""
+"""Overflow, recoverable-length and transient-error classification (docs/pi-rules.md#overflow, docs/pi-rules.md#retries, docs/pi-rules.md#runtime-decisions)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def reply(stop: str, inp: int = 0, out: int = 0, cache_read: int = 0) -> dict:
     return {"role": "assistant", "content": [], "stopReason": stop, "usage": usage}
 
 
-# --------------------------------------------------------------------------- spec §10.6 table
+# --------------------------------------------------------------------------- docs/pi-rules.md#runtime-decisions table
 
 TABLE = [  # error text, overflow, transient
     ("prompt is too long: 213462 tokens > 200000 maximum", True, False),
@@ -59,7 +59,7 @@ def test_spec_error_table(text, overflow, transient):
     assert is_turn_retryable(message, 200000) is (transient and not overflow)
 
 
-NON_ERROR = [  # spec §10.6 "non-error replies"
+NON_ERROR = [  # docs/pi-rules.md#runtime-decisions "non-error replies"
     (reply("stop", 210000), 200000, True),
     (reply("stop", 200000), 200000, False),
     (reply("stop", 210000), 0, False),
@@ -75,7 +75,7 @@ def test_spec_non_error_replies(message, window, overflow):
 
 
 def test_overflow_is_never_a_turn_retry_but_is_a_summary_retry():
-    """§9.3: ``prompt is too long: 250000 tokens`` contains ``500``."""
+    """docs/pi-rules.md#retries: ``prompt is too long: 250000 tokens`` contains ``500``."""
     message = error("prompt is too long: 250000 tokens > 200000 maximum")
     assert is_retryable_error(message)
     assert not is_turn_retryable(message, 200000)

@@ -1,4 +1,4 @@
-"""Per-turn system-prompt overrides (spec §3.6), against pi's ``before_agent_start`` runs."""
+"""Per-turn system-prompt overrides (docs/pi-rules.md#per-run-prompt-overrides), against pi's ``before_agent_start`` runs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The compaction check, overflow recovery and turn retries (spec §9.1, §9.3, table §10.6)."""
+"""The compaction check, overflow recovery and turn retries (docs/pi-rules.md#after-a-run-the-compaction-check, docs/pi-rules.md#retries, table docs/pi-rules.md#runtime-decisions)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def decide(reply, *, phase="after_run", model=MODEL, compaction=None, attempts=0
     return CompactionDecision(decision.action, decision.reason, decision.drop_reply, decision.retry)
 
 
-# --------------------------------------------------------------------------- spec §10.6 compaction table
+# --------------------------------------------------------------------------- docs/pi-rules.md#runtime-decisions compaction table
 
 TOO_LONG = "prompt is too long: 213462 tokens > 200000 maximum"
 
@@ -169,7 +169,7 @@ def test_recovery_cycle():
     assert cycle.on_user_message().attempts == 0
 
 
-# --------------------------------------------------------------------------- turn retries (§9.3, §10.6)
+# --------------------------------------------------------------------------- turn retries (docs/pi-rules.md#retries, docs/pi-rules.md#runtime-decisions)
 
 
 def test_four_503_overloaded_replies_retry_three_times_then_give_up():
@@ -232,7 +232,7 @@ def test_cancel_during_the_wait_resets():
 def test_summary_retry_delay():
     s = RetrySettings()
     overflow = msg("error", error="prompt is too long: 250000 tokens")
-    assert summary_retry_delay(overflow, 0, s) == 2000  # contains "500": retried pointlessly (§9.3)
+    assert summary_retry_delay(overflow, 0, s) == 2000  # contains "500": retried pointlessly (docs/pi-rules.md#retries)
     assert summary_retry_delay(msg("error", error="overloaded"), 2, s) == 8000
     assert summary_retry_delay(msg("error", error="overloaded"), 3, s) is None
     assert summary_retry_delay(msg("aborted", error="overloaded"), 0, s) is None

@@ -176,3 +176,31 @@ def test_switching_to_a_model_that_reads_system_messages_sends_the_record_in_pla
     assert "<turn>\ntwo\n</turn>" in second[0]["content"] and [m["role"] for m in second].count("system") == 1
     assert third[0] == first[0]  # back to the leading prompt, the patches in place
     assert [m["role"] for m in third] == ["system", "user", "assistant", "system", "user", "assistant", "system", "user"]
+
+
+def test_the_recorded_prompt_is_a_collaborator_with_its_own_state():
+    """``RecordedPrompt`` (held by the conversation) works on what it is handed: a record, the
+    tool declarations, a clock value and a writer; it reads nothing of a conversation."""
+    from pipeline.runtime.system import RecordedPrompt
+    from pipeline.session import SystemMessage
+
+    written: list[dict] = []
+    recorded = RecordedPrompt(PI1.system_prompt, recording=True)
+    read = {"name": "read", "description": "r", "parameters": {}}
+    first = recorded.record({"a": "A", "b": "B"}, [read], 1, written.append)
+    assert first == {"role": "system", "content": "", "sections": {"a": "A", "b": "B"}, "timestamp": 1,
+                     "toolsAdded": [read]}
+    assert recorded.record({"a": "A", "b": "B"}, [read], 2, written.append) is None  # nothing changed
+    patch = recorded.record({"b": "B2", "c": "C"}, [], 3, written.append)
+    assert patch == {"role": "system", "content": "", "sections": {"b": "B2", "c": "C", "a": None}, "timestamp": 3,
+                     "toolsRemoved": [{"name": "read"}]}
+    assert written == [first, patch] and all(isinstance(m, SystemMessage) for m in recorded.log.messages)
+    join = PI1.system_prompt.join
+    prompt, tools = recorded.view(in_place=False, sent_in_place=0)
+    assert prompt == (join if join is not None else "\n\n").join(["B2", "C"]) and tools == ()
+    leading, _ = recorded.view(in_place=True, sent_in_place=1)  # the patch is sent where it was recorded
+    assert leading == (join if join is not None else "\n\n").join(["A", "B"])
+    assert recorded.update(in_place=False) is None and recorded.update(in_place=True) is not None
+    assert recorded.in_place_for(True) and not recorded.in_place_for(False)
+    off = RecordedPrompt(PI1.system_prompt, recording=False)
+    assert off.record({"a": "A"}, [], 1, written.append) is None and not off.in_place_for(True)

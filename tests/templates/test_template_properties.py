@@ -100,7 +100,7 @@ tricky_values = st.lists(st.sampled_from(["$1", "$2", "$@", "$ARGUMENTS", "${@:1
 
 
 def meaning(form: str, args: list[str]) -> str:
-    """What one form means, from the spec's table (§4.5), without parsing."""
+    """What one form means, from the recorded table (docs/pi-rules.md#templates), without parsing."""
     table = {
         "$1": args[0] if args else "",
         "$2": args[1] if len(args) > 1 else "",

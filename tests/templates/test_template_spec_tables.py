@@ -1,6 +1,6 @@
-"""The edge-case tables of the spec (pi-behaviour.md §10.1), transcribed row by row.
+"""The edge-case tables of pi 0.84.0 (docs/pi-rules.md#templates), transcribed row by row.
 
-Every expected value below is pi 0.84.0's real output as recorded in the spec.
+Every expected value below is pi 0.84.0's real output as recorded from its own code (docs/pi-rules.md#checked-cases).
 """
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ def test_tables_are_complete():
     assert [r[0] for r in INVOCATION] == [f"X{i}" for i in range(1, 23)]
 
 
-# --- template files (spec §10.1 "Template files") -----------------------------------------
+# --- template files (docs/pi-rules.md#templates "Template files") -----------------------------------------
 
 FILES = {
     "plain.md": "\n\n  First line here  \nsecond\n",

@@ -234,7 +234,7 @@ def _schema_json(sections: tuple[SchemaSection, ...]) -> list[dict]:
 
 def masked_profile(texts: dict[str, str], masks: Masks) -> dict:
     """The test profile: pi's layout, masks instead of pi's sentences, ``${schema}`` where pi lists the format."""
-    # The split-turn separator is a format marker (spec §10.5 quotes it; pi's stored summaries hold it).
+    # The split-turn separator is a format marker (docs/pi-rules.md#summary-requests; pi's stored summaries hold it).
     m = {name: text if name == "separator" else masks.text(name, text) for name, text in texts.items()}
     init_head, init_block, init_tail = _split_format(m["initial"])
     branch_head, branch_block, branch_tail = _split_format(m["branch"])

@@ -64,7 +64,7 @@ def oracle(requests: list[dict]) -> list[Any]:
 
 # =========================================================================== error texts
 
-TABLE = [  # spec §10.6, verbatim
+TABLE = [  # docs/pi-rules.md#runtime-decisions, verbatim
     "prompt is too long: 213462 tokens > 200000 maximum",
     "Requested token count exceeds the model's maximum context length of 131072 tokens",
     "exceeds maximum context length",
@@ -340,7 +340,7 @@ def bash_call(command: str) -> dict:
     return {"toolCalls": [{"name": "bash", "arguments": {"command": command}}]}
 
 
-SCENARIOS: list[dict] = [  # name, session, inputs, agent replies, settings; spec §10.6 rows first
+SCENARIOS: list[dict] = [  # name, session, inputs, agent replies, settings; docs/pi-rules.md#runtime-decisions rows first
     {"name": "stop-total-183617", "agent": [{"text": "ok", "usage": {"totalTokens": 183617}}]},
     {"name": "stop-total-183616", "agent": [{"text": "ok", "usage": {"totalTokens": 183616}}]},
     {"name": "aborted-before-prompt", "input": ["a", "b"],
