@@ -49,3 +49,13 @@ def test_a_slow_model_times_out_at_the_profile_timeout(tmp_path):
             client.close()
     assert reply["stopReason"] == "error"
     assert "timed out after 0.5s" in reply["errorMessage"]
+
+
+def test_hosts_import_the_facade_types_from_pipeline():
+    import pipeline
+    from pipeline.prompt import RenderContext
+    from pipeline.runtime.host import ModelInfo
+    from pipeline.session import SessionFile
+
+    assert (pipeline.RenderContext, pipeline.SessionFile, pipeline.ModelInfo) == (RenderContext, SessionFile, ModelInfo)
+    assert {"RenderContext", "SessionFile", "ModelInfo"} <= set(pipeline.__all__)
