@@ -83,12 +83,18 @@ _LAZY = {
     "LoadedProfile": "pipeline.compiler",
     "load_profile": "pipeline.compiler",
     "__version__": "pipeline.version",
+    "RenderContext": "pipeline.prompt",
+    "SessionFile": "pipeline.session",
+    "ModelInfo": "pipeline.runtime.host",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.compiler import CompiledProfile, LoadedProfile, load_profile
     from pipeline.errors import Location, PipelineError, Problem
     from pipeline.facade import Pipeline, compile_profile
+    from pipeline.prompt import RenderContext
+    from pipeline.runtime.host import ModelInfo
+    from pipeline.session import SessionFile
 
 
 def __getattr__(name: str) -> object:
@@ -106,9 +112,12 @@ __all__ = [
     "CompiledProfile",
     "LoadedProfile",
     "Location",
+    "ModelInfo",
     "Pipeline",
     "PipelineError",
     "Problem",
+    "RenderContext",
+    "SessionFile",
     "compile_profile",
     "load_profile",
     "__version__",

@@ -196,11 +196,26 @@ class Pipeline(CompiledProfile):
 
     # ------------------------------------------------------------------ compaction
 
-    def summary_client(self) -> SummaryClient:
-        """The client of the profile's ``summarizer``: offline, or an HTTP client (key read per call)."""
+    def summary_client(self, **endpoint: Any) -> SummaryClient:
+        """The client of the profile's ``summarizer``: offline, or an HTTP client (key read per call) with
+        the block's bounds; ``endpoint`` (``provider``, ``model``, ``base_url``, ``api_key_env``, ``anonymous``...)
+        replaces the block's (``pipeline run`` summarizes with the chat model). One factory:
+        :mod:`pipeline.llm.clients`."""
+        if endpoint.get("provider") not in (None, "offline"):
+            from pipeline.llm.clients import summarizer_client
+
+            return summarizer_client(self.profile.summarizer, **endpoint)
         from pipeline.compaction import make_summary_client
 
         return make_summary_client(self.profile, self.profile.summarizer)
+
+    def chat_client(self, model: Any, wire: str = "openai", **options: Any) -> Any:
+        """The agent's model client for ``model`` (a :class:`pipeline.runtime.ModelInfo`) with the profile's
+        texts and the ``summarizer`` block's bounds (timeout, deadline per call, response size);
+        ``options``: ``base_url``, ``api_key_env``, ``anonymous``, ``env``..."""
+        from pipeline.runtime.loop import model_client
+
+        return model_client(self.profile, model, wire, **options)
 
     def plan_compaction(
         self, session: SessionFile | PathLike, overrides: Overrides | None = None, *,

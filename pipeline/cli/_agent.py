@@ -82,9 +82,6 @@ def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
     """Profile, session, discovery, tools, clients and the agent for ``args``."""
     from pipeline import compile_profile
     from pipeline.agentdir import agent_dir
-    from pipeline.llm import make_client
-    from pipeline.llm.chat import ChatClient
-    from pipeline.llm.limits import Limits
     from pipeline.prompt.discover import discover
     from pipeline.runtime import Agent, ModelInfo
     from pipeline.runtime.host import APIS
@@ -118,14 +115,12 @@ def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
     key_env = args.api_key_env
     # a base URL with no key variable named and none set: a local server that needs no key
     anonymous = args.base_url is not None and key_env is None
-    bounds = profile.summarizer
-    client = ChatClient(args.llm, model=model.target(), aborted_text=profile.runtime.aborted.render(),
-                        base_url=args.base_url, api_key_env=key_env, anonymous=anonymous,
-                        limits=Limits(bounds.call_deadline_s, bounds.max_response_bytes, bounds.max_chars_per_token))
+    # one factory, the profile's bounds for both: the chat model and the summarizer on its endpoint
+    client = pipeline.chat_client(model, args.llm, base_url=args.base_url, api_key_env=key_env, anonymous=anonymous)
     _check_key(client)
     session = _open_session(args.session, args.new, cwd, SessionFile)
-    summarizer = make_client(args.llm, model=model_name, base_url=args.base_url, api_key_env=key_env,
-                             max_retries=profile.summarizer.max_retries, anonymous=anonymous)
+    summarizer = pipeline.summary_client(provider=args.llm, model=model_name, base_url=args.base_url,
+                                         api_key_env=key_env, anonymous=anonymous)
     found = discover(cwd, str(agent_dir()))
     conversation = pipeline.conversation(
         session, model=model, tools=tools, cwd=cwd, summarizer=summarizer,

@@ -40,18 +40,9 @@ def make_summary_client(profile: Profile, summarizer: Summarizer) -> SummaryClie
         from pipeline.compaction.offline import OfflineClient
 
         return OfflineClient(profile.summary, model=summarizer.model or "offline")
-    from pipeline.llm import Limits, make_client
+    from pipeline.llm.clients import summarizer_client
 
-    limits = Limits(summarizer.call_deadline_s, summarizer.max_response_bytes, summarizer.max_chars_per_token)
-    return make_client(
-        summarizer.provider,
-        model=summarizer.model or "",
-        base_url=summarizer.base_url,
-        api_key_env=summarizer.api_key_env,
-        timeout=summarizer.timeout_s,
-        max_retries=summarizer.max_retries,
-        limits=limits,
-    )
+    return summarizer_client(summarizer)
 
 
 def request_context(

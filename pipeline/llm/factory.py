@@ -1,4 +1,5 @@
-"""``make_client``: a summary client from a provider name and plain settings."""
+"""``make_client``: a summary client from a provider name and plain settings (the profile-bounded
+clients are built by :mod:`pipeline.llm.clients` on top of it)."""
 
 from __future__ import annotations
 
@@ -85,3 +86,4 @@ def _check_env_name(name: str) -> None:
     wrong = env_name_problem(name)
     if wrong:
         raise LLMConfigError(f"api_key_env {wrong}", hint=ENV_NAME_HINT)
+

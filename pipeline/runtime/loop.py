@@ -165,7 +165,9 @@ class Agent:
 
 def model_client(profile: Any, model: Any, wire: str = "openai", **options: Any) -> Any:
     """A :class:`pipeline.llm.chat.ChatClient` for ``model`` (a :class:`~pipeline.runtime.ModelInfo`)
-    with the profile's texts; ``options``: ``base_url``, ``api_key_env``, ``timeout``, ``env``..."""
-    from pipeline.llm.chat import ChatClient
+    with the profile's texts and bounds (:func:`pipeline.llm.clients.chat_client`); ``options``:
+    ``base_url``, ``api_key_env``, ``timeout``, ``env``..."""
+    from pipeline.llm.clients import chat_client
 
-    return ChatClient(wire, model=model.target(), aborted_text=profile.runtime.aborted.render(), **options)
+    return chat_client(profile.summarizer, wire, model=model.target(), aborted_text=profile.runtime.aborted.render(),
+                       **options)
