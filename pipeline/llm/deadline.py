@@ -8,6 +8,11 @@ included) is bounded as well. The HTTP clients read :func:`current_deadline` at 
 socket operation (:class:`~pipeline.llm.limits.BoundedTransport`), between the chunks of
 a body and before each retry wait; when it has passed the call ends with
 :class:`LLMDeadlineError`, which is never retried.
+
+Deadlines are measured on :func:`time.monotonic` unless a block runs under
+:func:`deadline_clock`: the deadlines made inside it are measured on the clock given (the
+seam the deadline tests use to check this arithmetic without sleeping). The socket
+timeouts derived from a deadline are still real ones.
 """
 
 from __future__ import annotations
@@ -15,8 +20,8 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import ContextManager, Iterator
+from dataclasses import dataclass, field
+from typing import Callable, ContextManager, Iterator
 
 from pipeline.llm.errors import LLMError
 
@@ -25,17 +30,22 @@ COMPACTION_SETTING = "summarizer.compaction_deadline_s"
 #: A timeout that fires this close to the deadline is the deadline's doing.
 SLACK = 0.05
 
+#: Seconds on a monotonic clock.
+Clock = Callable[[], float]
+_CLOCK: ContextVar[Clock] = ContextVar("pipeline_llm_deadline_clock", default=time.monotonic)
+
 
 @dataclass(frozen=True)
 class Deadline:
-    """A point on the monotonic clock, with the setting that put it there."""
+    """A point on the monotonic clock (or ``clock``), with the setting that put it there."""
 
     at: float
     seconds: float
     setting: str
+    clock: Clock = field(default=time.monotonic, compare=False, repr=False)
 
     def left(self) -> float:
-        return self.at - time.monotonic()
+        return self.at - self.clock()
 
     def expired(self, slack: float = 0.0) -> bool:
         return self.left() <= slack
@@ -59,6 +69,16 @@ class LLMDeadlineError(LLMError):
 _CURRENT: ContextVar[Deadline | None] = ContextVar("pipeline_llm_deadline", default=None)
 
 
+@contextmanager
+def deadline_clock(clock: Clock) -> Iterator[Clock]:
+    """Measure the deadlines made in the block (:func:`within`) on ``clock``, not :func:`time.monotonic`."""
+    token = _CLOCK.set(clock)
+    try:
+        yield clock
+    finally:
+        _CLOCK.reset(token)
+
+
 def current_deadline() -> Deadline | None:
     """The deadline in force (the earliest of the enclosing :func:`within` blocks), or None."""
     return _CURRENT.get()
@@ -71,8 +91,10 @@ def within(seconds: float | None, setting: str = CALL_SETTING) -> Iterator[Deadl
     if seconds is None:
         yield current
         return
-    new = Deadline(time.monotonic() + seconds, float(seconds), setting)
-    chosen = new if current is None or new.at < current.at else current
+    clock = _CLOCK.get()
+    new = Deadline(clock() + seconds, float(seconds), setting, clock)
+    earlier = current is None or (new.at < current.at if current.clock is clock else new.left() < current.left())
+    chosen = new if earlier else current
     token = _CURRENT.set(chosen)
     try:
         yield chosen

@@ -82,3 +82,18 @@ def make(llm_server, sleeps, shared_http):
     yield build
     for client in clients:
         client.close()
+
+
+@pytest.fixture
+def ticking():
+    """``ticking(step)``: a :class:`TickingClock` the deadlines of the test are measured on."""
+    from contextlib import ExitStack
+
+    from llm_fakes import TickingClock
+
+    from pipeline.llm.deadline import deadline_clock
+
+    with ExitStack() as stack:
+        def start(step: float) -> TickingClock:
+            return stack.enter_context(deadline_clock(TickingClock(step)))
+        yield start

@@ -296,3 +296,22 @@ class Sleeps(list):
 
 
 RNG_VALUE = 0.5
+
+
+class TickingClock:
+    """A monotonic clock for :func:`pipeline.llm.deadline.deadline_clock`: every reading moves it
+    on by ``step`` seconds, so a deadline passes after a known number of the client's checks
+    (each socket operation, each body chunk, each retry decision), without waiting for it."""
+
+    def __init__(self, step: float, start: float = 1000.0) -> None:
+        self.step, self.start, self.now, self.readings = step, start, start, 0
+
+    def __call__(self) -> float:
+        value = self.now
+        self.now += self.step
+        self.readings += 1
+        return value
+
+    @property
+    def elapsed(self) -> float:
+        return self.now - self.start

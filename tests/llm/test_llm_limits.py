@@ -1,7 +1,8 @@
 """The hostile-server fault matrix: every call ends in bounded time, memory and one line.
 
 Each fault runs for both wire formats against the real test server on 127.0.0.1, with a
-short deadline (``DEADLINE``) so the suite stays fast. What is checked each time: the
+short deadline (``DEADLINE``), measured on an injected clock where the deadline arithmetic
+is the point (see ``STEP``), so the suite stays fast. What is checked each time: the
 error class, that it came within the deadline (plus a margin for a loaded machine),
 that the message is one line starting with the provider, and that no secret is in it.
 """
@@ -57,28 +58,51 @@ def bounded(make, provider, *, deadline=DEADLINE, max_bytes=Limits().max_respons
 # -- deadlines ---------------------------------------------------------------------------
 
 
+# The deadline arithmetic runs on an injected clock (``ticking``: every reading of the
+# clock moves it on by STEP seconds), against a server trickling every TICK real seconds:
+# no test waits for its deadline. Two stay on the real clock, where the point is the real
+# socket timeout cut from the deadline: a silent server here, and `pipeline compact` in
+# test_llm_cli_limits.py.
+STEP = 0.05
+TICK = 0.01
+OVER = 10 * STEP  # the readings of the clock between the deadline passing and the error
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
-@pytest.mark.parametrize("fault", ["trickle", "trickle_body", "silence"])
-def test_a_slow_or_silent_server_ends_at_the_call_deadline(provider, fault, make, llm_server, sleeps):
-    """A byte a second (status line and headers included) or nothing at all: the per-read
-    timeout (5 s here) never fires, the deadline does, and the call is not retried."""
-    llm_server.script(Reply(fault=fault, interval=1.0), Reply(text="never asked"))
-    start = time.monotonic()
+@pytest.mark.parametrize("fault", ["trickle", "trickle_body"])
+def test_a_slow_server_ends_at_the_call_deadline(provider, fault, make, llm_server, sleeps, ticking):
+    """A byte at a time (status line and headers included): the per-read timeout (5 s here)
+    never fires, the deadline does, and the call is not retried."""
+    llm_server.script(Reply(fault=fault, interval=TICK), Reply(text="never asked"))
+    clock = ticking(STEP)
     error = fails(bounded(make, provider, timeout=5.0), LLMDeadlineError)
-    assert time.monotonic() - start >= DEADLINE - 0.1
+    assert DEADLINE <= clock.elapsed <= DEADLINE + OVER
     text = str(error)
     assert "timed out" in text and "deadline of 1s (summarizer.call_deadline_s)" in text
     assert len(llm_server.requests) == 1 and sleeps == []
     assert error.problems[0].hint == "raise summarizer.call_deadline_s if the provider is just slow"
 
 
+def test_a_silent_server_ends_at_the_call_deadline_on_the_real_clock(make, llm_server, sleeps):
+    """Nothing at all, on the real clock and a real socket: the read's timeout is cut to what
+    is left of the deadline, so the call ends at the deadline, not after the 5 s timeout."""
+    llm_server.script(Reply(fault="silence"), Reply(text="never asked"))
+    start = time.monotonic()
+    error = fails(bounded(make, "openai", timeout=5.0), LLMDeadlineError)
+    assert time.monotonic() - start >= DEADLINE - 0.1
+    assert "deadline of 1s (summarizer.call_deadline_s)" in str(error)
+    assert len(llm_server.requests) == 1 and sleeps == []
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_retries_of_short_timeouts_stop_at_the_deadline(provider, make, llm_server, sleeps):
-    """Each attempt times out after 0.25 s and is retried at once (no backoff); the attempts
-    stop when the deadline is spent, not after max_retries."""
+def test_retries_of_short_timeouts_stop_at_the_deadline(provider, make, llm_server, sleeps, ticking):
+    """Each attempt times out (a silent server, a 10 ms read timeout) and is retried at once
+    (no backoff); the attempts stop when the deadline is spent, not after max_retries."""
     llm_server.script(*[Reply(fault="silence")] * 20)
-    fails(bounded(make, provider, timeout=0.25, max_retries=15, base_delay=0.0), LLMDeadlineError)
-    assert 3 <= len(llm_server.requests) <= 5 and len(sleeps) == len(llm_server.requests) - 1
+    clock = ticking(STEP)
+    fails(bounded(make, provider, timeout=0.01, max_retries=15, base_delay=0.0), LLMDeadlineError)
+    assert 2 <= len(llm_server.requests) <= 12 and len(sleeps) == len(llm_server.requests) - 1
+    assert DEADLINE <= clock.elapsed <= DEADLINE + OVER
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -90,12 +114,14 @@ def test_a_retry_wait_past_the_deadline_is_not_begun(provider, make, llm_server,
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_the_compaction_deadline_bounds_a_call_with_a_longer_one(provider, make, llm_server):
-    llm_server.script(Reply(fault="trickle_body", interval=0.2))
+def test_the_compaction_deadline_bounds_a_call_with_a_longer_one(provider, make, llm_server, ticking):
+    llm_server.script(Reply(fault="trickle_body", interval=TICK))
     client = bounded(make, provider, deadline=60.0)
+    clock = ticking(STEP)
     with compaction_deadline(0.6):
         error = fails(client, LLMDeadlineError, within=0.6 + MARGIN)
     assert "deadline of 0.6s (summarizer.compaction_deadline_s)" in str(error)
+    assert 0.6 <= clock.elapsed <= 0.6 + OVER
 
 
 def test_an_earlier_outer_deadline_wins_and_a_later_one_does_not():
@@ -289,16 +315,20 @@ def test_a_malformed_base_url_with_a_password_hides_it():
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_a_client_that_builds_its_own_connection_pool_is_bounded_at_every_read(provider, make, llm_server):
+def test_a_client_that_builds_its_own_connection_pool_is_bounded_at_every_read(provider, make, llm_server,
+                                                                               ticking):
     """The production path (no http_client given): trickled headers end at the deadline."""
-    llm_server.script(Reply(fault="trickle", interval=0.3))
+    llm_server.script(Reply(fault="trickle", interval=TICK))
+    clock = ticking(STEP)
     fails(bounded(make, provider, http_client=None, timeout=5.0), LLMDeadlineError)
+    assert DEADLINE <= clock.elapsed <= DEADLINE + OVER
 
 
-def test_a_callers_own_http_client_is_bounded_between_body_chunks(make, llm_server):
+def test_a_callers_own_http_client_is_bounded_between_body_chunks(make, llm_server, ticking):
     import httpx
 
-    llm_server.script(Reply(fault="trickle_body", interval=0.3))
+    llm_server.script(Reply(fault="trickle_body", interval=TICK))
+    ticking(STEP)
     with httpx.Client() as own:
         error = fails(bounded(make, "openai", http_client=own, timeout=5.0), LLMDeadlineError)
     assert "the body was still arriving" in str(error)
@@ -332,7 +362,7 @@ def test_the_limits_have_documented_bounds(key, value):
 
 
 def test_the_compaction_deadline_of_the_profile_ends_a_compaction_and_writes_nothing(tmp_path, llm_server,
-                                                                                   monkeypatch):
+                                                                                   monkeypatch, ticking):
     from pathlib import Path
 
     from pipeline import compile_profile
@@ -347,13 +377,15 @@ def test_the_compaction_deadline_of_the_profile_ends_a_compaction_and_writes_not
         "summarizer.api_key_env": "CP_LIMIT_KEY", "summarizer.compaction_deadline_s": 1.0,
         "summarizer.call_deadline_s": 60.0, "summarizer.max_retries": 0,
     })
-    llm_server.script(Reply(fault="trickle_body", interval=0.2))
+    llm_server.script(Reply(fault="trickle_body", interval=TICK))
     monkeypatch.setenv("CP_LIMIT_KEY", FAKE_KEY)
+    clock = ticking(STEP)
     start = time.monotonic()
     with pytest.raises(SummaryFailed) as info:
         pipeline.compact(path)
     assert time.monotonic() - start < 1.0 + MARGIN
     assert "deadline of 1s (summarizer.compaction_deadline_s)" in str(info.value)
+    assert clock.elapsed >= 1.0
     assert path.read_bytes() == before
 
 

@@ -8,7 +8,8 @@ OpenAI or Anthropic wire format, summary calls on a second server) and returns, 
 what our side sent, emitted and appended, for :mod:`test_agent_loop_vectors` to compare.
 
 Tool calls of ``read`` and ``ls`` run our own Python tools on the fixture; ``bash``,
-``edit`` and ``write`` answer with pi's recorded results (their texts are pi's words).
+``edit`` and ``write`` answer with pi's recorded results (their texts are pi's words), and a
+successful ``write`` also writes its file, so later calls see what pi's did.
 """
 
 from __future__ import annotations
@@ -160,6 +161,8 @@ def _tools(names: list, cwd: Path, profile: Any, step: dict) -> list[Tool]:
     def replay(name: str):
         def run(arguments: Any) -> ToolOutput:
             result = queues[(name, json.dumps(arguments, sort_keys=True))].pop(0)
+            if name == "write" and not result["isError"]:
+                _write_fixture(cwd, {arguments["path"]: arguments["content"]})  # what pi's write did on disk
             return ToolOutput(content=result["content"], is_error=result["isError"], details=result.get("details"))
         return run
 

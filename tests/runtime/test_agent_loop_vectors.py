@@ -183,6 +183,8 @@ def _check_entries(pi_entries: list, ours: list, ids: dict) -> None:
         if pi["type"] == "message":
             assert our["message"]["role"] == pi["message"]["role"], f"entry {i}: role"
             assert our["message"].get("stopReason") == pi["message"].get("stopReason"), f"entry {i}: stopReason"
+            if pi["message"]["role"] == "toolResult":  # the requests mask error results; their place is checked here
+                assert our["message"].get("isError") == pi["message"].get("isError"), f"entry {i}: isError"
         if pi["type"] == "compaction":
             assert our["firstKeptEntryId"] == ids.get(pi["firstKeptEntryId"], pi["firstKeptEntryId"])
             assert our["tokensBefore"] == pi["tokensBefore"], f"entry {i}: tokensBefore"
@@ -219,3 +221,14 @@ def test_every_category_is_replayed():
     assert {"tool-single", "tool-parallel", "threshold-compaction", "overflow-recovery", "overflow-twice",
             "length-stop", "transient-retry", "aborted", "per-turn-override", "tools-changed", "template",
             "skill", "model-switch"} <= categories
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_a_replayed_write_leaves_its_file_for_the_next_tools(wire, tmp_path):
+    """tool-multistep-write on both wires: pi's write, then our ls and read of the file it wrote."""
+    scenario = next(s for s in SCENARIOS if s["name"] == "tool-multistep-write")
+    results = replay_scenario(scenario, tmp_path, wire)
+    outcome = [(e["message"]["toolName"], e["message"]["isError"], e["message"]["content"][0]["text"])
+               for e in results[0].entries if e["type"] == "message" and e["message"]["role"] == "toolResult"]
+    assert [(name, error) for name, error, _ in outcome] == [("write", False), ("ls", False), ("read", False)]
+    assert outcome[1][2] == "new.txt" and outcome[2][2] == "fresh\n"

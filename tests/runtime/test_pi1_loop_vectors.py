@@ -232,6 +232,8 @@ def _check_entries(pi_entries: list, ours: list, ids: dict, unmap, share) -> Non
             role = pi["message"]["role"]
             assert our["message"]["role"] == role, f"entry {i}: role"
             assert our["message"].get("stopReason") == pi["message"].get("stopReason"), f"entry {i}: stopReason"
+            if role == "toolResult":  # the requests mask error results; their place is checked here
+                assert our["message"].get("isError") == pi["message"].get("isError"), f"entry {i}: isError"
             if role == "system":
                 assert _system(our["message"], unmap) == pi["message"], f"entry {i}: the recorded system message"
         if pi["type"] == "compaction":
