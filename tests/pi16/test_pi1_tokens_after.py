@@ -18,6 +18,7 @@ system message as 0, so the rule shows on every vector whose branch records the 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import sys
@@ -36,10 +37,22 @@ from pipeline.session.snapshot import system_snapshot
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path[:0] = [str(HERE), str(ROOT / "tests" / "compaction")]
+sys.path[:0] = [str(HERE)]
 
 from pi1_derive import derive  # noqa: E402
-from conftest import ScriptedClient  # noqa: E402
+
+
+def _compaction_helpers():
+    """tests/compaction/conftest.py by its path: the name ``conftest`` is every folder's."""
+    spec = importlib.util.spec_from_file_location("_compaction_conftest", ROOT / "tests" / "compaction" / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+ScriptedClient = _compaction_helpers().ScriptedClient
 
 DOC = json.loads((ROOT / "tests" / "data" / "pi16" / "tokens_after.json").read_text(encoding="utf-8"))
 VECTORS = DOC["vectors"]
