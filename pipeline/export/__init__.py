@@ -5,7 +5,9 @@
 * :mod:`.apply`: the manifest of owned files, the key-by-key merge of shared JSON files,
   the changes, conflicts and drift of an export, and writing it;
 * :mod:`.pi`: pi 1.6 (native settings and templates, a generated extension that renders
-  the profile's system prompt).
+  the profile's system prompt);
+* :mod:`.claude_code`: Claude Code (an agent definition as the system prompt, commands,
+  settings keys and a PreCompact hook); :mod:`.static_prompt`: the sections a static file holds.
 
 See docs/export.md.
 """
@@ -17,13 +19,14 @@ from typing import Iterable
 
 from .apply import Change, Plan, plan_changes, write_changes
 from .base import Carried, Export, OwnedFile, Place, SharedJson, Target
+from .claude_code import ClaudeCodeTarget
 from .pi import PiTarget
 
 __all__ = ["Carried", "Change", "Export", "OwnedFile", "Place", "Plan", "SharedJson", "TARGETS", "Target",
            "plan_changes", "prepare", "undeclared_losses", "write_changes"]
 
 #: every target by its TARGET name (the other agents come in later)
-TARGETS: dict[str, Target] = {"pi": PiTarget()}
+TARGETS: dict[str, Target] = {"pi": PiTarget(), "claude-code": ClaudeCodeTarget()}
 
 
 def prepare(target: Target, pipeline, place: Place, *, force: bool = False) -> tuple[Export, Plan]:

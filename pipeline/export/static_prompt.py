@@ -1,0 +1,114 @@
+"""What of a profile's system prompt a static file can hold, for targets without code in-process.
+
+Claude Code and Gemini CLI read prompt text from files (an agent definition, a system
+prompt file) that are written once and checked in. Such a file cannot follow the inputs
+pi hands its extension at every turn, so the sections are rendered once, for fixed inputs:
+the profile's ``default_tools`` with the catalog's snippets and guidelines, no custom or
+appended prompt, no context files, no skills, no caller sections. Then, section by section:
+
+* a section whose text depends on the working directory (it renders differently for two
+  working directories) is **lost**: the file is shared by every checkout;
+* a section of a kind the target fills itself (``custom_prompt``, ``append_prompt``,
+  ``context_files``, ``skills``) is **lost**, with the target's own reason (the target
+  passes them: its context files reach the model in its own layout, for instance);
+* a section whose condition does not hold for those inputs renders nothing and is
+  reported lost (its condition needs inputs a static file does not have);
+* every other section is **native**: its text is in the file, with its separator.
+
+Template translation shared by these targets is here too: :func:`command_files`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping, Optional
+
+from pipeline.export.base import Carried, OwnedFile, Place
+from pipeline.prompt.catalog import with_catalog
+from pipeline.prompt.context import RenderContext
+from pipeline.prompt.render import RenderedSection, render_sections
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.facade import Pipeline
+    from pipeline.templates.files import PromptTemplate
+
+#: two working directories no profile text contains: a section that differs between them uses ``${cwd}``
+_CWD_PROBES = ("/context-pipeline-probe-a", "/context-pipeline-probe-b")
+#: the section kinds a target fills from its own inputs
+HOST_KINDS = ("custom_prompt", "append_prompt", "context_files", "skills")
+
+
+@dataclass(frozen=True)
+class StaticPrompt:
+    """The sections a static file holds, joined as the profile lays them out, and the report."""
+
+    text: str
+    sections: tuple[RenderedSection, ...]
+    report: tuple[Carried, ...]
+
+
+def static_prompt(pipeline: "Pipeline", where: str, host: Mapping[str, str], cwd_why: str) -> StaticPrompt:
+    """The profile's sections rendered for a static file ``where``.
+
+    ``host``: for each of :data:`HOST_KINDS`, why the target does not take that section
+    from the profile; ``cwd_why``: why a section using the working directory is lost."""
+    plan = pipeline.render_plan
+    tools = ", ".join(plan.default_tools) or "none"
+    rendered = [
+        {s.id: s for s in render_sections(plan, with_catalog(plan, RenderContext(cwd=cwd)))} for cwd in _CWD_PROBES
+    ]
+    kept: list[RenderedSection] = []
+    report: list[Carried] = []
+    for section in plan.sections:
+        key = f"system_prompt.sections.{section.id}"
+        if section.kind in HOST_KINDS:
+            report.append(Carried(key, "lost", why=host[section.kind]))
+            continue
+        a, b = rendered[0].get(section.id), rendered[1].get(section.id)
+        if a is None:
+            report.append(Carried(key, "lost", why="it renders nothing for the inputs a static file is rendered for "
+                                                    f"(the profile's default tools: {tools}; no custom prompt, context "
+                                                    "files or skills)"))
+        elif b is None or a.text != b.text:
+            report.append(Carried(key, "lost", why=cwd_why))
+        else:
+            kept.append(a)
+            detail = f" (rendered for the profile's default tools: {tools})" if _tool_dependent(section) else ""
+            report.append(Carried(key, "native", where + detail))
+    text = "".join(("" if i == 0 else s.separator) + s.text for i, s in enumerate(kept))
+    return StaticPrompt(text, tuple(kept), tuple(report))
+
+
+def _tool_dependent(section) -> bool:
+    if section.kind in ("tool_list", "rules"):
+        return True
+    when = section.when
+    return when is not None and bool(when.tools_include or when.tools_exclude or when.selected_any)
+
+
+Translate = Callable[["PromptTemplate"], tuple[Optional[str], Optional[str], tuple[str, ...], tuple[str, ...]]]
+
+
+def command_files(pipeline: "Pipeline", place: Place, directory: str, translate: Translate) -> tuple[
+        list[OwnedFile], list[Carried]]:
+    """The profile's own templates (its ``templates.sources`` other than pi's ``project`` and
+    ``user`` folders, as the pi target takes them) as command files under ``directory``.
+
+    ``translate(template)`` gives ``(relpath, text, reasons, notes)``: a template with
+    reasons is not written and is reported lost with them; notes say what differs."""
+    loaded = pipeline.load_templates(place.extra.get("cwd") or place.root)
+    files: list[OwnedFile] = []
+    report: list[Carried] = []
+    for template in loaded.templates:
+        if template.source in ("project", "user") or template.path is None:
+            continue
+        key = f"templates.{template.name}"
+        relpath, text, reasons, notes = translate(template)
+        if reasons or relpath is None or text is None:
+            report.append(Carried(key, "lost", why="; ".join(reasons) or "it cannot be written for this target"))
+            continue
+        path = f"{directory}/{relpath}"
+        files.append(OwnedFile(path, text))
+        report.append(Carried(key, "native", path + (f" (note: {'; '.join(notes)})" if notes else "")))
+    return files, report
