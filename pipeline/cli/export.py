@@ -39,11 +39,12 @@ import argparse
 import json
 import sys
 
-HELP = "write a profile into a coding agent's files (pi, claude-code), with a loss report"
+HELP = "write a profile into a coding agent's files (pi, claude-code, gemini), with a loss report"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", choices=("pi", "claude-code"), help="the agent to export to (pi 1.6, Claude Code 2.1)")
+    parser.add_argument("target", choices=("pi", "claude-code", "gemini"),
+                        help="the agent to export to (pi 1.6, Claude Code 2.1, Gemini CLI 0.61)")
     parser.add_argument("profile", nargs="?", default="default", metavar="PROFILE",
                         help="a profile file or built-in name (default: default)")
     where = parser.add_mutually_exclusive_group()

@@ -7,7 +7,9 @@
 * :mod:`.pi`: pi 1.6 (native settings and templates, a generated extension that renders
   the profile's system prompt);
 * :mod:`.claude_code`: Claude Code (an agent definition as the system prompt, commands,
-  settings keys and a PreCompact hook); :mod:`.static_prompt`: the sections a static file holds.
+  settings keys and a PreCompact hook); :mod:`.gemini`: Gemini CLI (system.md through
+  .gemini/.env, TOML commands, the compression threshold); :mod:`.static_prompt`: the
+  sections a static file holds.
 
 See docs/export.md.
 """
@@ -20,13 +22,14 @@ from typing import Iterable
 from .apply import Change, Plan, plan_changes, write_changes
 from .base import Carried, Export, OwnedFile, Place, SharedJson, Target
 from .claude_code import ClaudeCodeTarget
+from .gemini import GeminiTarget
 from .pi import PiTarget
 
 __all__ = ["Carried", "Change", "Export", "OwnedFile", "Place", "Plan", "SharedJson", "TARGETS", "Target",
            "plan_changes", "prepare", "undeclared_losses", "write_changes"]
 
 #: every target by its TARGET name (the other agents come in later)
-TARGETS: dict[str, Target] = {"pi": PiTarget(), "claude-code": ClaudeCodeTarget()}
+TARGETS: dict[str, Target] = {"pi": PiTarget(), "claude-code": ClaudeCodeTarget(), "gemini": GeminiTarget()}
 
 
 def prepare(target: Target, pipeline, place: Place, *, force: bool = False) -> tuple[Export, Plan]:
