@@ -9,6 +9,9 @@ compiled profile.json it reads), that makes pi send the system prompt exactly as
 summaries with the profile's summary prompt, instructions and schema (a summary missing a
 required heading is asked for again). pi needs no Python for it.
 --user-dir DIR writes the same into DIR laid out as pi's agent directory (~/.pi/agent).
+`pipeline export claude-code`, `codex`, `opencode` and `gemini` write those agents' own
+files (.claude/..., .codex/..., opencode.json and .opencode/..., .gemini/...; --user-dir:
+their home folders); docs/export.md says which, and what each cannot receive.
 
 Every export prints its loss report: each profile setting the target receives and how,
 native (a file or key), extension (the generated code) or lost (why).
@@ -39,12 +42,12 @@ import argparse
 import json
 import sys
 
-HELP = "write a profile into a coding agent's files (pi, codex, opencode), with a loss report"
+HELP = "write a profile into a coding agent's files (pi, claude-code, codex, opencode, gemini), with a loss report"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", choices=("pi", "codex", "opencode"),
-                        help="the agent to export to (pi 1.6, Codex CLI 0.169, opencode 1.18)")
+    parser.add_argument("target", choices=("pi", "claude-code", "codex", "opencode", "gemini"),
+                        help="the agent to export to (pi 1.6, Claude Code 2.1, Codex CLI 0.169, opencode 1.18, Gemini CLI 0.61)")
     parser.add_argument("profile", nargs="?", default="default", metavar="PROFILE",
                         help="a profile file or built-in name (default: default)")
     where = parser.add_mutually_exclusive_group()

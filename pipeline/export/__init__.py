@@ -6,9 +6,12 @@
   the changes, conflicts and drift of an export, and writing it;
 * :mod:`.pi`: pi 1.6 (native settings and templates, a generated extension that renders
   the profile's system prompt);
-* :mod:`.codex`: Codex CLI (an instructions file, config.toml keys); :mod:`.opencode`:
-  opencode (an agent prompt, commands, opencode.json keys, a plugin); :mod:`.static_prompt`:
-  the sections a static file holds.
+* :mod:`.claude_code`: Claude Code (an agent definition as the system prompt, commands,
+  settings keys and a PreCompact hook); :mod:`.codex`: Codex CLI (an instructions file,
+  config.toml keys); :mod:`.opencode`: opencode (an agent prompt, commands, opencode.json
+  keys, a plugin); :mod:`.gemini`: Gemini CLI (system.md through .gemini/.env, TOML
+  commands, the compression threshold); :mod:`.static_prompt`: the sections a static file
+  holds.
 
 See docs/export.md.
 """
@@ -20,15 +23,18 @@ from typing import Iterable
 
 from .apply import Change, Plan, plan_changes, write_changes
 from .base import Carried, Export, OwnedFile, Place, SharedJson, SharedToml, Target
+from .claude_code import ClaudeCodeTarget
 from .codex import CodexTarget
+from .gemini import GeminiTarget
 from .opencode import OpencodeTarget
 from .pi import PiTarget
 
 __all__ = ["Carried", "Change", "Export", "OwnedFile", "Place", "Plan", "SharedJson", "SharedToml", "TARGETS", "Target",
            "plan_changes", "prepare", "undeclared_losses", "write_changes"]
 
-#: every target by its TARGET name (the other agents come in later)
-TARGETS: dict[str, Target] = {"pi": PiTarget(), "codex": CodexTarget(), "opencode": OpencodeTarget()}
+#: every target by its TARGET name
+TARGETS: dict[str, Target] = {"pi": PiTarget(), "claude-code": ClaudeCodeTarget(), "codex": CodexTarget(),
+                               "opencode": OpencodeTarget(), "gemini": GeminiTarget()}
 
 
 def prepare(target: Target, pipeline, place: Place, *, force: bool = False) -> tuple[Export, Plan]:

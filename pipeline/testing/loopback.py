@@ -341,7 +341,7 @@ class _Handler(BaseHTTPRequestHandler):
         received = ReceivedRequest("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, raw, body)
         owner = self.server.owner
         index, reply = owner._take(received)
-        provider = {OPENAI_PATH: "openai", ANTHROPIC_PATH: "anthropic"}.get(self.path)
+        provider = {OPENAI_PATH: "openai", ANTHROPIC_PATH: "anthropic"}.get(self.path.split("?")[0])
         if provider is None:
             return self._json(404, {"error": {"message": f"no route {self.path}"}})
         if reply is None:

@@ -1,0 +1,152 @@
+"""The Claude Code target (checked on Claude Code 2.1.328, the pinned CLI of tests/agents).
+
+* **The system prompt**: ``.claude/agents/context-pipeline.md``, an agent definition whose
+  body is the profile's sections rendered for a static file
+  (:mod:`pipeline.export.static_prompt`), and ``.claude/settings.json`` ``agent:
+  "context-pipeline"``, which runs the main thread as that agent: Claude Code then sends the
+  body as its system prompt in place of its own (it keeps one identity line before it, and
+  its ``# Environment`` system message). ``CLAUDE.md`` stays the user's: Claude Code puts
+  it in the first user message, as it does without the export.
+* **Templates**: ``.claude/commands/NAME.md``, translated by
+  :func:`pipeline.templates.dialects.export.export_template` (pi's 1-based ``$N`` is
+  Claude Code's 0-based ``$ARGUMENTS[N-1]``; a slice or a default has no form there, so
+  such a template is not written and is reported lost).
+* **Compaction**: ``settings.json`` ``env.DISABLE_AUTO_COMPACT`` when the profile turns
+  compaction off (``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` did not change when 2.1.328 compacts,
+  so a trigger is reported lost), and a ``PreCompact`` hook that prints the profile's
+  summary instructions (``.claude/context-pipeline/compact-instructions.md``): Claude Code
+  appends a PreCompact hook's output to its own summary request.
+
+With ``--user-dir`` the root is laid out as ``~/.claude``.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
+from pipeline.export.static_prompt import command_files, static_prompt
+from pipeline.templates.dialects.export import export_template
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.facade import Pipeline
+
+AGENT = "context-pipeline"
+INSTRUCTIONS = "context-pipeline/compact-instructions.md"
+
+HOST = {
+    "custom_prompt": "Claude Code has no prompt file of the user's to put in its place (its --system-prompt is a "
+                     "command-line flag)",
+    "append_prompt": "Claude Code appends --append-system-prompt (a command-line flag) itself, after the prompt",
+    "context_files": "Claude Code puts the CLAUDE.md files in the first user message in its own layout "
+                     "(it does not read AGENTS.md)",
+    "skills": "Claude Code lists its skills (.claude/skills) itself, in its own layout",
+}
+CWD_WHY = ("the agent file is shared by every checkout, so it cannot hold the working directory; Claude Code "
+           "states it in its own # Environment message")
+
+
+class ClaudeCodeTarget:
+    name = "claude-code"
+    agent = "Claude Code 2.1.328"
+
+    def _prefix(self, place: Place) -> str:
+        return "" if place.user else ".claude/"
+
+    def manifest_path(self, place: Place) -> str:
+        return self._prefix(place) + "context-pipeline-export.json"
+
+    def export(self, pipeline: "Pipeline", place: Place) -> Export:
+        pre = self._prefix(place)
+        settings = f"{pre}settings.json"
+        agent_file = f"{pre}agents/{AGENT}.md"
+        prompt = static_prompt(pipeline, agent_file, HOST, CWD_WHY)
+        keys: list[tuple[Key, Any]] = [(("agent",), AGENT)]
+        report = [Carried("system_prompt", "native", f"{agent_file}, selected by {settings} agent (Claude Code "
+                                                     "sends it as its system prompt, after its identity line)"),
+                  *prompt.report]
+        files = [OwnedFile(agent_file, _agent_file(pipeline, prompt.text))]
+        commands, carried = command_files(pipeline, place, f"{pre}commands", _translate)
+        files += commands
+        report += carried
+        files_c, keys_c, report_c = _compaction(pipeline, place, pre)
+        files += files_c
+        keys += keys_c
+        report += report_c
+        return Export(self.name, tuple(files), (SharedJson(settings, tuple(keys)),), tuple(report))
+
+
+def _agent_file(pipeline: "Pipeline", body: str) -> str:
+    profile = pipeline.profile
+    description = profile.description or profile.name
+    return (f"---\nname: {AGENT}\ndescription: {json.dumps(description, ensure_ascii=False)}\n---\n"
+            f"{body}\n")
+
+
+def _translate(template) -> tuple:
+    out = export_template(template, "claude-code")
+    return out.relpath, out.text, out.reasons, out.notes
+
+
+def _compaction(pipeline: "Pipeline", place: Place, pre: str) -> tuple[list[OwnedFile], list[tuple[Key, Any]],
+                                                                        list[Carried]]:
+    profile = pipeline.profile
+    comp, summary = profile.compaction, profile.summary
+    settings = f"{pre}settings.json"
+    keys: list[tuple[Key, Any]] = []
+    report: list[Carried] = []
+    if comp.enabled is False:
+        keys.append((("env", "DISABLE_AUTO_COMPACT"), "1"))
+        report.append(Carried("compaction.enabled", "native", f"{settings} env.DISABLE_AUTO_COMPACT"))
+    else:
+        report.append(Carried("compaction.enabled", "native", "Claude Code compacts automatically by default"))
+    trigger = comp.trigger
+    if trigger is not None:
+        report.append(Carried("compaction.trigger", "lost",
+                              why="Claude Code decides when to compact by its model's window; its "
+                                  "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE showed no effect on 2.1.328 here"))
+    if trigger is None or hasattr(trigger, "reserve_tokens"):
+        report.append(Carried("compaction.reserve_tokens", "lost",
+                              why="Claude Code triggers at a share of the window; a reserve in tokens needs each "
+                                  "model's window"))
+    report.append(Carried("compaction.keep_recent_tokens", "lost", why="Claude Code decides what it keeps itself"))
+    report.append(Carried("compaction.branch.reserve_tokens", "lost", why="Claude Code has no branch summaries"))
+    for model in comp.model_overrides:
+        report.append(Carried(f"compaction.model_overrides.{model}", "lost",
+                              why="Claude Code's compaction settings are not per model"))
+    if comp.strategy != "summarize":
+        report.append(Carried("compaction.strategy", "lost", why="Claude Code always summarizes"))
+    if comp.pins.first_request or comp.pins.messages or comp.pins.files:
+        report.append(Carried("compaction.pins", "lost", why="Claude Code has no pinned messages"))
+    report.append(Carried("retry", "lost", why="Claude Code retries provider errors by its own policy"))
+
+    files: list[OwnedFile] = []
+    if comp.strategy != "mask_tool_results":
+        from pipeline.compaction.summary_schema import render_schema
+
+        schema = render_schema(summary.schema_, summary.schema_format)
+        instructions = f"{pre}{INSTRUCTIONS}"
+        files.append(OwnedFile(instructions, summary.instructions.initial.render(schema=schema) + "\n"))
+        path = f"{place.root}/{INSTRUCTIONS}" if place.user else f"$CLAUDE_PROJECT_DIR/{instructions}"
+        command = f"cat {shlex.quote(path)}" if place.user else f'cat "{path}"'
+        keys.append((("hooks", "PreCompact"), [{"matcher": "", "hooks": [{"type": "command", "command": command}]}]))
+        hook = f"{settings} hooks.PreCompact prints {instructions}; Claude Code adds it to its summary request"
+        report += [Carried("summary.instructions.initial", "extension", hook),
+                   Carried("summary.schema", "extension", hook + " (inside the instructions)")]
+    own_prompt = "Claude Code writes the summary with its own prompt; the hook can only add instructions"
+    for key, why in (("summary.system_prompt", own_prompt),
+                     ("summary.instructions.update", "Claude Code summarizes the whole conversation each time; "
+                                                     "the hook adds the initial instructions"),
+                     ("summary.instructions.turn_prefix", "Claude Code does not split turns"),
+                     ("summary.instructions.branch", "Claude Code has no branch summaries"),
+                     ("summary.branch_schema", "Claude Code has no branch summaries"),
+                     ("summary.on_schema_violation", "nothing checks Claude Code's summary for the headings"),
+                     ("summary.validity", "nothing checks Claude Code's summary"),
+                     ("summary.labels", own_prompt), ("summary.tags", own_prompt)):
+        report.append(Carried(key, "lost", why=why))
+    if profile.summarizer.provider != "offline":
+        report.append(Carried("summarizer", "lost", why="Claude Code summarizes with the session's model"))
+    return files, keys, report

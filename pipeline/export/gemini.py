@@ -1,0 +1,138 @@
+"""The Gemini CLI target (checked on Gemini CLI 0.61.0, the pinned CLI of tests/agents).
+
+* **The system prompt**: ``.gemini/system.md`` holds the profile's sections rendered for a
+  static file (:mod:`pipeline.export.static_prompt`), and ``.gemini/.env`` sets
+  ``GEMINI_SYSTEM_MD=true``, which Gemini CLI reads from that file (it loads
+  ``.gemini/.env`` itself): the file's text is then the whole ``systemInstruction``, in
+  place of Gemini CLI's own prompt. ``GEMINI.md`` stays the user's: Gemini CLI puts it in
+  the first user message (``<loaded_context>``), as it does without the export.
+  ``GEMINI_SYSTEM_MD=true`` names ``.gemini/system.md`` relative to the folder Gemini CLI
+  starts in, so a project export works when it is started in the project's root; with
+  ``--user-dir`` the variable holds the file's absolute path.
+* **Templates**: ``.gemini/commands/NAME.toml``; Gemini CLI's only placeholder is
+  ``{{args}}``, the arguments as typed: pi's ``$@``/``$ARGUMENTS`` become it (the same text
+  unless an argument is quoted), a template with a positional ``$N``, a slice or a default
+  is not written and is reported lost.
+* **Compaction**: ``settings.json`` ``model.compressionThreshold`` (a fraction of the
+  model's window) for a share-of-window trigger. Nothing else of the policy has a key:
+  Gemini CLI's summary prompt is fixed and its PreCompress hook is advisory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
+from pipeline.export.static_prompt import command_files, static_prompt
+from pipeline.templates.dialects.export import _file, _literal
+from pipeline.templates.nodes import AllArgs, Default, Literal, Positional, Slice
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.facade import Pipeline
+
+HOST = {
+    "custom_prompt": "Gemini CLI has no prompt file of the user's beside system.md (the export writes that one)",
+    "append_prompt": "Gemini CLI has no appended prompt",
+    "context_files": "Gemini CLI puts the GEMINI.md files in the first user message in its own layout "
+                     "(context.fileName says which names it reads)",
+    "skills": "Gemini CLI lists skills only where a system.md holds its ${AgentSkills} placeholder, "
+              "which the export does not write",
+}
+CWD_WHY = ("system.md is shared by every checkout, so it cannot hold the working directory; Gemini CLI "
+           "states it in its own session context (the first user message)")
+
+
+class GeminiTarget:
+    name = "gemini"
+    agent = "Gemini CLI 0.61.0"
+
+    def _prefix(self, place: Place) -> str:
+        return "" if place.user else ".gemini/"
+
+    def manifest_path(self, place: Place) -> str:
+        return self._prefix(place) + "context-pipeline-export.json"
+
+    def export(self, pipeline: "Pipeline", place: Place) -> Export:
+        pre = self._prefix(place)
+        system_md = f"{pre}system.md"
+        prompt = static_prompt(pipeline, system_md, HOST, CWD_WHY)
+        value = f"{place.root}/system.md" if place.user else "true"
+        files = [OwnedFile(system_md, prompt.text + "\n"), OwnedFile(f"{pre}.env", f"GEMINI_SYSTEM_MD={value}\n")]
+        report = [Carried("system_prompt", "native", f"{system_md}, named by {pre}.env GEMINI_SYSTEM_MD (Gemini CLI "
+                                                     "sends it as the whole systemInstruction)"), *prompt.report]
+        commands, carried = command_files(pipeline, place, f"{pre}commands", _translate)
+        files += commands
+        report += carried
+        keys, compaction = _compaction(pipeline, f"{pre}settings.json")
+        return Export(self.name, tuple(files), (SharedJson(f"{pre}settings.json", tuple(keys)),),
+                      tuple(report + compaction))
+
+
+def _translate(template) -> tuple:
+    """pi's template language in Gemini CLI's: ``$@``/``$ARGUMENTS`` → ``{{args}}``, nothing else."""
+    if template.dialect == "gemini":
+        return f"{template.name.replace(':', '/')}.toml", open(template.path, encoding="utf-8").read(), (), ()
+    if template.dialect != "pi":
+        return None, None, (f"it is a {template.dialect} template; only pi templates are converted",), ()
+    out: list[str] = []
+    reasons: list[str] = []
+    notes: list[str] = []
+    for node in template.template.nodes:
+        src = template.template.source(node)
+        if isinstance(node, Literal):
+            out.append(_literal(node.text, "gemini", reasons))
+        elif isinstance(node, AllArgs):
+            out.append("{{args}}")
+            notes.append("Gemini CLI's {{args}} is the text as typed: quoted arguments keep their quotes")
+        elif isinstance(node, Positional):
+            reasons.append(f"`{src}`: Gemini CLI has no positional arguments (only {{{{args}}}}, all of them)")
+        elif isinstance(node, (Slice, Default)):
+            reasons.append(f"`{src}` is {'a slice' if isinstance(node, Slice) else 'a default'}, which Gemini CLI "
+                           "has no form for")
+    if not template.template.placeholders:
+        notes.append("Gemini CLI appends the typed command to a body without {{args}}; pi ignores the arguments")
+    if reasons:
+        return None, None, tuple(dict.fromkeys(reasons)), ()
+    relpath = "/".join(template.name.split(":")) + ".toml"
+    return relpath, _file(template, "".join(out), "gemini"), (), tuple(dict.fromkeys(notes))
+
+
+def _compaction(pipeline: "Pipeline", settings: str) -> tuple[list[tuple[Key, Any]], list[Carried]]:
+    profile = pipeline.profile
+    comp = profile.compaction
+    keys: list[tuple[Key, Any]] = []
+    report: list[Carried] = []
+    trigger = comp.trigger
+    if trigger is not None and hasattr(trigger, "percent_of_window"):
+        keys.append((("model", "compressionThreshold"), trigger.percent_of_window / 100))
+        report.append(Carried("compaction.trigger", "native", f"{settings} model.compressionThreshold"))
+    elif trigger is not None:
+        report.append(Carried("compaction.trigger", "lost", why="Gemini CLI compresses at a share of the window only"))
+    if trigger is None or hasattr(trigger, "reserve_tokens"):
+        report.append(Carried("compaction.reserve_tokens", "lost",
+                              why="Gemini CLI compresses at a share of the window; a reserve in tokens needs each "
+                                  "model's window"))
+    report.append(Carried("compaction.enabled", "native" if comp.enabled else "lost",
+                          "Gemini CLI compresses by default" if comp.enabled else "",
+                          "" if comp.enabled else "Gemini CLI has no setting that turns compression off"))
+    lost = [
+        ("compaction.keep_recent_tokens", "Gemini CLI keeps the newest 30% of the history (hard-coded)"),
+        ("compaction.branch.reserve_tokens", "Gemini CLI has no branch summaries"),
+        ("retry", "Gemini CLI retries provider errors by its own policy"),
+    ]
+    lost += [(f"compaction.model_overrides.{m}", "Gemini CLI's compression settings are not per model")
+             for m in comp.model_overrides]
+    if comp.strategy != "summarize":
+        lost.append(("compaction.strategy", "Gemini CLI always summarizes (its own tool-output masking works "
+                                            "by other rules)"))
+    if comp.pins.first_request or comp.pins.messages or comp.pins.files:
+        lost.append(("compaction.pins", "Gemini CLI has no pinned messages"))
+    fixed = "Gemini CLI's summary prompt is fixed (its PreCompress hook cannot change it)"
+    lost += [(f"summary.{k}", fixed) for k in (
+        "system_prompt", "instructions.initial", "instructions.update", "instructions.turn_prefix",
+        "instructions.branch", "schema", "branch_schema", "on_schema_violation", "validity", "labels", "tags")]
+    if profile.summarizer.provider != "offline":
+        lost.append(("summarizer", "not exported (Gemini CLI chooses the compression model by its aliases)"))
+    report += [Carried(key, "lost", why=why) for key, why in lost]
+    return keys, report
