@@ -15,6 +15,7 @@ import copy
 import json
 from typing import Any
 
+from pipeline.model.base import Strict
 from pipeline.model.profile import Profile
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -36,8 +37,20 @@ _DIRECTIVES = {
 }
 
 
+def _build_models() -> None:
+    """Build every profile model's schema (they defer it): the defaults made by
+    ``model_construct`` are serialized into the schema by their own class's serializer."""
+    pending: list[type[Strict]] = [Strict]
+    while pending:
+        model = pending.pop()
+        pending.extend(model.__subclasses__())
+        if not model.__pydantic_complete__:
+            model.model_rebuild(force=True)
+
+
 def editor_schema() -> dict[str, Any]:
     """The JSON Schema of a profile file (standalone or overlay)."""
+    _build_models()
     full = Profile.model_json_schema(by_alias=True, mode="validation")
     defs = full.pop("$defs")
     required = full.pop("required", [])
