@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import shlex
 
+import pytest
+
 from pipeline.cli import main
 from pipeline.js import load_yaml
 
@@ -26,11 +28,29 @@ def test_init_target_pi_hook_and_workflow_run_export_check(tmp_path, capsys, mon
     assert main(["validate", "."]) == 0
 
 
-def test_init_target_not_exported_yet_is_a_clear_error(tmp_path, capsys):
+def test_the_targets_init_and_export_offer_are_the_exports(capsys):
+    from pipeline.cli import export as export_cli
+    from pipeline.cli.init import AGENT_TARGETS
     from pipeline.export import TARGETS
 
-    missing = [t for t in ("claude-code", "codex", "opencode", "gemini") if t not in TARGETS]
-    for target in missing:
-        assert main(["init", str(tmp_path), "--target", target]) == 2
-        assert f"--target {target}: `pipeline export` has no such target" in capsys.readouterr().err
-    assert not (tmp_path / ".pre-commit-config.yaml").exists() or not missing
+    assert AGENT_TARGETS == tuple(TARGETS)
+    with pytest.raises(SystemExit):
+        main(["export", "nowhere"])
+    assert "invalid choice: 'nowhere' (choose from " in capsys.readouterr().err
+    assert all(name in export_cli.HELP for name in TARGETS)
+
+
+@pytest.mark.parametrize("target", ["claude-code", "codex", "opencode", "gemini"])
+def test_init_target_hook_checks_that_export(tmp_path, capsys, monkeypatch, target):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert main(["init", ".", "--target", target, "--install", "context-pipeline==0.1.0"]) == 0
+    config = load_yaml((tmp_path / ".pre-commit-config.yaml").read_text())
+    hook = next(h["entry"] for r in config["repos"] for h in r["hooks"] if h["id"] == f"pipeline-export-{target}")
+    assert hook.startswith(f"pipeline export {target} agent-profiles/team.yaml --check")
+    capsys.readouterr()
+    assert main(shlex.split(hook)[1:]) == 1  # nothing exported yet: drift
+    assert "differ from what the profile exports" in capsys.readouterr().err
+    assert main(["export", target, "agent-profiles/team.yaml", "--allow-loss", "summary"]) in (0, 1)
+    capsys.readouterr()
+    assert main(shlex.split(hook)[1:]) == 0
