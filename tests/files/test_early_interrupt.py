@@ -55,7 +55,13 @@ def test_before_our_first_line_it_is_still_the_interpreters(tmp_path, session):
     script = console_script(tmp_path, "start")
     done = subprocess.run([sys.executable, str(script), "compact", str(session)], cwd=ROOT,
                           capture_output=True, text=True, timeout=HANG_GUARD)
-    assert done.returncode in (1, -signal.SIGINT) and done.stderr.rstrip().endswith("KeyboardInterrupt")
+    if done.returncode == 0:
+        # it landed in a callback the interpreter runs itself (an import lock's weakref
+        # callback): Python prints it as "Exception ignored" and goes on; nothing of ours ran yet
+        assert "Exception ignored" in done.stderr and "KeyboardInterrupt" in done.stderr
+    else:
+        assert done.returncode in (1, -signal.SIGINT) and done.stderr.rstrip().endswith("KeyboardInterrupt")
+    assert "interrupted\n" not in done.stderr.splitlines(keepends=True)[:1]
 
 
 @pytest.mark.parametrize("argv, orig, expected", [
