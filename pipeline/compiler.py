@@ -24,7 +24,6 @@ from pipeline.model import Profile
 from pipeline.model.render_plan import RenderPlan
 from pipeline.source import SourceEntry, SourceMap, Span, load_merged_with_warnings
 from pipeline.resources import resolve_profile as resolve
-from pipeline.source.merge import DIRECTIVES
 from pipeline.source.locate import KeyNames
 
 if TYPE_CHECKING:
@@ -337,6 +336,8 @@ def _standalone_problems(path: Path, label: str) -> list[Problem]:
 
 
 def _without_overlay_keys(data: dict) -> dict:
+    from pipeline.source.merge import DIRECTIVES  # only a compile merges: a cached start reads no layers
+
     data = {k: v for k, v in data.items() if k != "extends"}
     prompt = data.get("system_prompt")
     if isinstance(prompt, dict) and isinstance(prompt.get("sections"), list):

@@ -9,15 +9,41 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from pipeline.errors import Problem
+#: Each name, by the module that defines it: imported on first use, so reading a compiled
+#: profile back (its :class:`SourceMap`) imports neither the reader nor the chain.
+_MODULES = {
+    **dict.fromkeys(("BUILTIN", "builtin_names", "builtin_of", "read_chain"), "chain"),
+    "merge_layers": "merge",
+    "parse": "reader",
+    **dict.fromkeys(("SourceEntry", "SourceMap", "Span", "flatten"), "tree"),
+}
 
-from pipeline.resources import display_path
-from pipeline.source.chain import BUILTIN, builtin_names, builtin_of, read_chain
-from pipeline.source.merge import merge_layers
-from pipeline.source.reader import parse
-from pipeline.source.tree import SourceEntry, SourceMap, Span, flatten
+
+def __getattr__(name: str) -> Any:
+    if name == "display_path":
+        from pipeline.resources import display_path
+
+        globals()[name] = display_path
+        return display_path
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:  # the names as the type checker and editors see them
+    from pipeline.errors import Problem
+    from pipeline.resources import display_path
+    from pipeline.source.chain import BUILTIN, builtin_names, builtin_of, read_chain
+    from pipeline.source.merge import merge_layers
+    from pipeline.source.reader import parse
+    from pipeline.source.tree import SourceEntry, SourceMap, Span, flatten
 
 
 def load_merged(path: Path, label: str) -> tuple[object, SourceMap]:
@@ -32,6 +58,10 @@ def load_merged(path: Path, label: str) -> tuple[object, SourceMap]:
 
 def load_merged_with_warnings(path: Path, label: str) -> tuple[object, SourceMap, list[Problem]]:
     """:func:`load_merged` and the merge's warnings (a new section id that looks like a typo)."""
+    from pipeline.source.chain import read_chain
+    from pipeline.source.merge import merge_layers
+    from pipeline.source.tree import SourceMap, flatten
+
     layers = read_chain(path, label)
     merged = merge_layers(layers)
     data, source_map = flatten(merged.tree)
