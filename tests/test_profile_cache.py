@@ -236,11 +236,12 @@ def test_importing_the_stages_builds_no_pydantic_schema(tmp_path):
 
 
 def test_a_cached_profile_is_read_without_the_checks(tmp_path):
-    """A start that reads its compiled profile back (with overrides too) imports no checks:
-    they run when a profile is compiled."""
+    """A start that reads its compiled profile back (with overrides too) imports no checks,
+    no profile reader and no ``extends:`` chain: they run when a profile is compiled."""
     code = ("import sys; from pipeline import compile_profile; "
             "p = compile_profile('default', {'summarizer.model': 'm'}); p.template_sources; "
-            "print(p.profile.summarizer.model, 'pipeline.checks' in sys.modules)")
+            "print(p.profile.summarizer.model, any(m in sys.modules for m in "
+            "('pipeline.checks', 'pipeline.source.reader', 'pipeline.source.chain')))")
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
     runs = [subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
                            check=True).stdout for _ in range(2)]
