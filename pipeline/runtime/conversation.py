@@ -2,7 +2,7 @@
 
 ::
 
-    conv = Conversation(profile, session, model=ModelInfo(...), tools=[...], cwd="/repo")
+    conv = Conversation.open(profile, session, model=ModelInfo(...), tools=[...], cwd="/repo")
     conv.prompt("fix the failing test")          # hooks, /skill:, templates, pre-prompt check
     while True:
         request = conv.next_request("openai")    # system prompt, messages, tools, wire body
@@ -10,9 +10,10 @@
         ...
 
 Every decision is one of :mod:`pipeline.runtime`'s pure policies (``check_compaction``,
-``TurnRetry``, ``RecoveryCycle``, hooks via ``run_hooks``/``RunPrompt``); compaction and
-branch summaries are :mod:`pipeline.compaction`'s engine; the context is kept in memory
-incrementally (:class:`~pipeline.runtime.memory.Memory`). Events go to ``listener``.
+``TurnRetry``, ``RecoveryCycle``, hooks via ``run_hooks``/``RunPrompt``); compaction goes
+through :mod:`pipeline.compaction`'s one driver, branch summaries through its engine; the
+context is kept in memory (:class:`~pipeline.runtime.memory.Memory`). Events go to ``listener``.
+Constructing writes nothing: :meth:`Conversation.start` (first use, or ``open``) does.
 """
 
 from __future__ import annotations
@@ -113,15 +114,12 @@ class Conversation:
     def start(self) -> "Conversation":
         """The conversation's first write, once: a new session starts with its model and thinking
         level, as pi's does. Every method that writes calls it first; calling it again does nothing."""
-        if self._started:
-            return self
-        self._started = True
-        if not self.session.entries:
+        if not self._started and not self.session.entries:
             self.session.append_model_change(self.model.provider, self.model.id)
             self.session.append_thinking_level_change(self._level or "off")
             self._sync()
-            if self._level is None:
-                self.thinking_level = self._recorded_level
+            self.thinking_level = self._level if self._level is not None else self._recorded_level
+        self._started = True
         return self
 
     # ----------------------------------------------------------------- state
@@ -526,27 +524,23 @@ class Conversation:
         return self.summarizer
 
     def _compact(self, reason: str, *, will_retry: bool = False, instructions: Optional[str] = None) -> Any:
-        """Compact through the one driver (:func:`pipeline.compaction.compact`, the current
-        model's settings and strategy): its outcome, or ``None`` when an automatic compaction
-        found nothing to do or its summary call failed (the session unchanged, no retry)."""
+        """The driver's outcome (:func:`pipeline.compaction.compact`, the current model's settings),
+        or ``None``: an automatic compaction found nothing to do or the provider failed (no retry)."""
         from pipeline.compaction import NothingToCompact, compact, plan_session
 
         current = self.model.current()
-        settings = self.profile.compaction.for_model(current.provider, current.id) if current else self.profile.compaction
+        settings = self.profile.compaction.for_model(current.provider, current.id)
         if isinstance(plan_session(self.session, settings), NothingToCompact) and reason != "manual":
             return None  # pi decides to compact, finds nothing to summarize: no events, no retry
         self._emit(ev.CompactionStart(reason))
         try:
-            done = compact(
-                self.session, self.profile, self._summarizer(), provider=current.provider if current else None,
-                model=current.id if current else None, window=current.context_window if current else 0,
-                instructions=instructions, thinking_level=self.thinking_level,
-            )
+            done = compact(self.session, self.profile, self._summarizer(), provider=current.provider, model=current.id,
+                           window=current.context_window, instructions=instructions, thinking_level=self.thinking_level)
         except PipelineError as err:  # the provider (or the session) failed: the session is unchanged
             self._emit(ev.CompactionEnd(reason, error=str(err)))
             if reason == "manual":
                 raise
-            return None  # as pi: the automatic compaction ends with its error, nothing is retried
+            return None  # as pi: an automatic compaction ends with its error, no retry
         except Exception as err:  # a bug, not a failed compaction: said, then raised
             self._emit(ev.CompactionEnd(reason, error=f"internal error: {type(err).__name__}: {err}"))
             raise
@@ -556,8 +550,7 @@ class Conversation:
             self._emit(ev.CompactionEnd(reason, error=done.nothing.message))
             return done
         self._sync()
-        # a summary: the context after it as pi counts it (before a failed reply is dropped for the retry);
-        # masking: its estimate (the last reply's usage still counts the unmasked results)
+        # a summary: pi's count before a failed reply is dropped; a mask: its estimate (usage counts the unmasked)
         entry, mask = done.entry, done.mask
         after = self.tokens_after(done.settings) if entry is not None else mask.tokens_after if mask else None
         if will_retry:
@@ -580,10 +573,8 @@ class Conversation:
         return estimate_context(self.memory.agent, self.profile.compaction).tokens
 
     def tokens_after(self, settings: Any = None) -> int:
-        """The context after a compaction, estimated message by message (pi's
-        ``estimatedTokensAfter``): no reply's usage anchors it, since every usage recorded
-        before the compaction counts the context that was summarized; under pi 1.x
-        (``estimate_on: projection``) the recorded system messages count too)."""
+        """pi's ``estimatedTokensAfter``: the context estimated message by message (every usage recorded
+        before counts what was summarized); ``estimate_on: projection`` counts system messages too."""
         from pipeline.compaction.tokens import tokens_after_compaction
 
         return tokens_after_compaction(self.memory.agent, settings if settings is not None else self.profile.compaction)
