@@ -75,3 +75,28 @@ def test_constructing_a_bridge_appends_nothing(tmp_path):
         ("model_change", "m"), ("thinking_level_change", "low")]
     opened = ContextBridge.open("default", tmp_path / "t.jsonl", context_window=4000, cwd=str(tmp_path))
     assert [e.type for e in opened.session.entries] == ["model_change", "thinking_level_change"]
+
+
+# --------------------------------------------------------------------------- pi 1.x: context edits
+
+
+def _pi1_bridge(tmp_path, name):
+    pipeline = compile_profile("builtin:pi-1", {"compaction.reserve_tokens": 1000, "compaction.keep_recent_tokens": 50})
+    bridge = ContextBridge(pipeline, tmp_path / name, context_window=20000, model="m", cwd=str(tmp_path))
+    bridge.sync([{"role": "user", "content": [{"type": "text", "text": "a long question " * 400}],
+                  "timestamp": bridge.now()},
+                 {"role": "assistant", "content": [{"type": "text", "text": "an answer"}], **bridge.reply_fields(),
+                  "usage": usage_json(19500, 10), "stopReason": "stop", "timestamp": bridge.now()}])
+    return bridge
+
+
+def test_the_bridges_check_follows_context_edits(tmp_path):
+    """``estimate_on: projection``: once the branch has a context edit after the reply, the
+    projection's estimate replaces the reply's usage (19510 > 20000 - 1000 would compact)."""
+    plain = _pi1_bridge(tmp_path, "plain.jsonl")
+    assert plain.decision().action == "compact"
+    edited = _pi1_bridge(tmp_path, "edited.jsonl")
+    question = next(e for e in edited.session.path_to() if getattr(e, "message", None) is not None)
+    edited.session.append_context_edit(question.id, {"content": "a short question"})
+    assert edited.decision().action != "compact"
+    assert edited.after_run() is None and not edited.compactions
