@@ -22,7 +22,7 @@ from pipeline.errors import Location, Problem
 from pipeline.model import Profile
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.compaction import Compacted, CompactionPlan, Navigated, NothingToCompact
+    from pipeline.compaction import CompactionOutcome, CompactionPlan, Navigated, NothingToCompact
     from pipeline.llm.types import SummaryClient
     from pipeline.prompt import RenderContext, RenderedSection
     from pipeline.prompt.inputs import Gathered, RenderRequest
@@ -32,6 +32,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.templates import LoadedTemplates, PromptTemplate
 
 PathLike = Union[str, "os.PathLike[str]"]
+#: A model for :meth:`Pipeline.compact`: ``"provider/id"``, ``(provider, id)``, an object with
+#: ``provider`` and ``id`` (:class:`pipeline.runtime.ModelInfo`), or ``None`` (the profile's settings).
+ModelSpec = Any
 #: ``Pipeline.project(leaf=...)`` default: the session's current leaf.
 _CURRENT = object()
 
@@ -244,36 +247,30 @@ class Pipeline(CompiledProfile):
         return [client.build_body(request) for request in requests]
 
     def compact(
-        self, session: SessionFile | PathLike, client: SummaryClient | None = None,
-        instructions: str | None = None, *, overrides: Overrides | None = None,
-        origin: Mapping[str, str] | None = None, progress: Callable[[str], None] | None = None,
-        thinking_level: str | None = None,
-    ) -> Compacted | NothingToCompact:
-        """Compact the current branch and append the entry; ``client`` defaults to the
-        profile's ``summarizer``; ``instructions`` are the caller's extra focus;
-        ``overrides`` as for :func:`compile_profile`."""
-        from pipeline.compaction import compact_session
+        self, session: SessionFile | PathLike, *, model: ModelSpec = None, window: int = 0,
+        strategy: str | None = None, instructions: str | None = None, client: SummaryClient | None = None,
+        overrides: Overrides | None = None, origin: Mapping[str, str] | None = None,
+        progress: Callable[[str], None] | None = None, thinking_level: str | None = None,
+    ) -> CompactionOutcome:
+        """Compact the current branch the one way every caller does (:func:`pipeline.compaction.compact`):
+        the settings of ``model`` (``"provider/id"``, a ``(provider, id)`` pair or an object with
+        ``provider`` and ``id``, such as :class:`pipeline.runtime.ModelInfo`: its
+        ``compaction.model_overrides`` entry applies), their ``compaction.strategy`` (or
+        ``strategy``: summarize, mask_tool_results, hybrid; ``window`` is the model's context
+        window, which decides ``hybrid``'s summary; default: a model object's ``context_window``).
+        ``instructions`` are the caller's extra
+        focus; ``client`` defaults to the profile's ``summarizer``; ``overrides`` as for
+        :func:`compile_profile`. Returns a :class:`~pipeline.compaction.CompactionOutcome`: the
+        entry written, the mask applied, or nothing and why."""
+        from pipeline.compaction import compact
 
         pipeline = self.with_overrides(overrides, origin)
-        profile = pipeline.profile
-        return compact_session(
-            _session(session), profile, client or pipeline.summary_client(), custom_instructions=instructions,
-            progress=progress, thinking_level=thinking_level,
-        )
-
-    def compact_with_strategy(
-        self, session: SessionFile | PathLike, client: SummaryClient | None = None,
-        instructions: str | None = None, *, window: int = 0, provider: str | None = None,
-        model: str | None = None, progress: Callable[[str], None] | None = None,
-        thinking_level: str | None = None,
-    ) -> Any:
-        """Compact with ``compaction.strategy`` (the settings of ``provider/model`` when given):
-        summarize, mask old tool results, or both (``window`` decides ``hybrid``); a ``StrategyResult``."""
-        from pipeline.compaction.strategies import run_strategy
-
-        return run_strategy(
-            _session(session), self.profile, client or self.summary_client(), window=window, provider=provider,
-            model=model, custom_instructions=instructions, progress=progress, thinking_level=thinking_level,
+        provider, model_id = model_key(model)
+        window = window or getattr(model, "context_window", 0) or 0
+        return compact(
+            _session(session), pipeline.profile, client or pipeline.summary_client(), provider=provider,
+            model=model_id, window=window, strategy=strategy, instructions=instructions, progress=progress,
+            thinking_level=thinking_level,
         )
 
     def navigate(
@@ -294,10 +291,11 @@ class Pipeline(CompiledProfile):
     def conversation(self, session: SessionFile | PathLike, **options: Any) -> Conversation:
         """An agent conversation on ``session`` (a session file or its path) with this
         profile; ``options`` are :class:`pipeline.runtime.Conversation`'s (``model``,
-        ``tools``, ``cwd``, ``summarizer``, ``templates``, ``skills``, hooks...)."""
+        ``tools``, ``cwd``, ``summarizer``, ``templates``, ``skills``, hooks...), started: a new
+        session holds its model and thinking level (:meth:`Conversation.start`)."""
         from pipeline.runtime.conversation import Conversation
 
-        return Conversation(self.profile, _session(session), **options)
+        return Conversation.open(self.profile, _session(session), **options)
 
     # ------------------------------------------------------------------ session
 
@@ -322,6 +320,23 @@ def _compaction(overrides: Overrides | None, keep: int | None, reserve: int | No
         if value is not None:
             out[f"compaction.{name}"] = value
     return out
+
+
+def model_key(model: ModelSpec) -> tuple[str | None, str | None]:
+    """``(provider, id)`` of a :data:`ModelSpec` (``(None, None)`` for none)."""
+    if model is None:
+        return None, None
+    if isinstance(model, str):
+        provider, sep, name = model.partition("/")
+        if not sep or not provider or not name:
+            raise ValueError(f"a model is named provider/id, got {model!r}")
+        return provider, name
+    if isinstance(model, tuple):
+        provider, name = model
+        return provider, name
+    current = getattr(model, "current", None)  # a ModelInfo: its current identity
+    model = current() if callable(current) else model
+    return getattr(model, "provider", None), getattr(model, "id", None)
 
 
 def _session(session: Any) -> Any:

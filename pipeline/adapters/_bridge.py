@@ -12,7 +12,8 @@ to it through the facade:
   phase ``after_run``, on the last reply with the in-memory context), then appends the
   prompt, so the entries come in the order our loop writes them;
   :meth:`ContextBridge.after_run` runs the same check at once (a host that knows a run
-  just ended). When it compacts (:meth:`Pipeline.compact`, the profile's summarizer), the
+  just ended). When it compacts (:meth:`Pipeline.compact` for this model: its
+  ``compaction.model_overrides`` entry, ``compaction.strategy``), the
   new context comes back: the profile's summary message and the kept messages
   (:meth:`Pipeline.project`), which the adapter hands back to the framework.
 
@@ -30,23 +31,27 @@ framework see the error. Other errors are the framework's own business (its retr
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from pipeline.compaction import Compacted
+from pipeline.compaction import CompactionOutcome
 from pipeline.errors import PipelineError
 from pipeline.facade import Pipeline, compile_profile
 from pipeline.prompt import RenderContext
 from pipeline.llm.convert_reply import error_message
 from pipeline.runtime import (CompactionDecision, CurrentModel, RecoveryCycle, check_compaction, is_context_overflow,
                               latest_compaction_time)
+from pipeline.runtime.edits import edited_tokens
 from pipeline.secrets import redact
 from pipeline.session import SessionFile
 
 __all__ = ["Compaction", "ContextBridge", "require"]
+
+logger = logging.getLogger("pipeline.adapters")
 
 JSON = dict
 
@@ -65,10 +70,10 @@ def require(module: str, extra: str) -> Any:
 
 @dataclass(frozen=True)
 class Compaction:
-    """One compaction the bridge ran: the check's decision and the facade's result."""
+    """One compaction the bridge ran: the check's decision and the driver's outcome."""
 
     decision: CompactionDecision
-    result: Any
+    result: CompactionOutcome
     messages: tuple[JSON, ...]
 
 
@@ -101,9 +106,24 @@ class ContextBridge:
         self.compactions: list[Compaction] = []
         self._last_ms = 0
         self._cycle = RecoveryCycle()
-        if not self.session.entries:  # a new session starts with its model and thinking level, as pi's does
-            self.session.append_model_change(provider, model)
-            self.session.append_thinking_level_change(thinking_level)
+        self.thinking_level = thinking_level
+        self._started = False  # constructing appends nothing: :meth:`start` does, on first use
+
+    @classmethod
+    def open(cls, profile: Union[Pipeline, Any, str], session: Union[SessionFile, str, os.PathLike],
+             **options: Any) -> "ContextBridge":
+        """A bridge, started (:meth:`start`)."""
+        return cls(profile, session, **options).start()
+
+    def start(self) -> "ContextBridge":
+        """The bridge's first write, once: a new session starts with its model and thinking
+        level, as pi's does. :meth:`sync`, :meth:`after_run` and :meth:`recover` call it first."""
+        if not self._started:
+            self._started = True
+            if not self.session.entries:
+                self.session.append_model_change(self.model.provider, self.model.id)
+                self.session.append_thinking_level_change(self.thinking_level)
+        return self
 
     # ------------------------------------------------------------------ prompt
 
@@ -129,6 +149,7 @@ class ContextBridge:
         ``prompt`` (the messages that start a new run), check and maybe compact first, then
         append the prompt. Returns the context after a compaction (pi LLM messages, the
         prompt included), else ``None``."""
+        self.start()
         for message in new:
             self._append(message)
         if prompt is None:
@@ -152,6 +173,7 @@ class ContextBridge:
         and, when the check says compact-and-retry, compacted: the context to send again (pi
         LLM messages, the failed reply left out). ``None``: not an overflow, recovery used up
         (``compaction.overflow_retries``) or nothing to compact; the caller re-raises."""
+        self.start()
         reply = self.error_reply(provider_error_text(error, self.model.provider))
         if not is_context_overflow(reply, self.model.context_window):
             return None
@@ -168,16 +190,23 @@ class ContextBridge:
             messages = messages[:-1]  # the failed reply is not sent again (our loop drops it from memory)
         return messages
 
-    def _compact_for_retry(self) -> Optional[Compacted]:
-        """The compaction, or ``None`` when there was nothing to compact or the summary call
-        failed (the session unchanged): then, as in our loop, there is no retry."""
+    def _compact_for_retry(self) -> Optional[CompactionOutcome]:
+        """The compaction, or ``None`` when it did nothing or the provider failed (the session
+        unchanged; logged): then, as in our loop, there is no retry and the caller re-raises the
+        overflow. Any other exception is a bug and propagates."""
         try:
-            result = self.pipeline.compact(self.session, self.client)
-        except PipelineError:
-            raise
-        except Exception:
+            result = self.compact()
+        except PipelineError as err:
+            logger.warning("compaction for the overflow retry failed: %s", err)
             return None
-        return result if isinstance(result, Compacted) else None
+        return result if result.did_anything else None
+
+    def compact(self, instructions: Optional[str] = None) -> CompactionOutcome:
+        """Compact the session now, as the profile says for this model (:meth:`Pipeline.compact`:
+        ``compaction.model_overrides``, ``compaction.strategy``, the context window)."""
+        self.start()
+        return self.pipeline.compact(self.session, model=(self.model.provider, self.model.id),
+                                     window=self.model.context_window, instructions=instructions, client=self.client)
 
     def error_reply(self, text: str) -> JSON:
         """pi's failed reply from this model with ``text`` as its ``errorMessage``."""
@@ -187,6 +216,7 @@ class ContextBridge:
     def after_run(self) -> Optional[list[JSON]]:
         """The check our loop runs after a run, on the session as it is: the context after a
         compaction (pi LLM messages), else ``None``."""
+        self.start()
         compacted = self._check()
         return None if compacted is None else self._compacted(*compacted)
 
@@ -199,8 +229,8 @@ class ContextBridge:
         decision = self.decision()
         if decision.action != "compact":
             return None
-        result = self.pipeline.compact(self.session, self.client)
-        return (decision, result) if isinstance(result, Compacted) else None  # else nothing to compact yet
+        result = self.compact()
+        return (decision, result) if result.did_anything else None  # else nothing to compact yet
 
     def decision(self, attempts: int = 0) -> CompactionDecision:
         """What the check would decide now (on the session's last reply, ``attempts``
@@ -209,10 +239,11 @@ class ContextBridge:
         reply = _last_reply(branch)
         if reply is None:
             return CompactionDecision()
+        settings = self.pipeline.profile.compaction.for_model(self.model.provider, self.model.id)
         return check_compaction(
             reply, phase="after_run", model=self.model, latest_compaction_ms=latest_compaction_time(branch),
-            recovery_attempts=attempts,
-            messages=self.pipeline.project(self.session).agent_messages, settings=self.pipeline.profile.compaction,
+            recovery_attempts=attempts, messages=self.pipeline.project(self.session).agent_messages,
+            settings=settings, edited_tokens=edited_tokens(self.session, settings),
         )
 
 

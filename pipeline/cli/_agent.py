@@ -177,7 +177,7 @@ def force_compaction(setup: AgentSetup, focus: str | None = None, out: Any = Non
     settings = compaction.for_model(current.provider, current.id) if current else compaction
     done = plan_session(conversation.session, settings) if settings.strategy == "summarize" else None
     if not isinstance(done, NothingToCompact):  # asked first, so nothing to compact is one line
-        done = conversation.compact(focus or None)
+        done = setup.agent.compact(focus or None).nothing
     if isinstance(done, NothingToCompact):
         print(nothing_line(done, settings), file=out, flush=True)
 

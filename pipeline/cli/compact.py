@@ -350,24 +350,28 @@ def _redactor(summarizer):
 
 
 def _compact(args, session, pipeline) -> int:
-    from pipeline.compaction import NothingToCompact
-
-    settings = pipeline.profile.compaction.for_model(*_model(args))
-    if settings.strategy != "summarize" or args.for_model:
-        return _strategy(args, session, pipeline)
+    """Compact through :meth:`Pipeline.compact`: the settings of ``--for-model`` (its
+    ``compaction.model_overrides`` entry), their strategy, ``--window`` for hybrid."""
     client = _ready_client(pipeline)
+    provider, model = _model(args)
     with _retries_shown():
-        outcome = pipeline.compact(
-            session, client, args.instructions, progress=_progress, thinking_level=args.reasoning,
+        done = pipeline.compact(
+            session, model=(provider, model), window=args.window or 0, instructions=args.instructions,
+            client=client, progress=_progress, thinking_level=args.reasoning,
         )
-    if isinstance(outcome, NothingToCompact):
-        print(nothing_line(outcome, pipeline.profile.compaction))
+    if not done.did_anything:
+        print(nothing_line(done.nothing, done.settings) if done.nothing else "nothing to mask")
         return 0
-    report(outcome.result.warnings)
-    entry = outcome.entry
+    if done.mask_entry is not None:
+        _progress(f"appended mask {done.mask_entry.id}: {len(done.mask.placeholders)} tool results masked,"
+                  f" about {done.mask.tokens_before:g} -> {done.mask.tokens_after:g} tokens")
+    if done.entry is None:
+        return 0
+    report(done.warnings)
+    entry = done.entry
     _progress(
         f"appended compaction {entry.id}: kept from {entry.first_kept_entry_id},"
-        f" {entry.tokens_before} tokens before, {len(outcome.context.messages)} messages in the context now"
+        f" {entry.tokens_before} tokens before, {len(done.context.messages)} messages in the context now"
     )
     return _print_written(entry.summary, f"compaction entry {entry.id}", args.session)
 
@@ -409,26 +413,4 @@ def _print_written(summary: str, what: str, session: str) -> int:
             return EXIT_CLOSED_PIPE
         print_notices([Problem(f"the {what} WAS appended, but its summary could not be printed: {err.reason}",
                                Location(session), severity="warning", code="session.summary-not-printed")])
-    return 0
-
-
-def _strategy(args, session, pipeline) -> int:
-    """``mask_tool_results`` or ``hybrid``: a mask entry, and for hybrid a summary when still over."""
-    client = _ready_client(pipeline)
-    provider, model = _model(args)
-    with _retries_shown():
-        done = pipeline.compact_with_strategy(
-            session, client, args.instructions, window=args.window or 0, provider=provider, model=model,
-            progress=_progress, thinking_level=args.reasoning,
-        )
-    if not done.did_anything:
-        print(nothing_line(done.nothing, pipeline.profile.compaction) if done.nothing else "nothing to mask")
-        return 0
-    if done.mask_entry is not None:
-        _progress(f"appended mask {done.mask_entry.id}: {len(done.mask.placeholders)} tool results masked,"
-                  f" about {done.mask.tokens_before:g} -> {done.mask.tokens_after:g} tokens")
-    if done.compacted is not None:
-        report(done.compacted.result.warnings)
-        _progress(f"appended compaction {done.compacted.entry.id}: kept from {done.compacted.entry.first_kept_entry_id}")
-        print(done.compacted.entry.summary)
     return 0

@@ -3,14 +3,14 @@
 Typical use::
 
     from pipeline import compile_profile
-    from pipeline.compaction import compact_session, make_summary_client, plan_session
+    from pipeline.compaction import compact, make_summary_client, plan_session
     from pipeline.session import SessionFile
 
     profile = compile_profile("default").profile
     session = SessionFile.open("chat.jsonl")
     plan = plan_session(session, profile.compaction)        # CompactionPlan | NothingToCompact
     client = make_summary_client(profile, profile.summarizer)   # offline by default
-    done = compact_session(session, profile, client)        # appends one compaction entry
+    done = compact(session, profile, client)                # a CompactionOutcome: the entry, a mask, or why not
 
 Stages (one module each): :mod:`~pipeline.compaction.tokens` (estimates, threshold),
 :mod:`~pipeline.compaction.cut` (cut points, turn starts), :mod:`~pipeline.compaction.plan`
@@ -21,6 +21,8 @@ conversation as text), :mod:`~pipeline.compaction.fileops` (file lists),
 :mod:`~pipeline.compaction.summarize` (running the calls),
 :mod:`~pipeline.compaction.branch` (branch summaries),
 :mod:`~pipeline.compaction.engine` (sessions end to end),
+:mod:`~pipeline.compaction.strategies` (masking), :mod:`~pipeline.compaction.driver` (the one
+driver every caller compacts through: model overrides, strategy, one outcome),
 :mod:`~pipeline.compaction.offline` (the offline summarizer, the profile's ``summary.offline``).
 Overridden settings (``pipeline compact --reserve``) are the profile front end's business:
 ``compile_profile(source, overrides={"compaction.reserve_tokens": 8000})``.
@@ -46,6 +48,7 @@ from pipeline.compaction.engine import (
     planned_requests,
     request_context,
 )
+from pipeline.compaction.driver import CompactionOutcome, Strategy, compact
 from pipeline.compaction.fileops import CollectedFiles, FileOps, file_lists, format_file_lists
 from pipeline.compaction.plan import CompactionPlan, NothingToCompact, PlannedMessage, plan_compaction
 from pipeline.compaction.requests import (
@@ -59,10 +62,11 @@ from pipeline.compaction.summarize import CompactionResult, SummaryFailed, plan_
 from pipeline.compaction.tokens import ContextEstimate, context_tokens, estimate_context, estimate_tokens, should_compact
 
 __all__ = [
-    "BranchEntries", "BranchPreparation", "BranchResult", "CollectedFiles", "Compacted", "CompactionPlan",
+    "BranchEntries", "BranchPreparation", "BranchResult", "CollectedFiles", "Compacted", "CompactionOutcome",
+    "CompactionPlan",
     "CompactionResult", "ContextEstimate", "CutPoint", "FileOps", "Navigated", "NothingToCompact",
-    "PlannedMessage", "RequestContext", "SerializeOptions", "SummaryFailed",
-    "branch_entries", "branch_request", "branch_session", "compact_session",
+    "PlannedMessage", "RequestContext", "SerializeOptions", "Strategy", "SummaryFailed",
+    "branch_entries", "branch_request", "branch_session", "compact", "compact_session",
     "context_tokens", "estimate_context", "estimate_tokens", "file_lists", "find_cut_point",
     "find_turn_start", "format_file_lists", "history_request", "make_summary_client", "missing_sections",
     "navigation_leaf", "plan_calls", "plan_compaction", "plan_session",

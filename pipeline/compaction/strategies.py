@@ -1,4 +1,4 @@
-"""Compaction strategies (``compaction.strategy``), each a function the runtime or ``pipeline compact`` calls.
+"""Compaction strategies (``compaction.strategy``), driven by :func:`pipeline.compaction.driver.compact`.
 
 * ``summarize`` (pi's, the default): :func:`~pipeline.compaction.engine.compact_session`;
 * ``mask_tool_results``: every tool result older than the kept window (the entries the
@@ -9,28 +9,22 @@
 * ``hybrid``: mask first; summarize too when the context after masking still fires the
   trigger (``compaction.trigger``) for the given window (window 0, unknown: it does).
 
-:func:`mask_plan` is pure (what masking would do); :func:`run_strategy` executes it on
-a session file. Settings are the model's own (``compaction.model_overrides``) when
-``provider``/``model`` are given.
+:func:`mask_plan` is pure (what masking would do); the driver
+(:mod:`pipeline.compaction.driver`) writes it to a session file, with the model's own
+settings (``compaction.model_overrides``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
-from pipeline.compaction.engine import Compacted, compact_session, plan_session
-from pipeline.compaction.plan import CompactionPlan, NothingToCompact
+from pipeline.compaction.plan import CompactionPlan
 from pipeline.compaction.tokens import estimate_tokens
-from pipeline.compaction.triggers import fires, settings_for
 from pipeline.errors import Problem, ProfileError
 from pipeline.js import u16len
-from pipeline.llm.types import SummaryClient
 from pipeline.model.compaction import Compaction
-from pipeline.model.profile import Profile
-from pipeline.session.entries import CustomEntry, MessageEntry
-from pipeline.session.masks import MASK_TYPE, mask_data, masked_entries, masked_message
-from pipeline.session.store import SessionFile
+from pipeline.session.entries import MessageEntry
+from pipeline.session.masks import masked_message
 
 
 @dataclass(frozen=True)
@@ -44,21 +38,6 @@ class MaskPlan:
     @property
     def saved(self) -> float:
         return self.tokens_before - self.tokens_after
-
-
-@dataclass(frozen=True)
-class StrategyResult:
-    """What one compaction did: ``strategy``, the mask entry and the summary (either may be ``None``)."""
-
-    strategy: Literal["summarize", "mask_tool_results", "hybrid"]
-    mask: MaskPlan | None
-    mask_entry: CustomEntry | None
-    compacted: Compacted | None
-    nothing: NothingToCompact | None = None
-
-    @property
-    def did_anything(self) -> bool:
-        return self.mask_entry is not None or self.compacted is not None
 
 
 def _result_chars(message) -> int:
@@ -82,45 +61,3 @@ def mask_plan(plan: CompactionPlan, settings: Compaction, already: dict[str, str
         found[entry.id] = text
         saved += estimate_tokens(message, settings) - estimate_tokens(masked_message(message, text), settings)
     return MaskPlan(found, plan.tokens_before, max(plan.tokens_before - saved, 0))
-
-
-def _settings(profile: Profile, provider: str | None, model: str | None) -> Compaction:
-    return settings_for(profile.compaction, provider, model)
-
-
-def run_strategy(
-    session: SessionFile,
-    profile: Profile,
-    client: SummaryClient,
-    *,
-    window: int = 0,
-    provider: str | None = None,
-    model: str | None = None,
-    strategy: str | None = None,
-    **compact_options,
-) -> StrategyResult:
-    """Compact ``session`` with the profile's strategy (or ``strategy``); see the module doc."""
-    settings = _settings(profile, provider, model)
-    chosen = strategy or settings.strategy
-    if chosen == "summarize":
-        done = compact_session(session, profile, client, settings=settings, **compact_options)
-        return _summarized(chosen, None, None, done)
-    plan = plan_session(session, settings)
-    if isinstance(plan, NothingToCompact):
-        return StrategyResult(chosen, None, None, None, plan)  # type: ignore[arg-type]
-    masking = mask_plan(plan, settings, masked_entries(session.path_to()))
-    entry = None
-    if masking.placeholders:
-        session.ensure_appendable("add entries to", "mask that")
-        entry = session.append_custom(MASK_TYPE, mask_data(masking.placeholders))
-    if chosen == "hybrid" and fires(masking.tokens_after, window, settings):
-        done = compact_session(session, profile, client, settings=settings, **compact_options)
-        return _summarized(chosen, masking, entry, done)
-    return StrategyResult(chosen, masking, entry, None)  # type: ignore[arg-type]
-
-
-def _summarized(strategy, masking, entry, done) -> StrategyResult:
-    if isinstance(done, NothingToCompact):
-        return StrategyResult(strategy, masking, entry, None, done)
-    return StrategyResult(strategy, masking, entry, done)
-

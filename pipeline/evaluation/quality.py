@@ -30,14 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from pipeline.compaction.strategies import run_strategy
+from pipeline.compaction.driver import STRATEGIES, compact
 from pipeline.compaction.tokens import estimate_tokens
 from pipeline.evaluation.generate import Generated, facts_path
 from pipeline.session import SessionFile
 from pipeline.session.projection import build_context, build_session_context
 from pipeline.session.texts import ContextTexts
 
-STRATEGIES = ("summarize", "mask_tool_results", "hybrid")
 RECALL_AT = (1, 2, 5)
 
 
@@ -161,9 +160,9 @@ class Evaluator:
 
     def _compact(self, session: SessionFile, strategy: str, m: Measure, recorder: _Recording) -> None:
         _, before, _ = _context(session, self.texts)
-        done = run_strategy(session, self.profile, recorder, window=self.window, strategy=strategy)
-        if done.compacted is not None:
-            m.outcomes += [o.verdict for o in done.compacted.result.outcomes]
+        done = compact(session, self.profile, recorder, window=self.window, strategy=strategy)
+        if done.result is not None:
+            m.outcomes += [o.verdict for o in done.result.outcomes]
         _, after, _ = _context(SessionFile.open(session.path), self.texts)
         if done.did_anything and after:
             m.compression.append(before / after)

@@ -2,7 +2,7 @@
 
 ::
 
-    conv = Conversation(profile, session, model=ModelInfo(...), tools=[...], cwd="/repo")
+    conv = Conversation.open(profile, session, model=ModelInfo(...), tools=[...], cwd="/repo")
     conv.prompt("fix the failing test")          # hooks, /skill:, templates, pre-prompt check
     while True:
         request = conv.next_request("openai")    # system prompt, messages, tools, wire body
@@ -10,9 +10,10 @@
         ...
 
 Every decision is one of :mod:`pipeline.runtime`'s pure policies (``check_compaction``,
-``TurnRetry``, ``RecoveryCycle``, hooks via ``run_hooks``/``RunPrompt``); compaction and
-branch summaries are :mod:`pipeline.compaction`'s engine; the context is kept in memory
-incrementally (:class:`~pipeline.runtime.memory.Memory`). Events go to ``listener``.
+``TurnRetry``, ``RecoveryCycle``, hooks via ``run_hooks``/``RunPrompt``); compaction goes
+through :mod:`pipeline.compaction`'s one driver, branch summaries through its engine; the
+context is kept in memory (:class:`~pipeline.runtime.memory.Memory`). Events go to ``listener``.
+Constructing writes nothing: :meth:`Conversation.start` (first use, or ``open``) does.
 """
 
 from __future__ import annotations
@@ -100,12 +101,26 @@ class Conversation:
         self._reply_entry: Optional[str] = None  # the entry of the last recorded reply
         self.hook_seen: tuple[str, ...] = ()
         self.memory = Memory(self.texts, keep_system=self.recording and model.mid_conversation_system)
-        if not session.entries:  # a new session starts with its model and thinking level, as pi's does
-            session.append_model_change(model.provider, model.id)
-            session.append_thinking_level_change(thinking_level or "off")
-        self._sync()
+        self._level, self._started = thinking_level, False
+        self._sync()  # constructing reads the session and writes nothing (:meth:`start` does)
         # the level a host passes wins over the one the session recorded, as in pi
         self.thinking_level = thinking_level if thinking_level is not None else self._recorded_level
+
+    @classmethod
+    def open(cls, profile: Profile, session: SessionFile, **options: Any) -> "Conversation":
+        """A conversation, started (:meth:`start`): what :meth:`pipeline.Pipeline.conversation` returns."""
+        return cls(profile, session, **options).start()
+
+    def start(self) -> "Conversation":
+        """The conversation's first write, once: a new session starts with its model and thinking
+        level, as pi's does. Every method that writes calls it first; calling it again does nothing."""
+        if not self._started and not self.session.entries:
+            self.session.append_model_change(self.model.provider, self.model.id)
+            self.session.append_thinking_level_change(self._level or "off")
+            self._sync()
+            self.thinking_level = self._level if self._level is not None else self._recorded_level
+        self._started = True
+        return self
 
     # ----------------------------------------------------------------- state
 
@@ -202,6 +217,7 @@ class Conversation:
         """Record what changed in the system prompt (the run's options rendered, against the
         replay of the recorded system messages) as a system message entry; ``None`` when
         nothing did (or the profile does not record the prompt)."""
+        self.start()
         if not self.recording:
             return None
         record = section_record(render_sections(self.plan, self.render_context(self._options)))
@@ -250,6 +266,7 @@ class Conversation:
     def prompt(self, text: str) -> str:
         """Start a run with the user's ``text``: expansion, the compaction check before a
         prompt, the before-agent-start hooks, the user message appended. Returns the text sent."""
+        self.start()
         expanded = self.expand(text)
         last = self.memory.last_assistant()
         if last is not None:
@@ -331,6 +348,7 @@ class Conversation:
 
     def deliver_queued(self) -> bool:
         """Append the next queued message as a user message of the current run; False when none."""
+        self.start()
         if not self._queue:
             return False
         self._append_user(self._queue.popleft())
@@ -345,6 +363,7 @@ class Conversation:
     def next_request(self, wire: Optional[Wire] = None) -> ModelRequest:
         """The next model request; ``wire`` adds the provider body (``openai`` chat
         completions, ``anthropic`` messages)."""
+        self.start()
         self._match_model()
         llm = self.memory.llm
         self.record_system_prompt()  # None unless the profile records the prompt
@@ -393,6 +412,7 @@ class Conversation:
 
     def record(self, reply: Mapping[str, Any] | AssistantMessage) -> Next:
         """Append the assistant reply (pi's message shape) and say what happens next."""
+        self.start()
         raw = dict(reply.raw if isinstance(reply, AssistantMessage) else reply)
         raw.setdefault("timestamp", self._now())
         self._reply_entry = self._append(raw)
@@ -437,6 +457,7 @@ class Conversation:
         """pi 1.x's context edit at a turn boundary (an extension's ``context_edit`` draft):
         append the entry (``appendContextEdit``'s checks and string normalization) and read
         the context again as its projection."""
+        self.start()
         entry = self.session.append_context_edit(target_id, replacement)
         self._sync()
         return entry
@@ -464,6 +485,7 @@ class Conversation:
     def record_tool_result(self, call: ToolCall, content: Sequence[Mapping[str, Any]], *, is_error: bool = False,
                            details: Any = None) -> None:
         """Append the result of one tool call (pi's ``toolResult`` message)."""
+        self.start()
         message: dict[str, Any] = {"role": "toolResult", "toolCallId": call.id, "toolName": call.name,
                                    "content": [dict(b) for b in content]}
         if details is not None:
@@ -489,7 +511,9 @@ class Conversation:
         return False
 
     def compact(self, instructions: Optional[str] = None) -> Any:
-        """A manual compaction (``/compact [instructions]``): the result, or ``NothingToCompact``."""
+        """A manual compaction (``/compact [instructions]``): the driver's
+        :class:`~pipeline.compaction.CompactionOutcome` (``nothing`` set when there was nothing to compact)."""
+        self.start()
         return self._compact("manual", instructions=instructions)
 
     def _summarizer(self) -> Any:
@@ -500,62 +524,46 @@ class Conversation:
         return self.summarizer
 
     def _compact(self, reason: str, *, will_retry: bool = False, instructions: Optional[str] = None) -> Any:
-        from pipeline.compaction import Compacted, NothingToCompact, plan_session
+        """The driver's outcome (:func:`pipeline.compaction.compact`, the current model's settings),
+        or ``None``: an automatic compaction found nothing to do or the provider failed (no retry)."""
+        from pipeline.compaction import NothingToCompact, compact, plan_session
 
         current = self.model.current()
-        settings = self.profile.compaction.for_model(current.provider, current.id) if current else self.profile.compaction
+        settings = self.profile.compaction.for_model(current.provider, current.id)
         if isinstance(plan_session(self.session, settings), NothingToCompact) and reason != "manual":
             return None  # pi decides to compact, finds nothing to summarize: no events, no retry
         self._emit(ev.CompactionStart(reason))
         try:
-            done = self._run_strategy(settings, current, instructions)
-        except Exception as err:  # the summary call failed: the session is unchanged
+            done = compact(self.session, self.profile, self._summarizer(), provider=current.provider, model=current.id,
+                           window=current.context_window, instructions=instructions, thinking_level=self.thinking_level)
+        except PipelineError as err:  # the provider (or the session) failed: the session is unchanged
             self._emit(ev.CompactionEnd(reason, error=str(err)))
-            if isinstance(err, PipelineError) or reason == "manual":
+            if reason == "manual":
                 raise
-            return None
-        if isinstance(done, NothingToCompact):
-            self._emit(ev.CompactionEnd(reason, error=done.message))
+            return None  # as pi: an automatic compaction ends with its error, no retry
+        except Exception as err:  # a bug, not a failed compaction: said, then raised
+            self._emit(ev.CompactionEnd(reason, error=f"internal error: {type(err).__name__}: {err}"))
+            raise
+        if done.nothing is not None and not done.summarized:  # the plan found nothing (hybrid: after masking)
+            if done.masked:
+                self._sync()
+            self._emit(ev.CompactionEnd(reason, error=done.nothing.message))
             return done
-        if not isinstance(done, Compacted):  # masked only (compaction.strategy): no summary was written
-            return self._masked(reason, done, will_retry)
         self._sync()
-        after = self.tokens_after(settings)  # as pi counts it: before a failed reply is dropped for the retry
+        # a summary: pi's count before a failed reply is dropped; a mask: its estimate (usage counts the unmasked)
+        entry, mask = done.entry, done.mask
+        after = self.tokens_after(done.settings) if entry is not None else mask.tokens_after if mask else None
         if will_retry:
             last = self.memory.agent[-1] if self.memory.agent else None
             if isinstance(last, AssistantMessage) and last.stop_reason in ("error", "length"):
                 self.memory.drop_last_reply()
-        entry = done.entry
-        self._emit(ev.CompactionEnd(reason, entry.id, entry.first_kept_entry_id, entry.tokens_before, after,
-                                    will_retry=will_retry, warnings=tuple(done.result.warnings)))
-        return done
-
-    def _run_strategy(self, settings: Any, current: Any, instructions: Optional[str]) -> Any:
-        """``compaction.strategy`` for the current model: pi's summary (a ``Compacted``), or
-        masking / hybrid (a ``StrategyResult``, or its ``Compacted`` when hybrid summarized)."""
-        from pipeline.compaction import compact_session
-        from pipeline.compaction.strategies import run_strategy
-
-        if settings.strategy == "summarize":
-            return compact_session(self.session, self.profile, self._summarizer(), settings=settings,
-                                   custom_instructions=instructions, thinking_level=self.thinking_level)
-        done = run_strategy(
-            self.session, self.profile, self._summarizer(), window=current.context_window if current else 0,
-            provider=current.provider if current else None, model=current.id if current else None,
-            custom_instructions=instructions, thinking_level=self.thinking_level,
-        )
-        return done.compacted or done.nothing or done
-
-    def _masked(self, reason: str, done: Any, will_retry: bool) -> Any:
-        self._sync()
-        if will_retry:
-            last = self.memory.agent[-1] if self.memory.agent else None
-            if isinstance(last, AssistantMessage) and last.stop_reason in ("error", "length"):
-                self.memory.drop_last_reply()
-        entry = done.mask_entry
-        mask = done.mask  # the estimate after masking (the last reply's usage still counts the unmasked results)
-        self._emit(ev.CompactionEnd(reason, entry.id if entry else None, None, mask.tokens_before if mask else None,
-                                    mask.tokens_after if mask else self.context_tokens(), will_retry=will_retry))
+        if entry is not None:
+            end = ev.CompactionEnd(reason, entry.id, entry.first_kept_entry_id, entry.tokens_before, after,
+                                   will_retry=will_retry, warnings=done.warnings)  # type: ignore[arg-type]
+        else:
+            end = ev.CompactionEnd(reason, done.mask_entry.id if done.mask_entry else None, None,
+                                   mask.tokens_before if mask else None, after, will_retry=will_retry)
+        self._emit(end)
         return done
 
     def context_tokens(self) -> float:
@@ -565,10 +573,8 @@ class Conversation:
         return estimate_context(self.memory.agent, self.profile.compaction).tokens
 
     def tokens_after(self, settings: Any = None) -> int:
-        """The context after a compaction, estimated message by message (pi's
-        ``estimatedTokensAfter``): no reply's usage anchors it, since every usage recorded
-        before the compaction counts the context that was summarized; under pi 1.x
-        (``estimate_on: projection``) the recorded system messages count too)."""
+        """pi's ``estimatedTokensAfter``: the context estimated message by message (every usage recorded
+        before counts what was summarized); ``estimate_on: projection`` counts system messages too."""
         from pipeline.compaction.tokens import tokens_after_compaction
 
         return tokens_after_compaction(self.memory.agent, settings if settings is not None else self.profile.compaction)
@@ -577,6 +583,7 @@ class Conversation:
 
     def navigate(self, target_id: str, *, summarize: bool = False, instructions: Optional[str] = None) -> Any:
         """Move to another point of the tree (pi's ``/tree``), with a branch summary when asked."""
+        self.start()
         from pipeline.compaction import branch_session, navigation_leaf
 
         if summarize:

@@ -57,8 +57,23 @@ class Agent:
         self.conversation, self.client, self.wire = conversation, client, wire
         self._listener = listener
         self._events: list = []
-        self._outer = conversation.listener
-        conversation.listener = self._emit
+        self._outer: Optional[ev.Listener] = None
+        self._attached = False  # constructing leaves the conversation alone: :meth:`attach` hooks in
+
+    @classmethod
+    def open(cls, conversation: Conversation, client: ModelClient, *, wire: str = "openai",
+             listener: Optional[ev.Listener] = None) -> "Agent":
+        """An agent, attached to its conversation (:meth:`attach`)."""
+        return cls(conversation, client, wire=wire, listener=listener).attach()
+
+    def attach(self) -> "Agent":
+        """Hear the conversation's events (the agent's listener after the conversation's own),
+        once; :meth:`run` and :meth:`compact` call it first."""
+        if not self._attached:
+            self._attached = True
+            self._outer = self.conversation.listener
+            self.conversation.listener = self._emit
+        return self
 
     def _emit(self, event: Any) -> None:
         self._events.append(event)
@@ -69,6 +84,7 @@ class Agent:
 
     def run(self, text: str, *, cancel: Optional[threading.Event] = None) -> RunResult:
         """One prompt, run to its end."""
+        self.attach()
         self._events = []
         cancel = cancel or threading.Event()
         self._emit(ev.RunStart(text))
@@ -87,6 +103,11 @@ class Agent:
         if error is None and step.reply.stop_reason == "error":  # e.g. an overflow with nothing to compact
             error = step.reply.error_message or "the model reported an error"
         return RunResult(answer, step.reply.stop_reason, error, tuple(self._events))
+
+    def compact(self, instructions: Optional[str] = None) -> Any:
+        """A manual compaction (:meth:`Conversation.compact`), its events to this agent's listener."""
+        self.attach()
+        return self.conversation.compact(instructions)
 
     def _unready(self) -> Optional[str]:
         """What keeps the client from sending (a missing key), from its ``check_ready``; None when ready."""

@@ -8,7 +8,7 @@ import pytest
 
 from pipeline import compile_profile
 from pipeline.compaction import compact_session, plan_session
-from pipeline.compaction.strategies import run_strategy
+from pipeline.compaction import compact
 from pipeline.compaction.summarize import SummaryFailed
 from pipeline.compaction.tokens import should_compact
 from pipeline.compaction.triggers import threshold, would_trigger
@@ -136,12 +136,12 @@ def test_mask_appends_one_custom_entry_and_rewrites_nothing(copy_session):
     before = path.read_bytes()
     profile = default_profile()
     session = SessionFile.open(path)
-    done = run_strategy(session, profile, ScriptedClient([]), strategy="mask_tool_results")
+    done = compact(session, profile, ScriptedClient([]), strategy="mask_tool_results")
     after = path.read_bytes()
     assert after.startswith(before) and after.count(b"\n") == before.count(b"\n") + 1
     line = json.loads(after.splitlines()[-1])
     assert line["type"] == "custom" and line["customType"] == MASK_TYPE
-    assert done.compacted is None and len(done.mask.placeholders) == 28
+    assert done.entry is None and len(done.mask.placeholders) == 28
     assert done.mask.tokens_after < done.mask.tokens_before
     texts = ContextTexts.from_profile(profile)
     context = build_context(SessionFile.open(path), texts)
@@ -150,17 +150,17 @@ def test_mask_appends_one_custom_entry_and_rewrites_nothing(copy_session):
     tool_calls = sum(1 for m in context.messages if m.role == "assistant" for b in m.content if b.type == "toolCall")
     assert tool_calls == sum(1 for m in build_context(SessionFile.open(ROOT / LONG), texts).messages
                              if m.role == "assistant" for b in m.content if b.type == "toolCall")
-    again = run_strategy(SessionFile.open(path), profile, ScriptedClient([]), strategy="mask_tool_results")
-    assert again.mask_entry is None  # nothing new to mask
+    again = compact(SessionFile.open(path), profile, ScriptedClient([]), strategy="mask_tool_results")
+    assert again.mask_entry is None and not again.did_anything and again.reason == "nothing_to_mask"  # nothing new to mask
 
 
 @pytest.mark.parametrize("window, summarized", [(0, True), (40000, True), (200000, False)])
 def test_hybrid_summarizes_only_when_masking_is_not_enough(copy_session, window, summarized):
     path = copy_session(LONG)
     client = ScriptedClient([GOOD])
-    done = run_strategy(SessionFile.open(path), default_profile(), client, strategy="hybrid", window=window)
+    done = compact(SessionFile.open(path), default_profile(), client, strategy="hybrid", window=window)
     assert done.mask_entry is not None
-    assert (done.compacted is not None) == summarized
+    assert (done.entry is not None) == summarized
     assert bool(client.requests) == summarized
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from pipeline import compile_profile
-from pipeline.compaction.strategies import run_strategy
+from pipeline.compaction import compact
 from pipeline.session import SessionFile
 from pipeline.session.masks import MASK_TYPE
 from pipeline.testing.loopback import LoopbackServer
@@ -38,7 +38,7 @@ def test_hybrid_with_pins_and_a_cut_off_first_answer(copy_session, tmp_path, mon
     session = _with_cwd(SessionFile.open(path), tmp_path)
     with LoopbackServer([{"text": "## Goal\n- half a summ", "stopReason": "length"}, GOOD, "prefix"]) as server:
         pipeline = _pipeline(server)
-        done = run_strategy(session, pipeline.profile, pipeline.summary_client(), window=30000)
+        done = compact(session, pipeline.profile, pipeline.summary_client(), window=30000)
         bodies = server.bodies
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[-2:]]
     assert [line["type"] for line in lines] == ["custom", "compaction"]
@@ -46,7 +46,7 @@ def test_hybrid_with_pins_and_a_cut_off_first_answer(copy_session, tmp_path, mon
     summary = lines[1]["summary"]
     assert summary.startswith("<pinned>\nI just cloned this repo.") and "tabs, not spaces" in summary
     assert "## Goal\n- x" in summary and "half a summ" not in summary
-    assert [o.verdict for o in done.compacted.result.outcomes] == ["length", "valid", "valid"]
+    assert [o.verdict for o in done.result.outcomes] == ["length", "valid", "valid"]
     users = [b["messages"][1]["content"] for b in bodies]
     assert users[1].endswith("Your previous answer could not be used (length). Answer with the summary only, "
                              "complete and within the budget.")
@@ -61,5 +61,5 @@ def test_the_small_models_override_masks_only(copy_session):
     assert (settings.strategy, settings.keep_recent_tokens, settings.threshold(32768)) == (
         "mask_tool_results", 6000, 24768)
     assert profile.compaction.for_model("ollama", "other").strategy == "hybrid"
-    done = run_strategy(SessionFile.open(path), profile, None, provider="ollama", model="qwen3-coder:30b")
-    assert done.compacted is None and len(done.mask.placeholders) > 28  # a smaller kept window masks more
+    done = compact(SessionFile.open(path), profile, None, provider="ollama", model="qwen3-coder:30b")
+    assert done.entry is None and len(done.mask.placeholders) > 28  # a smaller kept window masks more

@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 from pipeline import compile_profile
-from pipeline.compaction.strategies import run_strategy
+from pipeline.compaction import compact
 from pipeline.session import SessionFile
 
 HERE = Path(__file__).resolve().parent
@@ -27,7 +27,7 @@ def main() -> None:
     target = HERE / "long-coding-masked.jsonl"
     shutil.copyfile(ROOT / "tests/data/sessions/real/long-coding.jsonl", target)
     profile = compile_profile("default").profile
-    run_strategy(SessionFile.open(target), profile, client=None, strategy="mask_tool_results")  # type: ignore[arg-type]
+    compact(SessionFile.open(target), profile, None, strategy="mask_tool_results")  # type: ignore[arg-type]
     oracle = Path(os.environ.get("PI_ORACLE", ROOT.parent / "shared" / "oracle")) / "oracle"
     request = json.dumps({"op": "build_context", "sessionFile": str(target)})
     answer = json.loads(subprocess.run([str(oracle)], input=request, capture_output=True, text=True, check=True).stdout)
