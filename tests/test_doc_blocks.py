@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -153,8 +152,6 @@ CHECKS: dict[str, Callable[[dict, str, Path, list], None]] = {
 
 @pytest.mark.parametrize("block", BLOCKS, ids=lambda b: b.id)
 def test_the_block_runs_as_written(block: Block, tmp_path, monkeypatch, capsys):
-    if "from pydantic_ai" in block.body and sys.version_info < (3, 11):
-        pytest.skip("pydantic-ai 2.55+ needs Python 3.11: its extra installs nothing on 3.10 (docs/integrations.md)")
     root = clone(tmp_path)
     monkeypatch.chdir(root)
     for name, source in block.files.items():

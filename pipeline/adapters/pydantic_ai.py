@@ -15,18 +15,24 @@ own instructions follow it), and (2) records the new messages in the pi session;
 first request of a run it runs the profile's compaction check and, when it compacts,
 replaces the run's history with the summary message and the kept messages.
 
-A model call that fails with a context overflow (``on_model_request_error``) is recovered
-the way our own loop does it (:meth:`ContextBridge.recover`): the failed reply is recorded,
-the session compacted, the run's history replaced, and the call attempted again
-(``RetryModelRequest``; ``prepare_model_request`` gives that attempt the new history), at
-most ``compaction.overflow_retries`` times; after that the error reaches the agent's caller.
+A model call that fails with a context overflow is recovered the way our own loop does it
+(:meth:`ContextBridge.recover`), inside the call: ``before_model_request`` hands the request
+a wrapper of the run's model whose ``request`` and ``request_stream`` catch the refusal
+(a streamed call is refused when its stream opens, before any event); the failed reply is
+recorded, the session compacted, the run's history replaced, and the wrapped model called
+again with the compacted messages (the request's settings and parameters, the pending
+request as the framework built it), at most ``compaction.overflow_retries`` times; after
+that the error reaches the agent's caller. Not in ``on_model_request_error``: pydantic-ai
+2.54, the last release for Python 3.10, calls it for no streamed request and has no
+``RetryModelRequest``; the same code runs on 2.54 and on the newest release.
 """
 
 from __future__ import annotations
 
 import json
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, AsyncIterator, Iterable, Mapping, Optional
 
 from pipeline.adapters._bridge import JSON, ContextBridge, require, text_of, usage_json
 
@@ -34,7 +40,7 @@ require("pydantic_ai", "pydantic-ai")
 
 from pydantic_ai import messages as pm  # noqa: E402
 from pydantic_ai.capabilities import AbstractCapability  # noqa: E402
-from pydantic_ai.exceptions import RetryModelRequest  # noqa: E402
+from pydantic_ai.models.wrapper import WrapperModel  # noqa: E402
 from pydantic_ai.usage import RequestUsage  # noqa: E402
 
 __all__ = ["ProfileCapability", "from_pi", "to_pi"]
@@ -46,7 +52,6 @@ class ProfileCapability(AbstractCapability[Any]):
 
     bridge: ContextBridge
     _known: int = 0
-    _retry: Optional[list[Any]] = None
 
     @classmethod
     def create(
@@ -86,22 +91,8 @@ class ProfileCapability(AbstractCapability[Any]):
         ours = pm.InstructionPart(self.bridge.system_prompt(tools), dynamic=True)
         parts = [ours, *(params.instruction_parts or [])]
         request_context.model_request_parameters = replace(params, instruction_parts=parts)
-        return request_context
-
-    async def on_model_request_error(self, ctx: Any, *, request_context: Any, error: Exception) -> Any:
-        """An overflow: compact, replace the run's history, attempt the call again."""
-        context = self.bridge.recover(error)
-        if context is None:
-            raise error
-        current = request_context.messages[-1]  # the request that failed: kept as the framework built it
-        messages = from_pi(context[:len(context) - _pi_count(current)]) + [current]
-        ctx.messages[:] = messages
-        self._retry, self._known = messages, len(messages)
-        raise RetryModelRequest()
-
-    async def prepare_model_request(self, ctx: Any, request_context: Any) -> Any:
-        if self._retry is not None:  # the attempt after a recovery sends the compacted history
-            request_context.messages, self._retry = list(self._retry), None
+        if not isinstance(request_context.model, _Recovering):
+            request_context.model = _Recovering(request_context.model, self, ctx)
         return request_context
 
     async def after_run(self, ctx: Any, *, result: Any) -> Any:
@@ -110,6 +101,19 @@ class ProfileCapability(AbstractCapability[Any]):
         self.bridge.sync(to_pi(history[self._known:], self.bridge))
         self._known = len(history)
         return result
+
+    def _recovered(self, ctx: Any, error: Exception, model: Any, parameters: Any) -> list[Any]:
+        """After a failed call: the compacted history to call ``model`` with (prepared as the
+        framework prepares a request's messages), the run's history replaced by it; or
+        ``error`` raised when it is no overflow or the retries are used up."""
+        context = self.bridge.recover(error)
+        if context is None:
+            raise error
+        current = ctx.messages[-1]  # the request that failed: kept as the framework built it
+        history = from_pi(context[:len(context) - _pi_count(current)]) + [current]
+        ctx.messages[:] = history
+        self._known = len(history)
+        return model.prepare_messages(pm.repair_messages(history), parameters)
 
     def _compact(self, ctx: Any, request_context: Any) -> None:
         history = list(ctx.messages)
@@ -126,6 +130,38 @@ class ProfileCapability(AbstractCapability[Any]):
         ctx.messages[:] = messages
         request_context.messages = list(messages)
         self._known = len(messages)
+
+
+class _Recovering(WrapperModel):
+    """The run's model for one request: a call (streamed or not) refused with a context
+    overflow is recovered by :meth:`ProfileCapability._recovered` and made again with the
+    compacted history, until it succeeds or the bridge gives up (then the error is raised).
+    A streamed call is refused when its stream is opened, before any event: the stream is
+    opened again here, in the task that consumes it."""
+
+    def __init__(self, wrapped: Any, capability: ProfileCapability, ctx: Any) -> None:
+        super().__init__(wrapped)
+        self._capability, self._ctx = capability, ctx
+
+    async def request(self, messages: Any, model_settings: Any, model_request_parameters: Any) -> Any:
+        while True:
+            try:
+                return await self.wrapped.request(messages, model_settings, model_request_parameters)
+            except Exception as error:
+                messages = self._capability._recovered(self._ctx, error, self.wrapped, model_request_parameters)
+
+    @asynccontextmanager
+    async def request_stream(self, messages: Any, model_settings: Any, model_request_parameters: Any,
+                             run_context: Any = None) -> AsyncIterator[Any]:
+        async with AsyncExitStack() as stack:
+            while True:
+                try:
+                    stream = await stack.enter_async_context(
+                        self.wrapped.request_stream(messages, model_settings, model_request_parameters, run_context))
+                    break
+                except Exception as error:
+                    messages = self._capability._recovered(self._ctx, error, self.wrapped, model_request_parameters)
+            yield stream
 
 
 def _pi_count(message: Any) -> int:

@@ -4,7 +4,6 @@ and docs/integrations.md says summaries are offline unless ``client=`` is given.
 from __future__ import annotations
 
 import inspect
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,8 +11,7 @@ import pytest
 from pipeline.adapters._bridge import ContextBridge
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "integrations.md"
-NEEDS_311 = pytest.mark.skipif(sys.version_info < (3, 11), reason="pydantic-ai 2.55+ needs Python 3.11 (pyproject's marker)")
-ADAPTERS = [pytest.param("pipeline.adapters.pydantic_ai", "ProfileCapability", marks=NEEDS_311), ("pipeline.adapters.langchain", "ProfileMiddleware"),
+ADAPTERS = [("pipeline.adapters.pydantic_ai", "ProfileCapability"), ("pipeline.adapters.langchain", "ProfileMiddleware"),
             ("pipeline.adapters.openai_agents", "ProfileSession")]
 
 

@@ -82,11 +82,7 @@ def example(title: str) -> tuple[str, list[str]]:
     return extra, imports
 
 
-NEEDS_311 = pytest.mark.skipif(sys.version_info < (3, 11), reason="pydantic-ai 2.55+ needs Python 3.11: its extra "
-                               "installs nothing on 3.10 (pyproject's marker), as docs/integrations.md says")
-
-
-@pytest.mark.parametrize("title", [pytest.param(s, marks=NEEDS_311) if s == "pydantic-ai" else s for s in SECTIONS])
+@pytest.mark.parametrize("title", SECTIONS)
 def test_the_extra_installs_what_the_example_imports(title):
     extra, imports = example(title)
     project = pyproject()["project"]

@@ -124,9 +124,26 @@ class TestOverflowRecoveryStreamed(common.OverflowRecoveryTests):
     error = ModelHTTPError
 
 
-def test_after_an_overflow_recovery_the_history_holds_the_compacted_context(tmp_path, monkeypatch):
-    pipeline, _, run = common.recovered_run(_start, tmp_path, monkeypatch)
+@pytest.mark.parametrize("streamed", [False, True], ids=["run", "run_stream"])
+def test_after_an_overflow_recovery_the_history_holds_the_compacted_context(tmp_path, monkeypatch, streamed):
+    pipeline, _, run = common.recovered_run(functools.partial(_start, streamed=streamed), tmp_path, monkeypatch)
     # RunContext.messages was replaced: the summary, the kept run-2 prompt, the retried answer
     assert [type(m).__name__ for m in run.history] == ["ModelRequest", "ModelRequest", "ModelResponse"]
     texts = [p.content for m in run.history for p in m.parts if isinstance(p, (pm.UserPromptPart, pm.TextPart))]
     assert texts == [common.summary_message(pipeline), common.PROMPTS[1], "They differ in size."]
+
+
+def test_a_streamed_run_makes_its_retry_streamed_too(tmp_path, monkeypatch):
+    """The recovery reopens the stream (the wrapped model's ``request_stream``): the retry
+    is a streamed request with the compacted history, its answer the run's output."""
+    with LoopbackServer(common.OVERFLOW_REPLIES) as server:
+        pipeline = common.profile(server, monkeypatch)
+        bridge, run = _start(server, pipeline, tmp_path / "chat.jsonl", streamed=True)
+        answers = [run(prompt) for prompt in common.OVERFLOW_PROMPTS]
+        bodies = common.model_bodies(server)
+    assert len(bridge.compactions) == 1 and answers[-1] == "They differ in size."
+    *_, failed, retry = bodies
+    assert failed["stream"] is True and retry["stream"] is True
+    summary = common.summary_message(pipeline)
+    assert summary in [m["content"] for m in retry["messages"]]
+    assert summary not in [m["content"] for m in failed["messages"]]
