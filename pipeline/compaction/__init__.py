@@ -28,38 +28,49 @@ Overridden settings (``pipeline compact --reserve``) are the profile front end's
 ``compile_profile(source, overrides={"compaction.reserve_tokens": 8000})``.
 """
 
-from pipeline.compaction.branch import (
-    BranchEntries,
-    BranchPreparation,
-    BranchResult,
-    branch_entries,
-    navigation_leaf,
-    prepare_branch,
-    summarize_branch,
-)
-from pipeline.compaction.cut import CutPoint, find_cut_point, find_turn_start
-from pipeline.compaction.engine import (
-    Compacted,
-    Navigated,
-    branch_session,
-    compact_session,
-    make_summary_client,
-    plan_session,
-    planned_requests,
-    request_context,
-)
-from pipeline.compaction.driver import CompactionOutcome, Strategy, compact
-from pipeline.compaction.fileops import CollectedFiles, FileOps, file_lists, format_file_lists
-from pipeline.compaction.plan import CompactionPlan, NothingToCompact, PlannedMessage, plan_compaction
-from pipeline.compaction.requests import (
-    RequestContext,
-    branch_request,
-    history_request,
-)
-from pipeline.compaction.summary_schema import missing_sections, render_schema
-from pipeline.compaction.serialize import SerializeOptions, serialize_conversation
-from pipeline.compaction.summarize import CompactionResult, SummaryFailed, plan_calls, summarize_plan
-from pipeline.compaction.tokens import ContextEstimate, context_tokens, estimate_context, estimate_tokens, should_compact
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+#: Each name, by the module that defines it: imported on first use, so a start that needs
+#: only the token estimate (the compaction check) imports none of the summary machinery.
+_MODULES = {
+    **dict.fromkeys(('BranchEntries', 'BranchPreparation', 'BranchResult', 'branch_entries', 'navigation_leaf', 'prepare_branch', 'summarize_branch'), 'branch'),
+    **dict.fromkeys(('CutPoint', 'find_cut_point', 'find_turn_start'), 'cut'),
+    **dict.fromkeys(('Compacted', 'Navigated', 'branch_session', 'compact_session', 'make_summary_client', 'plan_session', 'planned_requests', 'request_context'), 'engine'),
+    **dict.fromkeys(('CompactionOutcome', 'Strategy', 'compact'), 'driver'),
+    **dict.fromkeys(('CollectedFiles', 'FileOps', 'file_lists', 'format_file_lists'), 'fileops'),
+    **dict.fromkeys(('CompactionPlan', 'NothingToCompact', 'PlannedMessage', 'plan_compaction'), 'plan'),
+    **dict.fromkeys(('RequestContext', 'branch_request', 'history_request'), 'requests'),
+    **dict.fromkeys(('missing_sections', 'render_schema'), 'summary_schema'),
+    **dict.fromkeys(('SerializeOptions', 'serialize_conversation'), 'serialize'),
+    **dict.fromkeys(('CompactionResult', 'SummaryFailed', 'plan_calls', 'summarize_plan'), 'summarize'),
+    **dict.fromkeys(('ContextEstimate', 'context_tokens', 'estimate_context', 'estimate_tokens', 'should_compact'), 'tokens'),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:  # the names as the type checker and editors see them
+    from pipeline.compaction.branch import BranchEntries, BranchPreparation, BranchResult, branch_entries, navigation_leaf, prepare_branch, summarize_branch
+    from pipeline.compaction.cut import CutPoint, find_cut_point, find_turn_start
+    from pipeline.compaction.engine import Compacted, Navigated, branch_session, compact_session, make_summary_client, plan_session, planned_requests, request_context
+    from pipeline.compaction.driver import CompactionOutcome, Strategy, compact
+    from pipeline.compaction.fileops import CollectedFiles, FileOps, file_lists, format_file_lists
+    from pipeline.compaction.plan import CompactionPlan, NothingToCompact, PlannedMessage, plan_compaction
+    from pipeline.compaction.requests import RequestContext, branch_request, history_request
+    from pipeline.compaction.summary_schema import missing_sections, render_schema
+    from pipeline.compaction.serialize import SerializeOptions, serialize_conversation
+    from pipeline.compaction.summarize import CompactionResult, SummaryFailed, plan_calls, summarize_plan
+    from pipeline.compaction.tokens import ContextEstimate, context_tokens, estimate_context, estimate_tokens, should_compact
 
 __all__ = [
     "BranchEntries", "BranchPreparation", "BranchResult", "CollectedFiles", "Compacted", "CompactionOutcome",
