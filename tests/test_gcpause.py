@@ -14,6 +14,7 @@ def collector_restored():
     """No automatic collection moves objects between generations while a test looks at them."""
     enabled, thresholds = gc.isenabled(), gc.get_threshold()
     gc.set_threshold(10**9, 10**9, 10**9)
+    gc.unfreeze()  # objects an earlier test's imports froze (the pause never promotes over them)
     yield
     gc.unfreeze()
     gc.set_threshold(*thresholds)

