@@ -49,15 +49,19 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from pipeline import compile_profile
     from pipeline.errors import Location, PipelineError, Problem
-    from pipeline.session import LAST, SessionFile
+    from pipeline import SessionFile
 
     tolerant_output()
     session = SessionFile.open(args.session)
-    leaf = session.resolve_id(args.leaf) if args.leaf else LAST
-    context = compile_profile(args.profile).project(session, leaf, drop_failed=args.drop_failed)
+    leaf = session.resolve_id(args.leaf) if args.leaf else None
+    pipeline = compile_profile(args.profile)
+    if leaf is None:  # the current leaf
+        context = pipeline.project(session, drop_failed=args.drop_failed)
+    else:
+        context = pipeline.project(session, leaf, drop_failed=args.drop_failed)
     print_notices(session.problems)
     try:
-        _print_context(context, args.format, session.leaf_id if leaf is LAST else leaf)
+        _print_context(context, args.format, session.leaf_id if leaf is None else leaf)
     except (RecursionError, ValueError):  # deeper than JSON.stringify would go
         message = "a message holds a value nested too deeply to print"
         raise PipelineError(Problem(message, Location(args.session), code="session.too-deep")) from None
