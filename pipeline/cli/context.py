@@ -29,9 +29,11 @@ HELP = "show the LLM context of a pi session file"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from pipeline.cli._options import add_profile_flag
+
     parser.add_argument("session", metavar="SESSION", help="a pi session file (.jsonl)")
     parser.add_argument("--leaf", metavar="ID", help="entry id (or unique prefix) to project from; default: last entry")
-    parser.add_argument("--profile", metavar="P", default="default", help="built-in profile name or YAML path")
+    add_profile_flag(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     parser.add_argument(
         "--drop-failed", action="store_true",
