@@ -79,14 +79,10 @@ class AgentSetup:
 
 
 def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
-    """Profile, session, discovery, tools, clients and the agent for ``args``."""
+    """The agent for ``args``: the flags checked here (each named in its message), then :meth:`Pipeline.agent`."""
     from pipeline import compile_profile
-    from pipeline.agentdir import agent_dir
-    from pipeline.prompt.discover import discover
-    from pipeline.runtime import Agent, ModelInfo
-    from pipeline.runtime.host import APIS
-    from pipeline.runtime.tools import OPT_IN, READ_ONLY, builtin_tools
-    from pipeline.session import SessionFile
+    from pipeline.facade import builtin_tool_names
+    from pipeline.llm import LLMAuthError
 
     pipeline = compile_profile(args.profile, *profile_overrides(args))
     print_notices(pipeline.warnings)
@@ -98,37 +94,26 @@ def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
     cwd = os.path.abspath(args.cwd)
     if not os.path.isdir(cwd):
         raise UsageError(f"--cwd {args.cwd}: the working directory does not exist or is not a directory")
-    model_name = args.model or profile.summarizer.model
-    if not model_name:
+    if not (args.model or profile.summarizer.model):
         raise PipelineError(Problem("no model given", key="--model", hint="pass --model or set summarizer.model",
                                     code="provider.config"))
     names = [n.strip() for n in args.tools.split(",") if n.strip()]
-    unknown = [n for n in names if n not in (*READ_ONLY, *OPT_IN)]
+    known = builtin_tool_names()
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise UsageError(f"--tools: unknown tool {unknown[0]!r} (built-in tools: {', '.join((*READ_ONLY, *OPT_IN))})")
-    tools = builtin_tools(names, cwd, profile)
-    window = args.context_window or profile.summarizer.context_window or profile.compaction.branch.default_context_window
-    model = ModelInfo(id=model_name, provider=args.llm, api=APIS[args.llm], context_window=window,
-                      max_tokens=args.max_tokens or profile.summarizer.max_tokens or 0,
-                      mid_conversation_system=args.mid_conversation_system)
+        raise UsageError(f"--tools: unknown tool {unknown[0]!r} (built-in tools: {', '.join(known)})")
     _check_session(args.session, args.new)
-    key_env = args.api_key_env
-    # a base URL with no key variable named and none set: a local server that needs no key
-    anonymous = args.base_url is not None and key_env is None
-    # one factory, the profile's bounds for both: the chat model and the summarizer on its endpoint
-    client = pipeline.chat_client(model, args.llm, base_url=args.base_url, api_key_env=key_env, anonymous=anonymous)
-    _check_key(client)
-    session = _open_session(args.session, args.new, cwd, SessionFile)
-    summarizer = pipeline.summary_client(provider=args.llm, model=model_name, base_url=args.base_url,
-                                         api_key_env=key_env, anonymous=anonymous)
-    found = discover(cwd, str(agent_dir()))
-    conversation = pipeline.conversation(
-        session, model=model, tools=tools, cwd=cwd, summarizer=summarizer,
-        templates=pipeline.load_templates(cwd).templates, skills=found.skills, context_files=found.context_files,
-        custom_prompt=found.custom_prompt, append_prompts=found.append_prompts,
-    )
-    agent = Agent(conversation, client, wire=args.llm, listener=listener or (print_event if args.json else None))
-    return AgentSetup(agent, conversation, client, str(session.path))
+    try:  # the key is checked before the session file is touched
+        agent = pipeline.agent(
+            args.session, model=args.model, wire=args.llm, base_url=args.base_url, api_key_env=args.api_key_env,
+            tools=names, cwd=cwd, context_window=args.context_window, max_tokens=args.max_tokens,
+            mid_conversation_system=args.mid_conversation_system,
+            listener=listener or (print_event if args.json else None),
+        )
+    except LLMAuthError as err:
+        raise _key_problem(err) from None
+    conversation = agent.conversation
+    return AgentSetup(agent, conversation, agent.client, str(conversation.session.path))
 
 
 def status_line(event: Any) -> str | None:
@@ -194,18 +179,13 @@ def print_event(event: Any) -> None:
     print(json.dumps(event_json(event), ensure_ascii=False), flush=True)
 
 
-def _check_key(client: Any) -> None:
-    """A missing key, named by the flag that chooses its variable (sends nothing)."""
-    from pipeline.llm import LLMAuthError
-
-    try:
-        client.check_ready()
-    except LLMAuthError as err:
-        name = err.env_name
-        raise PipelineError(Problem(f"no API key: environment variable {name} is not set", key="--api-key-env",
-                                    hint=f"export {name}, or name another variable with --api-key-env "
-                                         "(a local server that needs no key: pass --base-url alone)",
-                                    code="provider.auth")) from None
+def _key_problem(err: Any) -> PipelineError:
+    """A missing key, named by the flag that chooses its variable."""
+    name = err.env_name
+    return PipelineError(Problem(f"no API key: environment variable {name} is not set", key="--api-key-env",
+                                 hint=f"export {name}, or name another variable with --api-key-env "
+                                      "(a local server that needs no key: pass --base-url alone)",
+                                 code="provider.auth"))
 
 
 def _empty(path: str) -> bool:
@@ -224,14 +204,3 @@ def _check_session(path: str, new: bool) -> None:
         raise PipelineError(Problem("no such session file", Location(path),
                                     hint=f"to start it, add --new: --session {path} --new",
                                     code="session.unreadable"))
-
-
-def _open_session(path: str, new: bool, cwd: str, SessionFile: Any) -> Any:
-    _check_session(path, new)
-    if new or _empty(path):
-        if _empty(path):  # as pi does with an empty file: a new session in it
-            Path(path).unlink()
-        return SessionFile.create(path, cwd=cwd)
-    session = SessionFile.open(path)
-    session.ensure_appendable()
-    return session
