@@ -11,18 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.cli._options import API_KEY_ENV_HELP, COMPACTION_FLAGS, SUMMARIZER_FLAGS, add_compaction_flags, positive
 from pipeline.cli._output import print_notices
 from pipeline.errors import Location, PipelineError, Problem, UsageError
-
-
-def positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number above 0, got {value}")
-    return value
 
 
 def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,7 +24,7 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm", choices=("openai", "anthropic"), default="openai", help="wire format (default: openai)")
     parser.add_argument("--model", metavar="M", help="model name (default: the profile's summarizer.model)")
     parser.add_argument("--base-url", metavar="U", help="provider base URL")
-    parser.add_argument("--api-key-env", metavar="NAME", help="name of the environment variable holding the API key")
+    parser.add_argument("--api-key-env", metavar="NAME", help=API_KEY_ENV_HELP)
     parser.add_argument("--tools", metavar="LIST", default="read,ls,find,grep",
                         help="comma-separated tools (default: read,ls,find,grep; bash,edit,write are opt-in)")
     parser.add_argument("--cwd", metavar="DIR", default=".", help="working directory of the tools (default: .)")
@@ -43,8 +34,6 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the model reads system messages mid-conversation: a profile that records the system "
                              "prompt (runtime.record_system_prompt) sends each change in place, keeping the "
                              "leading prompt (and the provider's cached prefix) unchanged")
-    from pipeline.cli.compact import add_compaction_flags
-
     add_compaction_flags(parser)
     parser.add_argument("--compact", action="store_true",
                         help="compact the session before the first prompt (as /compact; the compaction flags apply)")
@@ -55,14 +44,12 @@ def _profile_flags() -> dict:
     profile's last layer, problems name the flag, a key given as a name or in a URL is refused
     unshown). `--llm` is the chat's wire format here, not the summarizer's provider; `--context-window`
     and `--max-tokens` describe the chat model, not the summarizer: no override."""
-    from pipeline.cli.compact import COMPACTION_FLAGS, PROFILE_FLAGS
-
-    return {**COMPACTION_FLAGS, **{flag: PROFILE_FLAGS[flag] for flag in ("--model", "--base-url", "--api-key-env")}}
+    return {**COMPACTION_FLAGS, **{flag: SUMMARIZER_FLAGS[flag] for flag in ("--model", "--base-url", "--api-key-env")}}
 
 
 def profile_overrides(args: argparse.Namespace) -> tuple[dict, dict]:
     """The flags given, as dotted profile overrides and the flag that set each."""
-    from pipeline.cli.compact import profile_overrides as overrides
+    from pipeline.cli._options import profile_overrides as overrides
 
     return overrides(args, _profile_flags())
 
