@@ -6,7 +6,7 @@ import pytest
 
 import pipeline
 from pipeline.llm import LLMAuthError
-from pipeline.runtime import Tool
+from pipeline import Tool
 from pipeline.session import MessageEntry, SessionFile
 from pipeline.testing.loopback import LoopbackServer
 
