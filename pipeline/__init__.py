@@ -24,6 +24,12 @@ and hands off to it (the stages of docs/architecture.md)::
     done = p.compact("chat.jsonl")          # profile's summarizer (offline by default); appends
     context = p.project("chat.jsonl")       # the LLM messages of the current leaf
 
+An agent, wired as ``pipeline run`` wires it (model client, key, built-in tools by name or
+:class:`pipeline.Tool` objects, discovery, templates), from this one import::
+
+    agent = p.agent("chat.jsonl", model="local-model", base_url="http://127.0.0.1:8080/v1")
+    result = agent.run("What does this project do?")   # result.answer; the session is pi's JSONL
+
 Values can be overridden as the profile's last layer, checked like the rest, with
 problems named by ``origin`` (a command's flags do this)::
 
@@ -86,6 +92,7 @@ _LAZY = {
     "RenderContext": "pipeline.prompt",
     "SessionFile": "pipeline.session",
     "ModelInfo": "pipeline.runtime.host",
+    "Tool": "pipeline.runtime.host",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -93,7 +100,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.errors import Location, PipelineError, Problem
     from pipeline.facade import Pipeline, compile_profile
     from pipeline.prompt import RenderContext
-    from pipeline.runtime.host import ModelInfo
+    from pipeline.runtime.host import ModelInfo, Tool
     from pipeline.session import SessionFile
 
 
@@ -118,6 +125,7 @@ __all__ = [
     "Problem",
     "RenderContext",
     "SessionFile",
+    "Tool",
     "compile_profile",
     "load_profile",
     "__version__",

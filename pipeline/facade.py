@@ -18,16 +18,19 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Un
 
 from pipeline import compiler
 from pipeline.compiler import CompiledProfile, Overrides
-from pipeline.errors import Location, Problem
+from pipeline.errors import Location, PipelineError, Problem
 from pipeline.model import Profile
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.compaction import CompactionOutcome, CompactionPlan, Navigated, NothingToCompact
     from pipeline.llm.types import SummaryClient
-    from pipeline.prompt import RenderContext, RenderedSection
+    from pipeline.prompt import ContextFile, RenderContext, RenderedSection, Skill
     from pipeline.prompt.inputs import Gathered, RenderRequest
-    from pipeline.runtime import RetrySettings
+    from pipeline.runtime import Agent, RetrySettings
+    from pipeline.runtime.loop import ModelClient
     from pipeline.runtime.conversation import Conversation
+    from pipeline.runtime.events import Listener
+    from pipeline.runtime.host import BeforeAgentStart, InputHook, ModelInfo, Tool
     from pipeline.session import Entry, LlmContext, SessionFile, SessionTree
     from pipeline.templates import LoadedTemplates, PromptTemplate
 
@@ -35,10 +38,12 @@ PathLike = Union[str, "os.PathLike[str]"]
 #: A model for :meth:`Pipeline.compact`: ``"provider/id"``, ``(provider, id)``, an object with
 #: ``provider`` and ``id`` (:class:`pipeline.runtime.ModelInfo`), or ``None`` (the profile's settings).
 ModelSpec = Any
+#: The tools ``Pipeline.agent`` offers unless told: the read-only ones (``bash``, ``edit``, ``write`` are opt-in).
+DEFAULT_TOOLS = ("read", "ls", "find", "grep")
 #: ``Pipeline.project(leaf=...)`` default: the session's current leaf.
 _CURRENT = object()
 
-__all__ = ["Pipeline", "compile_profile", "template_problems"]
+__all__ = ["DEFAULT_TOOLS", "Patches", "Pipeline", "builtin_tool_names", "compile_profile", "template_problems"]
 
 
 def compile_profile(
@@ -52,6 +57,13 @@ def compile_profile(
     ``origin`` names the flag behind each, for messages: ``--reserve: compaction.reserve_tokens: ...``.
     """
     return Pipeline.of(compiler.compile_profile(source, overrides, origin))
+
+
+def builtin_tool_names() -> tuple[str, ...]:
+    """The names ``Pipeline.agent(tools=...)`` knows: the read-only tools, then the opt-in ones."""
+    from pipeline.runtime.tools import OPT_IN, READ_ONLY
+
+    return (*READ_ONLY, *OPT_IN)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -105,49 +117,11 @@ class Pipeline(CompiledProfile):
             return None
         return section_record(self.render_sections(context, catalog=catalog))
 
-    def section_patch(
-        self, previous: RenderContext | Mapping[str, str], current: RenderContext | Mapping[str, str], *,
-        catalog: bool = True,
-    ) -> dict[str, str | None] | None:
-        """What a model holding ``previous`` needs to have ``current``: changed and added sections in
-        ``current``'s order, then removed ones (``None``) in ``previous``'s order; ``None`` when nothing
-        changed. Either side is a render context or a record (:meth:`system_sections`)."""
-        from pipeline.prompt import section_patch
-
-        return section_patch(self._record(previous, catalog), self._record(current, catalog))
-
-    def frame_patch(self, patch: Mapping[str, str | None]) -> str:
-        """``patch`` as a mid-conversation system message, in the profile's words (``system_prompt.patch``)."""
-        from pipeline.prompt import frame_patch
-
-        texts = self.profile.system_prompt.patch
-        if texts is None:
-            raise ValueError(f"profile {self.profile.name!r} sets no system_prompt.patch texts to frame a patch with")
-        return frame_patch(patch, texts)
-
-    def replay_prompt(self, leading: Mapping[str, str], patches: Iterable[Mapping[str, str | None] | None]) -> str:
-        """The one system prompt for a model without mid-conversation system messages: ``leading``
-        with every patch applied in turn (new names last), joined by the profile's ``join``."""
-        from pipeline.prompt import join_record, replay
-
-        return join_record(replay(leading, patches), self.profile.system_prompt.join)
-
-    def system_view(
-        self, leading: Mapping[str, str], patches: Iterable[Mapping[str, str | None] | None], *,
-        mid_conversation: bool,
-    ) -> tuple[str, tuple[str, ...]]:
-        """What a provider is sent for a conversation's system messages: the replay alone
-        (``mid_conversation=False``), or the unchanged leading prompt and each patch framed
-        in the profile's words (:func:`pipeline.prompt.system_view`)."""
-        from pipeline.prompt import system_view
-
-        prompt = self.profile.system_prompt
-        return system_view(leading, patches, mid_conversation=mid_conversation, texts=prompt.patch, join=prompt.join)
-
-    def _record(self, side: RenderContext | Mapping[str, str], catalog: bool) -> Mapping[str, str]:
-        if isinstance(side, Mapping):
-            return side
-        return self.system_sections(side, catalog=catalog) or {}
+    @property
+    def patches(self) -> "Patches":
+        """pi 1.x's prompt patches in the profile's words (``runtime.record_system_prompt``):
+        :class:`Patches`."""
+        return Patches(self)
 
     def gather(self, request: RenderRequest | None = None) -> Gathered:
         """The render inputs ``request`` names (files read, discovery when asked), as
@@ -288,14 +262,100 @@ class Pipeline(CompiledProfile):
 
     # ------------------------------------------------------------------ runtime
 
-    def conversation(self, session: SessionFile | PathLike, **options: Any) -> Conversation:
-        """An agent conversation on ``session`` (a session file or its path) with this
-        profile; ``options`` are :class:`pipeline.runtime.Conversation`'s (``model``,
-        ``tools``, ``cwd``, ``summarizer``, ``templates``, ``skills``, hooks...), started: a new
-        session holds its model and thinking level (:meth:`Conversation.start`)."""
+    def conversation(
+        self, session: SessionFile | PathLike, *, model: ModelInfo, cwd: PathLike, tools: Sequence[Tool] = (),
+        summarizer: SummaryClient | None = None, templates: Sequence[PromptTemplate] = (),
+        skills: Sequence[Skill] = (), context_files: Sequence[ContextFile] = (), custom_prompt: str | None = None,
+        append_prompts: Sequence[str] = (), guidelines: Sequence[str] = (), sections: Mapping[str, str] | None = None,
+        input_hooks: Sequence[InputHook] = (), before_agent_start: Sequence[BeforeAgentStart] = (),
+        listener: Listener | None = None, clock: Callable[[], float] | None = None, thinking_level: str | None = None,
+    ) -> Conversation:
+        """An agent conversation on ``session`` (a session file or its path) with this profile, for
+        ``model`` with ``tools`` run in ``cwd``; the other options are
+        :class:`pipeline.runtime.Conversation`'s (the summarizer, prompt templates, discovered skills and
+        context files, a host's prompt parts, hooks, the listener)."""
         from pipeline.runtime.conversation import Conversation
 
-        return Conversation.open(self.profile, _session(session), **options)
+        extra: dict[str, Any] = {} if clock is None else {"clock": clock}
+        return Conversation.open(
+            self.profile, _session(session), model=model, tools=tools, cwd=os.fspath(cwd), summarizer=summarizer,
+            templates=templates, skills=skills, context_files=context_files, custom_prompt=custom_prompt,
+            append_prompts=append_prompts, guidelines=guidelines, sections=sections or {}, input_hooks=input_hooks,
+            before_agent_start=before_agent_start, listener=listener, thinking_level=thinking_level, **extra,
+        )
+
+    def agent(
+        self, session: SessionFile | PathLike, *, model: str | ModelInfo | None = None,
+        tools: Sequence[str | Tool] = DEFAULT_TOOLS, cwd: PathLike | None = None, wire: str = "openai",
+        base_url: str | None = None, api_key: str | None = None, api_key_env: str | None = None,
+        anonymous: bool | None = None, context_window: int | None = None, max_tokens: int | None = None,
+        mid_conversation_system: bool = False, discover: bool = True, templates: bool = True,
+        listener: Listener | None = None, client: ModelClient | None = None,
+        summarizer: SummaryClient | None = None, thinking_level: str | None = None,
+    ) -> Agent:
+        """The reference :class:`pipeline.runtime.Agent`, wired as ``pipeline run`` wires it.
+
+        ``model``: a name (default ``summarizer.model``; its window and output limit default to the
+        ``summarizer`` block's, see :meth:`model_info`) or a :class:`~pipeline.runtime.ModelInfo`, spoken
+        to in ``wire`` (``openai``/``anthropic``) at ``base_url``. The key: ``api_key`` (the value), or
+        the environment variable ``api_key_env`` (default: the provider's), read per call; ``anonymous``
+        sends none when it is unset (the default with a ``base_url`` and no key named: a local server).
+        ``client`` replaces the model client. ``tools``: built-in tools by name
+        (:func:`builtin_tool_names`) over ``cwd`` (default: the current directory), or
+        :class:`~pipeline.runtime.Tool` objects. The chat model's endpoint summarizes too unless
+        ``summarizer`` is given. ``session``: a session file, or a path (an existing file is continued,
+        a missing or empty one starts a new session). ``discover`` reads skills, context files and
+        SYSTEM.md as pi does; ``templates`` loads the profile's prompt templates; ``listener`` is given
+        every event. A missing key raises :class:`pipeline.llm.LLMAuthError` before any file is
+        created."""
+        from pipeline.runtime.loop import Agent
+
+        folder = os.path.abspath(os.fspath(cwd if cwd is not None else os.getcwd()))
+        info = model if model is not None and not isinstance(model, str) else self.model_info(
+            model, wire, context_window=context_window, max_tokens=max_tokens,
+            mid_conversation_system=mid_conversation_system)
+        endpoint = _endpoint(wire, base_url, api_key, api_key_env, anonymous)
+        chat: ModelClient = client if client is not None else self._ready_chat_client(info, wire, endpoint)
+        toolset = self._tools(tools, folder)
+        opened = _agent_session(session, folder)
+        conversation = self.conversation(
+            opened, model=info, tools=toolset, cwd=folder, thinking_level=thinking_level,
+            summarizer=summarizer or self.summary_client(provider=wire, model=info.id, **endpoint),
+            templates=self.load_templates(folder).templates if templates else (), **_discovered(folder, discover),
+        )
+        return Agent(conversation, chat, wire=wire, listener=listener)
+
+    def model_info(
+        self, model: str | None = None, wire: str = "openai", *, context_window: int | None = None,
+        max_tokens: int | None = None, mid_conversation_system: bool = False,
+    ) -> ModelInfo:
+        """The :class:`~pipeline.runtime.ModelInfo` of ``model`` (default: ``summarizer.model``) on ``wire``:
+        its window defaults to ``summarizer.context_window``, else ``compaction.branch.default_context_window``,
+        its output limit to ``summarizer.max_tokens``."""
+        from pipeline.runtime.host import APIS, ModelInfo
+
+        summary = self.profile.summarizer
+        name = model or summary.model
+        if not name:
+            raise PipelineError(Problem("no model given", key="model", hint="pass a model or set summarizer.model",
+                                        code="provider.config"))
+        window = context_window or summary.context_window or self.profile.compaction.branch.default_context_window
+        return ModelInfo(id=name, provider=wire, api=APIS.get(wire, wire), context_window=window,
+                         max_tokens=max_tokens or summary.max_tokens or 0,
+                         mid_conversation_system=mid_conversation_system)
+
+    def _ready_chat_client(self, model: ModelInfo, wire: str, endpoint: Mapping[str, Any]) -> ModelClient:
+        client = self.chat_client(model, wire, **endpoint)
+        client.check_ready()  # a missing key is raised before the session is touched
+        return client
+
+    def _tools(self, tools: Sequence[str | Tool], cwd: str) -> list[Tool]:
+        """Built-in tools by name (in ``cwd``, the profile's texts) and a host's own, in the order given."""
+        from pipeline.runtime.tools import builtin_tools
+
+        names = [t for t in tools if isinstance(t, str)]
+        built = iter(builtin_tools(names, cwd, self.profile) if names else [])
+        return [next(built) if isinstance(t, str) else t for t in tools]
 
     # ------------------------------------------------------------------ session
 
@@ -339,6 +399,51 @@ def model_key(model: ModelSpec) -> tuple[str | None, str | None]:
     return getattr(model, "provider", None), getattr(model, "id", None)
 
 
+def _endpoint(wire: str, base_url: str | None, api_key: str | None, api_key_env: str | None,
+              anonymous: bool | None) -> dict[str, Any]:
+    """The client options of one endpoint: a key given as a value is read from a mapping of its own."""
+    options: dict[str, Any] = {"base_url": base_url, "api_key_env": api_key_env}
+    if api_key is not None:
+        name = api_key_env or _KEY_VARIABLES.get(wire, "API_KEY")
+        options.update(api_key_env=name, env={name: api_key})
+    options["anonymous"] = anonymous if anonymous is not None else (
+        base_url is not None and api_key is None and api_key_env is None)
+    return options
+
+
+#: the variable a key given as a value is read from, by wire (the providers' own default names)
+_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+def _agent_session(session: Any, cwd: str) -> Any:
+    """An agent's session: a file continued (it must be appendable), or a new one where the path
+    is missing or empty (as pi does with an empty file)."""
+    if not isinstance(session, (str, os.PathLike)):
+        return session
+    from pipeline.session import SessionFile
+
+    path = Path(session)
+    if path.is_file() and path.stat().st_size == 0:
+        path.unlink()
+    if not path.exists():
+        return SessionFile.create(session, cwd=cwd)
+    opened = SessionFile.open(session)
+    opened.ensure_appendable()
+    return opened
+
+
+def _discovered(cwd: str, discover: bool) -> dict[str, Any]:
+    """What pi loads for an agent in ``cwd`` (context files, skills, prompt files), as conversation options."""
+    if not discover:
+        return {}
+    from pipeline.agentdir import agent_dir
+    from pipeline.prompt.discover import discover as scan
+
+    found = scan(cwd, str(agent_dir()))
+    return {"skills": found.skills, "context_files": found.context_files, "custom_prompt": found.custom_prompt,
+            "append_prompts": found.append_prompts}
+
+
 def _session(session: Any) -> Any:
     """A session argument: a path is opened as a :class:`~pipeline.session.SessionFile`."""
     if isinstance(session, (str, os.PathLike)):
@@ -346,6 +451,59 @@ def _session(session: Any) -> Any:
 
         return SessionFile.open(session)
     return session
+
+
+class Patches:
+    """pi 1.x's prompt patches for a :class:`Pipeline` (``Pipeline.patches``): what changed between two
+    system prompts, framed, replayed and viewed in the profile's words (``system_prompt.patch``, ``join``)."""
+
+    def __init__(self, pipeline: Pipeline) -> None:
+        self.pipeline = pipeline
+
+    def section_patch(
+        self, previous: RenderContext | Mapping[str, str], current: RenderContext | Mapping[str, str], *,
+        catalog: bool = True,
+    ) -> dict[str, str | None] | None:
+        """What a model holding ``previous`` needs to have ``current``: changed and added sections in
+        ``current``'s order, then removed ones (``None``) in ``previous``'s order; ``None`` when nothing
+        changed. Either side is a render context or a record (:meth:`Pipeline.system_sections`)."""
+        from pipeline.prompt import section_patch
+
+        return section_patch(self._record(previous, catalog), self._record(current, catalog))
+
+    def frame_patch(self, patch: Mapping[str, str | None]) -> str:
+        """``patch`` as a mid-conversation system message, in the profile's words (``system_prompt.patch``)."""
+        from pipeline.prompt import frame_patch
+
+        profile = self.pipeline.profile
+        texts = profile.system_prompt.patch
+        if texts is None:
+            raise ValueError(f"profile {profile.name!r} sets no system_prompt.patch texts to frame a patch with")
+        return frame_patch(patch, texts)
+
+    def replay_prompt(self, leading: Mapping[str, str], patches: Iterable[Mapping[str, str | None] | None]) -> str:
+        """The one system prompt for a model without mid-conversation system messages: ``leading``
+        with every patch applied in turn (new names last), joined by the profile's ``join``."""
+        from pipeline.prompt import join_record, replay
+
+        return join_record(replay(leading, patches), self.pipeline.profile.system_prompt.join)
+
+    def system_view(
+        self, leading: Mapping[str, str], patches: Iterable[Mapping[str, str | None] | None], *,
+        mid_conversation: bool,
+    ) -> tuple[str, tuple[str, ...]]:
+        """What a provider is sent for a conversation's system messages: the replay alone
+        (``mid_conversation=False``), or the unchanged leading prompt and each patch framed
+        in the profile's words (:func:`pipeline.prompt.system_view`)."""
+        from pipeline.prompt import system_view
+
+        prompt = self.pipeline.profile.system_prompt
+        return system_view(leading, patches, mid_conversation=mid_conversation, texts=prompt.patch, join=prompt.join)
+
+    def _record(self, side: RenderContext | Mapping[str, str], catalog: bool) -> Mapping[str, str]:
+        if isinstance(side, Mapping):
+            return side
+        return self.pipeline.system_sections(side, catalog=catalog) or {}
 
 
 # --------------------------------------------------------------------------- prompt templates

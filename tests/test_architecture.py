@@ -9,6 +9,7 @@ lazy import cannot hide an arrow that runs back.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -42,10 +43,10 @@ def _config(tmp_path: Path, contract: str) -> Path:
 def test_the_layer_contracts_in_pyproject_are_kept(capsys, cache_dir):
     options = read_user_options(str(ROOT / "pyproject.toml"))
     types = sorted(c["type"] for c in options.contracts_options)
-    assert types == ["acyclic_siblings", "forbidden", "layers"]
+    assert types == ["acyclic_siblings", "forbidden", "forbidden", "layers"]
     kept, out = _lint(ROOT / "pyproject.toml", capsys, cache_dir)
     assert kept, out
-    assert "Contracts: 3 kept, 0 broken." in out
+    assert "Contracts: 4 kept, 0 broken." in out
 
 
 def test_every_package_and_top_level_module_is_in_a_layer():
@@ -72,6 +73,33 @@ def test_an_indirect_import_breaks_a_forbidden_contract(tmp_path, capsys, cache_
                                'forbidden_modules = ["pipeline.compiler"]\n')
     kept, out = _lint(config, capsys, cache_dir)
     assert not kept and "pipeline.facade" in out
+
+
+def _cli_contract() -> dict:
+    options = read_user_options(str(ROOT / "pyproject.toml"))
+    [contract] = [c for c in options.contracts_options if c["type"] == "forbidden" and c["source_modules"] == ["pipeline.cli"]]
+    return contract
+
+
+def test_the_cli_reaches_no_stage_but_through_its_listed_exceptions(tmp_path, capsys, cache_dir):
+    """The CLI calls the facade: the contract forbids every stage and the compiler, and without
+    its listed exceptions it breaks at exactly those imports (none of them hidden by a wildcard
+    that lets through a command not listed)."""
+    import json
+
+    contract = _cli_contract()
+    assert set(contract["forbidden_modules"]) == {f"pipeline.{s}" for s in (
+        "compiler", "templates", "prompt", "session", "compaction", "llm", "runtime")}
+    ignored = contract["ignore_imports"]
+    importers = {line.split(" -> ")[0] for line in ignored}
+    assert importers <= {f"pipeline.cli.{m}" for m in ("session", "chat", "context", "expand", "templates", "render",
+                                                       "_agent", "compact")}
+    bare = (f'name = "bare"\ntype = "forbidden"\nsource_modules = ["pipeline.cli"]\n'
+            f'forbidden_modules = {json.dumps(contract["forbidden_modules"])}\nallow_indirect_imports = true\n')
+    kept, out = _lint(_config(tmp_path, bare), capsys, cache_dir)
+    assert not kept
+    broken = set(re.findall(r"^-\s+(pipeline\.cli\S*) -> (pipeline\.\S+)", out, re.M))
+    assert broken and {importer for importer, _ in broken} == importers, out
 
 
 #: The names the root package loads on first use (``pipeline/__init__.py``'s ``_LAZY``).

@@ -11,18 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.cli._options import API_KEY_ENV_HELP, COMPACTION_FLAGS, SUMMARIZER_FLAGS, add_compaction_flags, positive
 from pipeline.cli._output import print_notices
 from pipeline.errors import Location, PipelineError, Problem, UsageError
-
-
-def positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number above 0, got {value}")
-    return value
 
 
 def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,7 +24,7 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm", choices=("openai", "anthropic"), default="openai", help="wire format (default: openai)")
     parser.add_argument("--model", metavar="M", help="model name (default: the profile's summarizer.model)")
     parser.add_argument("--base-url", metavar="U", help="provider base URL")
-    parser.add_argument("--api-key-env", metavar="NAME", help="name of the environment variable holding the API key")
+    parser.add_argument("--api-key-env", metavar="NAME", help=API_KEY_ENV_HELP)
     parser.add_argument("--tools", metavar="LIST", default="read,ls,find,grep",
                         help="comma-separated tools (default: read,ls,find,grep; bash,edit,write are opt-in)")
     parser.add_argument("--cwd", metavar="DIR", default=".", help="working directory of the tools (default: .)")
@@ -43,8 +34,6 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the model reads system messages mid-conversation: a profile that records the system "
                              "prompt (runtime.record_system_prompt) sends each change in place, keeping the "
                              "leading prompt (and the provider's cached prefix) unchanged")
-    from pipeline.cli.compact import add_compaction_flags
-
     add_compaction_flags(parser)
     parser.add_argument("--compact", action="store_true",
                         help="compact the session before the first prompt (as /compact; the compaction flags apply)")
@@ -55,14 +44,12 @@ def _profile_flags() -> dict:
     profile's last layer, problems name the flag, a key given as a name or in a URL is refused
     unshown). `--llm` is the chat's wire format here, not the summarizer's provider; `--context-window`
     and `--max-tokens` describe the chat model, not the summarizer: no override."""
-    from pipeline.cli.compact import COMPACTION_FLAGS, PROFILE_FLAGS
-
-    return {**COMPACTION_FLAGS, **{flag: PROFILE_FLAGS[flag] for flag in ("--model", "--base-url", "--api-key-env")}}
+    return {**COMPACTION_FLAGS, **{flag: SUMMARIZER_FLAGS[flag] for flag in ("--model", "--base-url", "--api-key-env")}}
 
 
 def profile_overrides(args: argparse.Namespace) -> tuple[dict, dict]:
     """The flags given, as dotted profile overrides and the flag that set each."""
-    from pipeline.cli.compact import profile_overrides as overrides
+    from pipeline.cli._options import profile_overrides as overrides
 
     return overrides(args, _profile_flags())
 
@@ -79,14 +66,10 @@ class AgentSetup:
 
 
 def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
-    """Profile, session, discovery, tools, clients and the agent for ``args``."""
+    """The agent for ``args``: the flags checked here (each named in its message), then :meth:`Pipeline.agent`."""
     from pipeline import compile_profile
-    from pipeline.agentdir import agent_dir
-    from pipeline.prompt.discover import discover
-    from pipeline.runtime import Agent, ModelInfo
-    from pipeline.runtime.host import APIS
-    from pipeline.runtime.tools import OPT_IN, READ_ONLY, builtin_tools
-    from pipeline.session import SessionFile
+    from pipeline.facade import builtin_tool_names
+    from pipeline.llm import LLMAuthError
 
     pipeline = compile_profile(args.profile, *profile_overrides(args))
     print_notices(pipeline.warnings)
@@ -98,37 +81,26 @@ def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
     cwd = os.path.abspath(args.cwd)
     if not os.path.isdir(cwd):
         raise UsageError(f"--cwd {args.cwd}: the working directory does not exist or is not a directory")
-    model_name = args.model or profile.summarizer.model
-    if not model_name:
+    if not (args.model or profile.summarizer.model):
         raise PipelineError(Problem("no model given", key="--model", hint="pass --model or set summarizer.model",
                                     code="provider.config"))
     names = [n.strip() for n in args.tools.split(",") if n.strip()]
-    unknown = [n for n in names if n not in (*READ_ONLY, *OPT_IN)]
+    known = builtin_tool_names()
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise UsageError(f"--tools: unknown tool {unknown[0]!r} (built-in tools: {', '.join((*READ_ONLY, *OPT_IN))})")
-    tools = builtin_tools(names, cwd, profile)
-    window = args.context_window or profile.summarizer.context_window or profile.compaction.branch.default_context_window
-    model = ModelInfo(id=model_name, provider=args.llm, api=APIS[args.llm], context_window=window,
-                      max_tokens=args.max_tokens or profile.summarizer.max_tokens or 0,
-                      mid_conversation_system=args.mid_conversation_system)
+        raise UsageError(f"--tools: unknown tool {unknown[0]!r} (built-in tools: {', '.join(known)})")
     _check_session(args.session, args.new)
-    key_env = args.api_key_env
-    # a base URL with no key variable named and none set: a local server that needs no key
-    anonymous = args.base_url is not None and key_env is None
-    # one factory, the profile's bounds for both: the chat model and the summarizer on its endpoint
-    client = pipeline.chat_client(model, args.llm, base_url=args.base_url, api_key_env=key_env, anonymous=anonymous)
-    _check_key(client)
-    session = _open_session(args.session, args.new, cwd, SessionFile)
-    summarizer = pipeline.summary_client(provider=args.llm, model=model_name, base_url=args.base_url,
-                                         api_key_env=key_env, anonymous=anonymous)
-    found = discover(cwd, str(agent_dir()))
-    conversation = pipeline.conversation(
-        session, model=model, tools=tools, cwd=cwd, summarizer=summarizer,
-        templates=pipeline.load_templates(cwd).templates, skills=found.skills, context_files=found.context_files,
-        custom_prompt=found.custom_prompt, append_prompts=found.append_prompts,
-    )
-    agent = Agent(conversation, client, wire=args.llm, listener=listener or (print_event if args.json else None))
-    return AgentSetup(agent, conversation, client, str(session.path))
+    try:  # the key is checked before the session file is touched
+        agent = pipeline.agent(
+            args.session, model=args.model, wire=args.llm, base_url=args.base_url, api_key_env=args.api_key_env,
+            tools=names, cwd=cwd, context_window=args.context_window, max_tokens=args.max_tokens,
+            mid_conversation_system=args.mid_conversation_system,
+            listener=listener or (print_event if args.json else None),
+        )
+    except LLMAuthError as err:
+        raise _key_problem(err) from None
+    conversation = agent.conversation
+    return AgentSetup(agent, conversation, agent.client, str(conversation.session.path))
 
 
 def status_line(event: Any) -> str | None:
@@ -194,18 +166,13 @@ def print_event(event: Any) -> None:
     print(json.dumps(event_json(event), ensure_ascii=False), flush=True)
 
 
-def _check_key(client: Any) -> None:
-    """A missing key, named by the flag that chooses its variable (sends nothing)."""
-    from pipeline.llm import LLMAuthError
-
-    try:
-        client.check_ready()
-    except LLMAuthError as err:
-        name = err.env_name
-        raise PipelineError(Problem(f"no API key: environment variable {name} is not set", key="--api-key-env",
-                                    hint=f"export {name}, or name another variable with --api-key-env "
-                                         "(a local server that needs no key: pass --base-url alone)",
-                                    code="provider.auth")) from None
+def _key_problem(err: Any) -> PipelineError:
+    """A missing key, named by the flag that chooses its variable."""
+    name = err.env_name
+    return PipelineError(Problem(f"no API key: environment variable {name} is not set", key="--api-key-env",
+                                 hint=f"export {name}, or name another variable with --api-key-env "
+                                      "(a local server that needs no key: pass --base-url alone)",
+                                 code="provider.auth"))
 
 
 def _empty(path: str) -> bool:
@@ -224,14 +191,3 @@ def _check_session(path: str, new: bool) -> None:
         raise PipelineError(Problem("no such session file", Location(path),
                                     hint=f"to start it, add --new: --session {path} --new",
                                     code="session.unreadable"))
-
-
-def _open_session(path: str, new: bool, cwd: str, SessionFile: Any) -> Any:
-    _check_session(path, new)
-    if new or _empty(path):
-        if _empty(path):  # as pi does with an empty file: a new session in it
-            Path(path).unlink()
-        return SessionFile.create(path, cwd=cwd)
-    session = SessionFile.open(path)
-    session.ensure_appendable()
-    return session

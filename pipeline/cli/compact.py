@@ -64,6 +64,8 @@ import sys
 from contextlib import contextmanager
 from typing import Iterator
 
+from pipeline.cli import _options
+from pipeline.cli._options import COMPACTION_FLAGS, SUMMARIZER_FLAGS, add_compaction_flags
 from pipeline.cli._output import print_notices, tolerant_output
 from pipeline.cli._report import report
 
@@ -77,11 +79,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mode.add_argument("--plan", action="store_true", help="show what would be summarized and kept; call nothing")
     mode.add_argument("--print-request", action="store_true", help="print the request bodies as JSON; send nothing")
     parser.add_argument("--format", choices=("text", "json"), help="output of --plan (default: text)")
-    parser.add_argument("--profile", metavar="P", default="default", help="built-in profile name or YAML path")
-    parser.add_argument("--llm", choices=("offline", "openai", "anthropic"), help="summarizer provider (default: the profile's)")
-    parser.add_argument("--model", metavar="M", help="model name")
-    parser.add_argument("--base-url", metavar="U", help="provider base URL")
-    parser.add_argument("--api-key-env", metavar="NAME", help="name of the environment variable holding the API key")
+    _options.add_profile_flag(parser)
+    _options.add_summarizer_flags(parser, llm_help="summarizer provider (default: the profile's)")
     parser.add_argument("--instructions", metavar="TEXT", help="custom instructions for the summary")
     add_compaction_flags(parser)
     parser.add_argument(
@@ -89,7 +88,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="thinking level for the summary calls (off|minimal|low|medium|high|xhigh; default: the session's)",
     )
     parser.add_argument("--branch-to", metavar="ID", help="move to entry ID (id or unique prefix) with a branch summary")
-    parser.add_argument("--window", metavar="N", type=_tokens,
+    parser.add_argument("--window", metavar="N", type=_options.tokens,
                         help="the model's context window: --plan says whether compaction would fire; hybrid decides by it")
     parser.add_argument("--strategy", choices=("summarize", "mask_tool_results", "hybrid"),
                         help="override compaction.strategy")
@@ -99,17 +98,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--replace-instructions", action="store_true",
         help="with --branch-to: --instructions replace the profile's branch instructions",
     )
-
-
-def _tokens(text: str) -> int:
-    """A token-count flag: a whole number, 0 or more (argparse turns the error into exit 2)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of tokens, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
 
 
 def _progress(text: str) -> None:
@@ -160,35 +148,17 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise UsageError("--reasoning goes with running the compaction or --print-request (a plan makes no calls)")
 
 
-#: The flags that tune compaction, shared by `compact`, `run` and `chat`:
-#: flag -> (dotted key, argparse attribute).
-COMPACTION_FLAGS = {
-    "--keep-recent": ("compaction.keep_recent_tokens", "keep_recent"),
-    "--reserve": ("compaction.reserve_tokens", "reserve"),
-}
-
-#: Flags that set a profile value: flag -> (dotted key, argparse attribute).
+#: Flags of `compact` that set a profile value (pipeline.cli._options): flag -> (dotted key, argparse attribute).
 PROFILE_FLAGS = {
     **COMPACTION_FLAGS,
-    "--llm": ("summarizer.provider", "llm"),
-    "--model": ("summarizer.model", "model"),
-    "--base-url": ("summarizer.base_url", "base_url"),
-    "--api-key-env": ("summarizer.api_key_env", "api_key_env"),
+    **SUMMARIZER_FLAGS,
     "--strategy": ("compaction.strategy", "strategy"),
 }
 
 
-def add_compaction_flags(parser: argparse.ArgumentParser) -> None:
-    """The arguments of :data:`COMPACTION_FLAGS`."""
-    parser.add_argument("--keep-recent", metavar="N", type=_tokens, help="override compaction.keep_recent_tokens")
-    parser.add_argument("--reserve", metavar="N", type=_tokens, help="override compaction.reserve_tokens")
-
-
 def profile_overrides(args: argparse.Namespace, flags: dict = PROFILE_FLAGS) -> tuple[dict, dict]:
     """The ``flags`` given, as dotted profile overrides and the flag that set each."""
-    given = {key: (flag, getattr(args, attr)) for flag, (key, attr) in flags.items()
-             if getattr(args, attr) is not None}
-    return {key: value for key, (_, value) in given.items()}, {key: flag for key, (flag, _) in given.items()}
+    return _options.profile_overrides(args, flags)
 
 
 def _pipeline(args: argparse.Namespace):

@@ -29,9 +29,11 @@ HELP = "show the LLM context of a pi session file"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from pipeline.cli._options import add_profile_flag
+
     parser.add_argument("session", metavar="SESSION", help="a pi session file (.jsonl)")
     parser.add_argument("--leaf", metavar="ID", help="entry id (or unique prefix) to project from; default: last entry")
-    parser.add_argument("--profile", metavar="P", default="default", help="built-in profile name or YAML path")
+    add_profile_flag(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     parser.add_argument(
         "--drop-failed", action="store_true",
@@ -49,15 +51,19 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from pipeline import compile_profile
     from pipeline.errors import Location, PipelineError, Problem
-    from pipeline.session import LAST, SessionFile
+    from pipeline import SessionFile
 
     tolerant_output()
     session = SessionFile.open(args.session)
-    leaf = session.resolve_id(args.leaf) if args.leaf else LAST
-    context = compile_profile(args.profile).project(session, leaf, drop_failed=args.drop_failed)
+    leaf = session.resolve_id(args.leaf) if args.leaf else None
+    pipeline = compile_profile(args.profile)
+    if leaf is None:  # the current leaf
+        context = pipeline.project(session, drop_failed=args.drop_failed)
+    else:
+        context = pipeline.project(session, leaf, drop_failed=args.drop_failed)
     print_notices(session.problems)
     try:
-        _print_context(context, args.format, session.leaf_id if leaf is LAST else leaf)
+        _print_context(context, args.format, session.leaf_id if leaf is None else leaf)
     except (RecursionError, ValueError):  # deeper than JSON.stringify would go
         message = "a message holds a value nested too deeply to print"
         raise PipelineError(Problem(message, Location(args.session), code="session.too-deep")) from None

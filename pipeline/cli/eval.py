@@ -29,37 +29,23 @@ HELP = "measure compaction quality (recall of planted facts, file-list F1, valid
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from pipeline.cli._options import add_profile_flag, add_summarizer_flags, count
+
     parser.add_argument("sessions", metavar="SESSIONS", nargs="*", help="pi session files (.jsonl)")
-    parser.add_argument("--generated", metavar="N", type=_count, default=0, help="also N generated conversations")
+    parser.add_argument("--generated", metavar="N", type=count, default=0, help="also N generated conversations")
     parser.add_argument("--seed", type=int, default=1, help="seed of the generated conversations (default 1)")
-    parser.add_argument("--profile", metavar="P", default="default", help="built-in profile name or YAML path")
-    parser.add_argument("--llm", choices=("offline", "openai", "anthropic"), help="summarizer provider")
-    parser.add_argument("--model", metavar="M", help="model name")
-    parser.add_argument("--base-url", metavar="U", help="provider base URL")
-    parser.add_argument("--api-key-env", metavar="NAME", help="name of the environment variable holding the API key")
-    parser.add_argument("--window", metavar="N", type=_count, help="the model's context window (for hybrid)")
+    add_profile_flag(parser)
+    add_summarizer_flags(parser)
+    parser.add_argument("--window", metavar="N", type=count, help="the model's context window (for hybrid)")
     parser.add_argument("--strategy", action="append", choices=("summarize", "mask_tool_results", "hybrid"),
                         help="only this strategy (repeatable; default: all three)")
     parser.add_argument("--format", choices=("text", "json", "html"), default="text")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-FLAGS = {"--llm": ("summarizer.provider", "llm"), "--model": ("summarizer.model", "model"),
-         "--base-url": ("summarizer.base_url", "base_url"), "--api-key-env": ("summarizer.api_key_env", "api_key_env")}
-
-
 def run(args: argparse.Namespace) -> int:
     from pipeline import compile_profile
+    from pipeline.cli._options import SUMMARIZER_FLAGS, default_window, profile_overrides
     from pipeline.cli._output import print_notices
     from pipeline.errors import Location, Problem, SessionError, UsageError
     from pipeline.evaluation.generate import generate
@@ -68,12 +54,10 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.sessions and not args.generated:
         raise UsageError("give SESSIONS or --generated N")
-    given = {key: (flag, getattr(args, attr)) for flag, (key, attr) in FLAGS.items() if getattr(args, attr) is not None}
-    pipeline = compile_profile(args.profile, {k: v for k, (_, v) in given.items()}, {k: f for k, (f, _) in given.items()})
+    pipeline = compile_profile(args.profile, *profile_overrides(args, SUMMARIZER_FLAGS))
     print_notices(pipeline.warnings)
     profile = pipeline.profile
-    window = args.window if args.window is not None else (
-        profile.summarizer.context_window or profile.compaction.branch.default_context_window)
+    window = args.window if args.window is not None else default_window(profile)
     client = pipeline.summary_client()
     if profile.summarizer.provider != "offline":
         client.check_ready()

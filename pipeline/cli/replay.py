@@ -28,23 +28,15 @@ HELP = "replay an archive of sessions under a profile (and compare with another)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from pipeline.cli._options import add_profile_flag, positive
+
     parser.add_argument("archive", metavar="ARCHIVE", help="a directory, .tar or .zip of .jsonl sessions")
-    parser.add_argument("--profile", metavar="P", default="default", help="built-in profile name or YAML path")
+    add_profile_flag(parser)
     parser.add_argument("--vs", metavar="Q", help="a second profile to compare with")
-    parser.add_argument("--window", metavar="N", type=_positive, help="the model's context window")
+    parser.add_argument("--window", metavar="N", type=positive, help="the model's context window")
     parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--workers", metavar="N", type=_positive, help="worker processes (default: all cores)")
+    parser.add_argument("--workers", metavar="N", type=positive, help="worker processes (default: all cores)")
     parser.add_argument("--progress", action="store_true", help="show the progress bar even when stderr is not a terminal")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
 
 
 class Bar:
@@ -86,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from pipeline import compile_profile
+    from pipeline.cli._options import default_window
     from pipeline.cli._output import print_notices
     from pipeline.errors import Location, Problem, SessionError, UsageError
     from pipeline.evaluation.replay import Totals, comparison_table, replay_archive
@@ -102,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         print_notices(compiled.warnings)
         profiles[name] = compiled.profile
     first = profiles[args.profile]
-    window = args.window or first.summarizer.context_window or first.compaction.branch.default_context_window
+    window = args.window or default_window(first)
     bar = Bar(_count(archive), args.progress or sys.stderr.isatty())
     totals = {name: Totals() for name in names}
     try:

@@ -61,7 +61,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _tree(args: argparse.Namespace) -> int:
-    from pipeline.session import SessionFile
+    from pipeline import SessionFile
     from pipeline.session.render import render_tree
 
     session = SessionFile.open(args.session)
@@ -76,7 +76,7 @@ def _tree(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from pipeline.errors import PipelineError
     from pipeline.js import js_json
-    from pipeline.session import SessionFile
+    from pipeline import SessionFile
     from pipeline.session.render import check_summary
 
     try:
@@ -117,7 +117,7 @@ def _migrate(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from pipeline.errors import PipelineError
-    from pipeline.session import SessionFile
+    from pipeline import SessionFile
 
     session = SessionFile.open(args.source)
     print_notices(session.problems, skip_codes=frozenset({"session.migrated"}))

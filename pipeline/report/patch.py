@@ -31,9 +31,9 @@ def section_patches(
     out = []
     for name, old, old_ctx, new, new_ctx in renders:
         before, after = old.system_sections(old_ctx) or {}, new.system_sections(new_ctx) or {}
-        patch = new.section_patch(before, after)
-        framed = new.frame_patch(patch) if patch and new.profile.system_prompt.patch else None
-        replayed = new.replay_prompt(before, [patch]) if patch else None
+        patch = new.patches.section_patch(before, after)
+        framed = new.patches.frame_patch(patch) if patch and new.profile.system_prompt.patch else None
+        replayed = new.patches.replay_prompt(before, [patch]) if patch else None
         out.append(ScenarioPatch(name, patch, framed, replayed))
     return tuple(out)
 

@@ -72,20 +72,20 @@ def test_patch_equals_pi16(vector: dict) -> None:
     current = PIPE.system_sections(MASKS.context(vector["current"]), catalog=False)
     assert MASKS.mask_record(previous) == vector["previous_sections"]
     assert MASKS.mask_record(current) == vector["current_sections"]
-    patch = PIPE.section_patch(previous, current)
+    patch = PIPE.patches.section_patch(previous, current)
     assert MASKS.mask_record(patch) == vector["patch"]
     assert list(patch or {}) == vector["patch_order"]
-    assert MASKS.mask(PIPE.frame_patch(patch) if patch else None) == vector["update"]
-    assert MASKS.mask(PIPE.replay_prompt(previous, [patch])) == vector["replayed_prompt"]
+    assert MASKS.mask(PIPE.patches.frame_patch(patch) if patch else None) == vector["update"]
+    assert MASKS.mask(PIPE.patches.replay_prompt(previous, [patch])) == vector["replayed_prompt"]
     fresh = PIPE.render_system_prompt(MASKS.context(vector["current"]), catalog=False)
     assert MASKS.mask(fresh) == vector["fresh_prompt"]
 
 
 def test_patch_from_two_contexts_through_the_facade() -> None:
     before, after = MASKS.context({"cwd": "/a"}), MASKS.context({"cwd": "/b", "sections": {"note": "N"}})
-    assert PIPE.section_patch(before, after) == {"cwd": "<cwd>\n/b\n</cwd>", "note": "<note>\nN\n</note>"}
-    assert PIPE.section_patch(after, before) == {"cwd": "<cwd>\n/a\n</cwd>", "note": None}
-    assert PIPE.section_patch(before, before) is None
+    assert PIPE.patches.section_patch(before, after) == {"cwd": "<cwd>\n/b\n</cwd>", "note": "<note>\nN\n</note>"}
+    assert PIPE.patches.section_patch(after, before) == {"cwd": "<cwd>\n/a\n</cwd>", "note": None}
+    assert PIPE.patches.section_patch(before, before) is None
 
 
 def test_pi1_sets_every_block_the_default_sets() -> None:

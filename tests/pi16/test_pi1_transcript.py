@@ -47,9 +47,9 @@ def test_recorded_transcript_follows_the_rules(group: str, scenario: dict) -> No
         assert before == request["systemSections"] and list(before) == request["systemSectionOrder"]
         prompt, later = system_view(leading, patches, mid_conversation=False, texts=TEXTS, join=JOIN)
         assert prompt == request["systemPrompt"] and later == ()
-        assert MASKS.pipeline.system_view(leading, patches, mid_conversation=False) == (prompt, later)
+        assert MASKS.pipeline.patches.system_view(leading, patches, mid_conversation=False) == (prompt, later)
         prompt, later = system_view(leading, patches, mid_conversation=True, texts=TEXTS, join=JOIN)
-        assert MASKS.pipeline.system_view(leading, patches, mid_conversation=True) == (prompt, later)
+        assert MASKS.pipeline.patches.system_view(leading, patches, mid_conversation=True) == (prompt, later)
         assert MASKS.mask(prompt) == MASKS.mask("\n\n".join(t for t in leading.values() if t))
         assert [MASKS.mask(t) for t in later] == [m["update"] for m in mids]
 

@@ -81,10 +81,10 @@ def test_forced_prompt_replaces_everything(pipe) -> None:
 def test_patch_framing_uses_the_profiles_words(pipe) -> None:
     before = pipe.system_sections(RenderContext(cwd="/a", tools=()))
     after = pipe.system_sections(RenderContext(cwd="/b", tools=(), sections={"note": "N"}))
-    patch = pipe.section_patch(before, after)
-    assert pipe.frame_patch(patch) == "now where:\n\n<where>\n/b\n</where>\n\nnow note:\n\n<note>\nN\n</note>"
-    assert pipe.frame_patch(pipe.section_patch(after, before)) == "now where:\n\n<where>\n/a\n</where>\n\ngone note"
-    assert pipe.replay_prompt(before, [patch]) == "FIRST | <where>\n/b\n</where> | <note>\nN\n</note>"
+    patch = pipe.patches.section_patch(before, after)
+    assert pipe.patches.frame_patch(patch) == "now where:\n\n<where>\n/b\n</where>\n\nnow note:\n\n<note>\nN\n</note>"
+    assert pipe.patches.frame_patch(pipe.patches.section_patch(after, before)) == "now where:\n\n<where>\n/a\n</where>\n\ngone note"
+    assert pipe.patches.replay_prompt(before, [patch]) == "FIRST | <where>\n/b\n</where> | <note>\nN\n</note>"
 
 
 def test_join_and_a_section_separator_do_not_mix(tmp_path: Path) -> None:
