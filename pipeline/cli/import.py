@@ -10,6 +10,14 @@ project's .pi/settings.json and .pi/SYSTEM.md / APPEND_SYSTEM.md, which pi prefe
 command folders as template sources in its dialect and its context-file names
 (CLAUDE.md, GEMINI.md...). HOME_DIR defaults to ~/.claude, ~/.config/opencode, ~/.gemini.
 
+`pipeline import pi|claude-code|codex|opencode|gemini --project DIR`, when DIR holds an
+export of that tool (its manifest, .pi/, .claude/, .codex/, .opencode/ or
+.gemini/context-pipeline-export.json), reads the export back instead (the round trip,
+docs/export.md): the prompt (pi: the compiled profile.json; the others: the generated
+prompt file), the templates (the command folder in the tool's dialect) and the
+compaction keys the tool has natively. What the export reported lost keeps the base
+profile's value.
+
 The profile is printed (or written to -o FILE, paths relative to it) after it has been
 compiled: an import that would not validate fails with the problems. What was not
 imported goes to stderr. With -o, profile.schema.json (which the profile's `$schema`
@@ -19,6 +27,7 @@ examples:
   pipeline import pi -o agent-profiles/pi.yaml
   pipeline import pi ~/.pi/agent --project . -o profile.yaml
   pipeline import claude-code --project . > claude.yaml
+  pipeline export codex team.yaml && pipeline import codex --project . -o back.yaml
   pipeline render agent-profiles/pi.yaml --discover --cwd .
 """
 
@@ -27,7 +36,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-HELP = "write an overlay profile from a pi, Claude Code, opencode or Gemini CLI setup"
+HELP = "write an overlay profile from a pi, Claude Code, Codex CLI, opencode or Gemini CLI setup (or export)"
 
 
 _PI_HELP = """Write an overlay profile from pi's setup.
@@ -39,25 +48,65 @@ and APPEND_SYSTEM.md; with --project also the project's .pi/settings.json and
 .pi/SYSTEM.md / APPEND_SYSTEM.md, which pi prefers. The profile is compiled before it
 is printed (or written to -o FILE); what was not imported goes to stderr.
 
+When the project holds `pipeline export pi`'s manifest (.pi/context-pipeline-export.json),
+the export is read back instead (the round trip): the sections, layout and tool catalog
+of .pi/extensions/context-pipeline/profile.json, its trigger and summary texts, the
+settings.json compaction, branchSummary and retry keys; .pi/prompts stay the project's
+templates. What the export reported lost keeps the base profile's value.
+
 examples:
   pipeline import pi -o agent-profiles/pi.yaml
   pipeline import pi ~/.pi/agent --project . -o profile.yaml
+  pipeline export pi team.yaml && pipeline import pi --project . -o back.yaml
 """
 
 _TOOL_HELP = """Write an overlay profile from {tool}'s setup: its command folders become template
 sources in its dialect, and its context-file names count. HOME_DIR defaults to {home}.
 
+When the project holds `pipeline export {tool}`'s manifest ({dir}/context-pipeline-export.json),
+the export is read back instead (the round trip): {back}. What the export reported lost
+(see `pipeline export {tool} --dry-run`) keeps the base profile's value.
+
 examples:
   pipeline import {tool} --project . > {tool}.yaml
+  pipeline export {tool} team.yaml && pipeline import {tool} --project . -o back.yaml
+"""
+
+_CODEX_HELP = """Read back what `pipeline export codex` wrote into the project (--project DIR, default
+the current directory; the round trip): .codex/context-pipeline/instructions.md as the
+prompt, .codex/config.toml model_auto_compact_token_limit (a tokens trigger, or compaction
+off) and compact_prompt (the summary instructions). Codex has no command folders, so
+there is nothing else to import; a project without the export's manifest
+(.codex/context-pipeline-export.json) is an error. What the export reported lost keeps
+the base profile's value.
+
+examples:
+  pipeline export codex team.yaml && pipeline import codex -o back.yaml
 """
 
 _HOMES = {"claude-code": "~/.claude", "opencode": "~/.config/opencode", "gemini": "~/.gemini"}
+_BACK = {
+    "claude-code": ".claude/agents/context-pipeline.md (without its frontmatter) as the prompt, .claude/commands "
+                   "as claude-code templates, settings.json env.DISABLE_AUTO_COMPACT and the PreCompact "
+                   "instructions file (.claude/context-pipeline/compact-instructions.md)",
+    "opencode": ".opencode/context-pipeline/prompt.md as the prompt (its working-directory marker as ${{cwd}}), "
+                ".opencode/command as opencode templates, opencode.json compaction.auto/reserved/"
+                "preserve_recent_tokens/prune and agent.compaction.prompt, the plugin's compaction prompt",
+    "gemini": ".gemini/system.md as the prompt, .gemini/commands as gemini templates, settings.json "
+              "model.compressionThreshold as a share-of-window trigger",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    tools = parser.add_subparsers(dest="tool", metavar="{pi,claude-code,opencode,gemini}", required=True,
-                                  help="whose setup to read")
-    for tool in ("pi", *_HOMES):
+    tools = parser.add_subparsers(dest="tool", metavar="{pi,claude-code,codex,opencode,gemini}", required=True,
+                                  help="whose setup (or export) to read")
+    for tool in ("pi", "claude-code", "codex", "opencode", "gemini"):
+        if tool == "codex":
+            sub = tools.add_parser(tool, help="what `pipeline export codex` wrote", description=_CODEX_HELP,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+            sub.add_argument("--project", metavar="DIR", help="the project holding the export (default: .)")
+            sub.add_argument("-o", "--output", metavar="FILE", help="write the profile to FILE instead of printing it")
+            continue
         if tool == "pi":
             sub = tools.add_parser(tool, help="pi's agent directory", description=_PI_HELP,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -65,7 +114,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              help="pi's agent directory (default: $PI_CODING_AGENT_DIR, else ~/.pi/agent)")
         else:
             sub = tools.add_parser(tool, help=f"{tool}'s command folders",
-                                   description=_TOOL_HELP.format(tool=tool, home=_HOMES[tool]),
+                                   description=_TOOL_HELP.format(tool=tool, home=_HOMES[tool], back=_BACK[tool],
+                                                                 dir="." + {"claude-code": "claude"}.get(tool, tool)),
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
             sub.add_argument("dir", nargs="?", metavar="HOME_DIR", help=f"the tool's own directory (default: {_HOMES[tool]})")
         sub.add_argument("--project", metavar="DIR", help="the project whose settings and prompts count too")
@@ -77,13 +127,27 @@ def run(args: argparse.Namespace) -> int:
 
     from pipeline.agentdir import agent_dir
     from pipeline.cli._report import report_notices
-    from pipeline.importers import SCHEMA, check, import_pi, import_tool
+    from pipeline.importers import SCHEMA, check, find_export, import_export, import_pi, import_tool
 
     out = Path(args.output) if args.output else None
     project = Path(args.project).absolute() if args.project else None
+    if args.tool == "codex" and project is None:
+        project = Path.cwd()
     if project is not None and not project.is_dir():
         raise _missing(project, "the project")
-    if args.tool == "pi":
+    manifest = find_export(args.tool, project)
+    if manifest is not None:
+        assert project is not None
+        imported = import_export(args.tool, project, manifest, out)
+    elif args.tool == "codex":
+        assert project is not None
+        from pipeline.errors import Location, Problem, ProfileError
+
+        raise ProfileError(Problem("no export of `pipeline export codex` here (Codex has no command folders to "
+                                   "import)", Location(str(project / ".codex" / "context-pipeline-export.json")),
+                                   code="profile.import-settings", hint="run `pipeline export codex` first, or "
+                                   "name the project with --project DIR"))
+    elif args.tool == "pi":
         agent = Path(args.dir).expanduser().absolute() if args.dir else agent_dir()
         if not agent.is_dir():
             raise _missing(agent, "pi's agent directory")

@@ -2,6 +2,8 @@
 
 * :func:`import_pi`: a pi agent directory (and project): settings, ``SYSTEM.md``,
   ``APPEND_SYSTEM.md``, prompt paths (see :mod:`.pi`);
+* :func:`import_export`: what ``pipeline export TARGET`` wrote into a project, read back
+  (the round trip; see :mod:`.exported`), recognised by its manifest (:func:`find_export`);
 * :func:`import_tool`: Claude Code, opencode or Gemini CLI: their command folders as
   template sources in their dialect and their context-file names (see :mod:`.tools`).
 
@@ -16,10 +18,11 @@ from pathlib import Path
 from typing import Optional
 
 from .build import Imported, Overlay
+from .exported import exported_overlay, find_export
 from .pi import read_pi
 from .tools import TOOLS, tool_overlay
 
-__all__ = ["Imported", "TOOLS", "check", "import_pi", "import_tool"]
+__all__ = ["Imported", "TOOLS", "check", "find_export", "import_export", "import_pi", "import_tool"]
 
 SCHEMA = "profile.schema.json"
 
@@ -48,6 +51,12 @@ def import_tool(tool: str, home: Optional[Path] = None, project: Optional[Path] 
                 out: Optional[Path] = None) -> Imported:
     """The overlay profile for Claude Code, opencode or Gemini CLI (``tool``)."""
     overlay, notes = tool_overlay(tool, home, project)
+    return Imported(overlay.render(out.parent.absolute() if out is not None else None, SCHEMA), notes)
+
+
+def import_export(tool: str, project: Path, manifest: Path, out: Optional[Path] = None) -> Imported:
+    """The overlay profile that renders what ``pipeline export TOOL`` wrote into ``project``."""
+    overlay, notes = exported_overlay(tool, project, manifest)
     return Imported(overlay.render(out.parent.absolute() if out is not None else None, SCHEMA), notes)
 
 

@@ -14,6 +14,10 @@ from .yamltext import profile_text, scalar, text_block
 SCHEMA_LINE = "# yaml-language-server: $schema={schema}"
 
 
+class ProfileText(str):
+    """Text already written as a profile's prose (``$${`` for a literal ``${``): not escaped again."""
+
+
 @dataclass(frozen=True)
 class Imported:
     """The profile's text and what the import noticed (infos and warnings)."""
@@ -32,6 +36,8 @@ class Overlay:
     sources: list[Any] = field(default_factory=list)  # keywords (str) or ("dialect", path) pairs
     values: dict[tuple[str, ...], Any] = field(default_factory=dict)
     context_file_names: Optional[Sequence[str]] = None
+    #: other ``system_prompt`` keys (``join``, ``default_tools``, ``tools``...), as JSON values
+    prompt_keys: dict[str, Any] = field(default_factory=dict)
 
     def render(self, base_dir: Optional[Path], schema: str) -> str:
         lines = [SCHEMA_LINE.format(schema=schema)] + [f"# {c}" for c in self.comment]
@@ -43,9 +49,10 @@ class Overlay:
         return "\n".join(lines) + "\n"
 
     def _system_prompt(self) -> list[str]:
-        if not self.sections and self.context_file_names is None:
+        if not self.sections and self.context_file_names is None and not self.prompt_keys:
             return []
         out = ["system_prompt:"]
+        out += [f"  {key}: {scalar(value)}" for key, value in self.prompt_keys.items()]
         if self.context_file_names is not None:
             out.append("  context_file_names: [" + ", ".join(scalar(n) for n in self.context_file_names) + "]")
         if self.sections:
@@ -54,7 +61,8 @@ class Overlay:
             out.append(f"    - id: {section_id}")
             for key, value in keys.items():
                 if key == "text":
-                    out.append("      text:" + text_block(profile_text(value), 8))
+                    written = value if isinstance(value, ProfileText) else profile_text(value)
+                    out.append("      text:" + text_block(written, 8))
                 else:
                     out.append(f"      {key}: {scalar(value)}")
         return out

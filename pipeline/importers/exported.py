@@ -1,0 +1,299 @@
+"""Reading back what ``pipeline export TARGET`` wrote (the round trip, docs/export.md).
+
+An export is recognised by its manifest, ``<project>/.<dir>/context-pipeline-export.json``
+(``.pi``, ``.claude``, ``.codex``, ``.opencode``, ``.gemini``) whose ``target`` is the tool.
+Then, per target, what the export wrote natively or through its extension comes back:
+
+* **the prompt**: pi's compiled plan (``.pi/extensions/context-pipeline/profile.json``)
+  section by section, with its layout, default tools and catalog; for the static targets
+  the generated prompt file (``.claude/agents/context-pipeline.md`` without its
+  frontmatter, ``.codex/context-pipeline/instructions.md``,
+  ``.opencode/context-pipeline/prompt.md`` with its working-directory marker as
+  ``${cwd}``, ``.gemini/system.md``) as one ``exported`` text section, every section of
+  ``builtin:default`` removed;
+* **the templates**: the target's project command folder as a template source in its
+  dialect (pi: ``.pi/prompts``, which ``project`` names);
+* **compaction**: the keys the target has natively (pi ``settings.json``
+  ``compaction``/``branchSummary``/``retry``, the trigger from ``profile.json`` when the
+  export let pi ask at every turn; Codex ``model_auto_compact_token_limit`` and
+  ``compact_prompt``; opencode ``compaction.*``, ``agent.compaction.prompt`` and the
+  plugin's compaction prompt; Gemini ``model.compressionThreshold``; Claude Code
+  ``env.DISABLE_AUTO_COMPACT`` and the PreCompact instructions file).
+
+What the export reported lost does not come back: the imported profile has the base's value.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+from pipeline import files
+from pipeline.errors import Location, Problem, ProfileError
+
+from .build import Overlay, ProfileText
+from .yamltext import profile_text
+
+MANIFEST = "context-pipeline-export.json"
+DIRS = {"pi": ".pi", "claude-code": ".claude", "codex": ".codex", "opencode": ".opencode", "gemini": ".gemini"}
+NAMES = {"pi": "pi", "claude-code": "Claude Code", "codex": "Codex CLI", "opencode": "opencode", "gemini": "Gemini CLI"}
+#: pi's reserveTokens the export writes for a trigger of the profile's own (pipeline.export.pi.ASK_EVERY_TURN)
+ASK_EVERY_TURN = 1_000_000_000
+#: Codex's limit the export writes when compaction is off (pipeline.export.codex.NEVER)
+NEVER = 9_223_372_036_854_775_807
+PI_SETTINGS = (
+    (("compaction", "enabled"), ("compaction", "enabled")),
+    (("compaction", "reserveTokens"), ("compaction", "reserve_tokens")),
+    (("compaction", "keepRecentTokens"), ("compaction", "keep_recent_tokens")),
+    (("branchSummary", "reserveTokens"), ("compaction", "branch", "reserve_tokens")),
+    (("retry", "enabled"), ("retry", "enabled")),
+    (("retry", "maxRetries"), ("retry", "max_retries")),
+    (("retry", "baseDelayMs"), ("retry", "base_delay_ms")),
+    (("retry", "maxAgentDelayMs"), ("retry", "max_agent_delay_ms")),
+)
+
+
+def find_export(tool: str, project: Optional[Path]) -> Optional[Path]:
+    """The manifest of ``pipeline export TOOL`` in ``project``, when there is one."""
+    if project is None:
+        return None
+    manifest = project / DIRS[tool] / MANIFEST
+    if files.missing(manifest):
+        return None
+    data = _json(manifest, "export manifest")
+    if not isinstance(data, dict) or data.get("target") != tool:
+        raise ProfileError(Problem(f"not a manifest of `pipeline export {tool}`", Location(str(manifest)),
+                                   code="profile.import-settings"))
+    return manifest
+
+
+def exported_overlay(tool: str, project: Path, manifest: Path) -> tuple[Overlay, tuple[Problem, ...]]:
+    """The overlay that renders what ``pipeline export TOOL`` wrote into ``project``."""
+    data = _json(manifest, "export manifest")
+    overlay = Overlay(f"{tool}-import", [f"Imported from the {NAMES[tool]} export in {project} (profile "
+                                         f"{data.get('profile', '?')}) by `pipeline import {tool}`."])
+    readers = {"pi": _pi, "claude-code": _claude, "codex": _codex, "opencode": _opencode, "gemini": _gemini}
+    readers[tool](project, overlay)
+    note = Problem(f"read back the export of `pipeline export {tool}`; what its loss report calls lost has "
+                   "the base profile's value (`pipeline export " + tool + " --dry-run` lists it)",
+                   Location(str(manifest)), severity="info", code="profile.import-settings")
+    return overlay, (note,)
+
+
+# --------------------------------------------------------------------------- reading files
+
+
+def _json(path: Path, what: str) -> Any:
+    text = files.read_text(path, "settings file")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ProfileError(Problem(f"invalid JSON: {err.msg}", Location(str(path), err.lineno, err.colno),
+                                   code="profile.import-settings")) from None
+
+
+def _json_object(path: Path, what: str) -> dict:
+    if files.missing(path):
+        return {}
+    data = _json(path, what)
+    if not isinstance(data, dict):
+        raise ProfileError(Problem(f"{what} must be a JSON object", Location(str(path), 1, 1),
+                                   code="profile.import-settings"))
+    return data
+
+
+def _text_file(path: Path, what: str) -> Optional[str]:
+    if files.missing(path):
+        return None
+    text = files.read_text(path, "settings file")
+    return text[:-1] if text.endswith("\n") else text
+
+
+def _get(data: Any, *key: str) -> Any:
+    for part in key:
+        if not isinstance(data, dict) or part not in data:
+            return None
+        data = data[part]
+    return data
+
+
+def _static_prompt(overlay: Overlay, text: Optional[str], cwd_marker: Optional[str] = None) -> None:
+    """Every base section removed; the prompt file's text as the one ``exported`` section."""
+    from pipeline.facade import compile_profile
+
+    if text is None:
+        return
+    base = compile_profile("default").profile.system_prompt.sections
+    overlay.sections += [(s.id, {"remove": True}) for s in base]
+    if cwd_marker:
+        written = "${cwd}".join(profile_text(part) for part in text.split(cwd_marker))
+    else:
+        written = profile_text(text)
+    if written:
+        overlay.sections.append(("exported", {"text": ProfileText(written)}))
+
+
+def _summary_initial(overlay: Overlay, text: Optional[str]) -> None:
+    if text is not None:
+        overlay.values[("summary", "instructions", "initial")] = profile_text(text)
+
+
+# --------------------------------------------------------------------------- the targets
+
+
+def _pi(project: Path, overlay: Overlay) -> None:
+    settings = _json_object(project / ".pi" / "settings.json", "settings file")
+    compiled = project / ".pi" / "extensions" / "context-pipeline" / "profile.json"
+    plan = _json_object(compiled, "compiled profile")
+    for theirs, ours in PI_SETTINGS:
+        value = _get(settings, *theirs)
+        if value is not None:
+            overlay.values[ours] = value
+    trigger = plan.get("trigger")
+    if overlay.values.get(("compaction", "reserve_tokens")) == ASK_EVERY_TURN and isinstance(trigger, dict):
+        overlay.values[("compaction", "reserve_tokens")] = trigger.get("reserve_tokens")
+        if trigger.get("trigger") is not None:
+            overlay.values[("compaction", "trigger")] = trigger["trigger"]
+        for model, rule in (trigger.get("models") or {}).items():
+            for key in ("trigger", "reserve_tokens"):
+                if rule.get(key) is not None:
+                    overlay.values[("compaction", "model_overrides", model, key)] = rule[key]
+    for model, override in (_get(settings, "compaction", "modelOverrides") or {}).items():
+        for theirs_key, ours_key in (("reserveTokens", "reserve_tokens"), ("keepRecentTokens", "keep_recent_tokens")):
+            if isinstance(override, dict) and override.get(theirs_key) is not None:
+                overlay.values[("compaction", "model_overrides", model, ours_key)] = override[theirs_key]
+    summary = plan.get("summary") or {}
+    for key, path in (("system_prompt", ("summary", "system_prompt")), ("initial", ("summary", "instructions", "initial")),
+                      ("update", ("summary", "instructions", "update")),
+                      ("turn_prefix", ("summary", "instructions", "turn_prefix"))):
+        if isinstance(summary.get(key), str):
+            overlay.values[path] = profile_text(summary[key])
+    _pi_prompt(overlay, plan.get("plan"), compiled)
+
+
+def _parts(parts: Any) -> Optional[str]:
+    """Profile text from the plan's parts (strings and ``{"var": name}``)."""
+    if parts is None:
+        return None
+    return "".join(profile_text(p) if isinstance(p, str) else "${" + p["var"] + "}" for p in parts)
+
+
+_SECTION_DEFAULTS = {"separator": "\n\n", "item_separator": "\n", "escape": "none", "wrap": "none",
+                     "snippets": "one_line", "replaced_by_custom_prompt": False, "kind": "text"}
+
+
+def _when(when: Any) -> Optional[dict]:
+    if not when:
+        return None
+    return {k: v for k, v in when.items() if v}
+
+
+def _pi_prompt(overlay: Overlay, plan: Any, where: Path) -> None:
+    from pipeline.facade import compile_profile
+
+    if not isinstance(plan, dict) or not isinstance(plan.get("sections"), list):
+        raise ProfileError(Problem("no compiled render plan (`plan.sections`)", Location(str(where)),
+                                   code="profile.import-settings"))
+    base = compile_profile("default").profile.system_prompt.sections
+    overlay.sections += [(s.id, {"remove": True}) for s in base]
+    for s in plan["sections"]:
+        keys: dict[str, Any] = {}
+        for field in ("name", "kind", "replaced_by_custom_prompt", "separator", "item_separator", "escape", "wrap",
+                      "snippets"):
+            if s.get(field) is not None and _SECTION_DEFAULTS.get(field) != s[field]:
+                keys[field] = s[field]
+        if _when(s.get("when")):
+            keys["when"] = _when(s["when"])
+        for field in ("open", "heading", "text", "item", "empty", "close"):
+            text = _parts(s.get(field))
+            if text is not None and not (field in ("open", "close") and text == ""):
+                keys[field] = ProfileText(text) if field == "text" else text
+        if s.get("rules"):
+            keys["rules"] = [{k: v for k, v in (("text", _parts(r.get("text"))), ("from", r.get("from")),
+                                                 ("when", _when(r.get("when")))) if v is not None}
+                             for r in s["rules"]]
+        overlay.sections.append((s["id"], keys))
+    prompt: dict[str, Any] = {"join": plan.get("join"), "default_tools": plan.get("default_tools")}
+    if plan.get("caller_sections") is not None:
+        prompt["caller_sections"] = plan["caller_sections"]
+    tools = {}
+    for name, entry in (plan.get("catalog") or {}).items():
+        tool: dict[str, Any] = {"guidelines": [profile_text(g) for g in entry.get("guidelines") or []]}
+        if entry.get("snippet") is not None:
+            tool["snippet"] = profile_text(entry["snippet"])
+        tools[name] = tool
+    if tools:
+        prompt["tools"] = tools
+    overlay.prompt_keys = {k: v for k, v in prompt.items() if v is not None}
+
+
+def _claude(project: Path, overlay: Overlay) -> None:
+    agent = _text_file(project / ".claude" / "agents" / "context-pipeline.md", "agent file")
+    if agent is not None and agent.startswith("---\n"):
+        end = agent.find("\n---\n", 3)
+        agent = agent[end + 5:] if end >= 0 else agent
+    _static_prompt(overlay, agent)
+    overlay.sources = ["claude-code"]
+    settings = _json_object(project / ".claude" / "settings.json", "settings file")
+    if _get(settings, "env", "DISABLE_AUTO_COMPACT") not in (None, "", "0"):
+        overlay.values[("compaction", "enabled")] = False
+    _summary_initial(overlay, _text_file(project / ".claude" / "context-pipeline" / "compact-instructions.md",
+                                         "compaction instructions"))
+
+
+def _codex(project: Path, overlay: Overlay) -> None:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[import-not-found]
+
+    _static_prompt(overlay, _text_file(project / ".codex" / "context-pipeline" / "instructions.md",
+                                       "instructions file"))
+    path = project / ".codex" / "config.toml"
+    if files.missing(path):
+        return
+    try:
+        config = tomllib.loads(files.read_text(path, "settings file"))
+    except tomllib.TOMLDecodeError as err:
+        raise ProfileError(Problem(f"invalid TOML: {err}", Location(str(path)), code="profile.import-settings")) from None
+    limit = config.get("model_auto_compact_token_limit")
+    if limit == NEVER:
+        overlay.values[("compaction", "enabled")] = False
+    elif isinstance(limit, int):
+        overlay.values[("compaction", "trigger")] = {"tokens": limit}
+    if isinstance(config.get("compact_prompt"), str):
+        _summary_initial(overlay, config["compact_prompt"])
+
+
+def _opencode(project: Path, overlay: Overlay) -> None:
+    data = _json_object(project / ".opencode" / "context-pipeline" / "plugin.json", "plugin data")
+    _static_prompt(overlay, _text_file(project / ".opencode" / "context-pipeline" / "prompt.md", "prompt file"),
+                   data.get("cwd_marker"))
+    overlay.sources = ["opencode"]
+    config = _json_object(project / "opencode.json", "opencode.json")
+    for theirs, ours in (("auto", ("compaction", "enabled")), ("reserved", ("compaction", "reserve_tokens")),
+                         ("preserve_recent_tokens", ("compaction", "keep_recent_tokens"))):
+        value = _get(config, "compaction", theirs)
+        if value is not None:
+            overlay.values[ours] = value
+    if _get(config, "compaction", "prune") is True:
+        overlay.values[("compaction", "strategy")] = "mask_tool_results"
+    system = _get(config, "agent", "compaction", "prompt")
+    if isinstance(system, str):
+        overlay.values[("summary", "system_prompt")] = profile_text(system)
+    if isinstance(data.get("compaction_prompt"), str):
+        _summary_initial(overlay, data["compaction_prompt"])
+
+
+def _gemini(project: Path, overlay: Overlay) -> None:
+    _static_prompt(overlay, _text_file(project / ".gemini" / "system.md", "system prompt file"))
+    overlay.sources = ["gemini"]
+    settings = _json_object(project / ".gemini" / "settings.json", "settings file")
+    threshold = _get(settings, "model", "compressionThreshold")
+    if isinstance(threshold, (int, float)) and not isinstance(threshold, bool):
+        overlay.values[("compaction", "trigger")] = {"percent_of_window": round(threshold * 100, 9)}
+
+
+__all__ = ["DIRS", "exported_overlay", "find_export"]
