@@ -23,6 +23,7 @@ from pipeline.model import Profile
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.compaction import CompactionOutcome, CompactionPlan, Navigated, NothingToCompact
+    from pipeline.llm.chat import ChatClient
     from pipeline.llm.types import SummaryClient
     from pipeline.prompt import ContextFile, RenderContext, RenderedSection, Skill
     from pipeline.prompt.inputs import Gathered, RenderRequest
@@ -186,7 +187,7 @@ class Pipeline(CompiledProfile):
 
         return make_summary_client(self.profile, self.profile.summarizer)
 
-    def chat_client(self, model: Any, wire: str = "openai", **options: Any) -> Any:
+    def chat_client(self, model: ModelInfo, wire: str = "openai", **options: Any) -> ChatClient:
         """The agent's model client for ``model`` (a :class:`pipeline.runtime.ModelInfo`) with the profile's
         texts and the ``summarizer`` block's bounds (timeout, deadline per call, response size);
         ``options``: ``base_url``, ``api_key_env``, ``anonymous``, ``env``..."""

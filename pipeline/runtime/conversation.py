@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from pipeline.errors import PipelineError, Problem
 from pipeline.js import iso_timestamp
@@ -42,6 +42,10 @@ from pipeline.runtime.edits import context_messages, edited_tokens, omit_attempt
 from pipeline.session.system import apply_sections
 from pipeline.session.store import SessionFile
 from pipeline.session.texts import ContextTexts
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.compaction import CompactionOutcome, Navigated
+    from pipeline.session.entries import ContextEditEntry
 
 def _ms_clock() -> float:
     return float(int(time.time() * 1000))
@@ -453,7 +457,7 @@ class Conversation:
         if self.runtime.context_edits and self._reply_entry is not None:
             omit_attempt(self.session, self._reply_entry, message)
 
-    def edit_context(self, target_id: str, replacement: Any = None) -> Any:
+    def edit_context(self, target_id: str, replacement: Any = None) -> ContextEditEntry:
         """pi 1.x's context edit at a turn boundary (an extension's ``context_edit`` draft):
         append the entry (``appendContextEdit``'s checks and string normalization) and read
         the context again as its projection."""
@@ -510,7 +514,7 @@ class Conversation:
         self._end(Next("stop", step.reply))
         return False
 
-    def compact(self, instructions: Optional[str] = None) -> Any:
+    def compact(self, instructions: Optional[str] = None) -> CompactionOutcome:
         """A manual compaction (``/compact [instructions]``): the driver's
         :class:`~pipeline.compaction.CompactionOutcome` (``nothing`` set when there was nothing to compact)."""
         self.start()
@@ -581,7 +585,8 @@ class Conversation:
 
     # ----------------------------------------------------------------- navigation
 
-    def navigate(self, target_id: str, *, summarize: bool = False, instructions: Optional[str] = None) -> Any:
+    def navigate(self, target_id: str, *, summarize: bool = False,
+                 instructions: Optional[str] = None) -> Optional[Navigated]:
         """Move to another point of the tree (pi's ``/tree``), with a branch summary when asked."""
         self.start()
         from pipeline.compaction import branch_session, navigation_leaf

@@ -20,13 +20,17 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Optional, Protocol
 
 from pipeline.errors import PipelineError
 from pipeline.js import js_json
 from pipeline.runtime import events as ev
 from pipeline.runtime.arguments import argument_problems
 from pipeline.runtime.conversation import Conversation, Next
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.compaction import CompactionOutcome
+    from pipeline.llm.chat import ChatClient
 from pipeline.runtime.host import ToolOutput
 from pipeline.session.messages import AssistantMessage, TextContent, ToolCall
 
@@ -104,7 +108,7 @@ class Agent:
             error = step.reply.error_message or "the model reported an error"
         return RunResult(answer, step.reply.stop_reason, error, tuple(self._events))
 
-    def compact(self, instructions: Optional[str] = None) -> Any:
+    def compact(self, instructions: Optional[str] = None) -> "CompactionOutcome":
         """A manual compaction (:meth:`Conversation.compact`), its events to this agent's listener."""
         self.attach()
         return self.conversation.compact(instructions)
@@ -184,7 +188,7 @@ class Agent:
         return [{"type": "text", "text": output if isinstance(output, str) else js_json(output)}], False, None
 
 
-def model_client(profile: Any, model: Any, wire: str = "openai", **options: Any) -> Any:
+def model_client(profile: Any, model: Any, wire: str = "openai", **options: Any) -> "ChatClient":
     """A :class:`pipeline.llm.chat.ChatClient` for ``model`` (a :class:`~pipeline.runtime.ModelInfo`)
     with the profile's texts and bounds (:func:`pipeline.llm.clients.chat_client`); ``options``:
     ``base_url``, ``api_key_env``, ``timeout``, ``env``..."""
