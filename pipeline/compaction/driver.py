@@ -1,7 +1,7 @@
 """The one compaction driver: every caller compacts a session through :func:`compact`.
 
 The runtime's conversation, the adapters' bridge (through :meth:`pipeline.Pipeline.compact`),
-``pipeline compact`` and ``pipeline eval`` all call it, so they apply the same settings in
+``pipeline compact``, ``pipeline eval`` and ``pipeline replay`` (on a scratch session) all call it, so they apply the same settings in
 the same way:
 
 * the settings are the model's own (``compaction.model_overrides``, resolved by
@@ -25,7 +25,7 @@ from typing import Literal, Optional
 
 from pipeline.compaction.engine import compact_session, plan_session
 from pipeline.compaction.plan import NothingToCompact
-from pipeline.compaction.strategies import MaskPlan, mask_plan
+from pipeline.compaction.strategies import MaskPlan, mask_plan, masked_savings
 from pipeline.compaction.summarize import CompactionResult, Progress
 from pipeline.compaction.tokens import tokens_after_compaction
 from pipeline.compaction.triggers import fires
@@ -121,7 +121,9 @@ def compact(
     plan = plan_session(session, settings)
     if isinstance(plan, NothingToCompact):
         return CompactionOutcome(chosen, settings, nothing=plan)
-    masking = mask_plan(plan, settings, masked_entries(session.path_to()))
+    path = session.path_to()
+    already = masked_entries(path)
+    masking = mask_plan(plan, settings, already, already_saved=masked_savings(path, settings, already))
     entry = None
     if masking.placeholders:
         session.ensure_appendable("add entries to", "mask that")

@@ -17,14 +17,16 @@ settings (``compaction.model_overrides``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping, Sequence
 
 from pipeline.compaction.plan import CompactionPlan
-from pipeline.compaction.tokens import estimate_tokens
+from pipeline.compaction.tokens import estimate_context, estimate_tokens
 from pipeline.errors import Problem, ProfileError
 from pipeline.js import u16len
 from pipeline.model.compaction import Compaction
-from pipeline.session.entries import MessageEntry
+from pipeline.session.entries import Entry, MessageEntry
 from pipeline.session.masks import masked_message
+from pipeline.session.projection import context_entries_of_path, entry_messages
 
 
 @dataclass(frozen=True)
@@ -44,8 +46,28 @@ def _result_chars(message) -> int:
     return sum(u16len(b.text) for b in message.content if getattr(b, "type", None) == "text")
 
 
-def mask_plan(plan: CompactionPlan, settings: Compaction, already: dict[str, str]) -> MaskPlan:
-    """The tool results of ``plan``'s summarized part (and turn prefix) not masked yet, with their placeholders."""
+def masked_savings(path: Sequence[Entry], settings: Compaction, already: Mapping[str, str]) -> float:
+    """How much smaller the context of ``path`` is estimated with the masks ``already`` applied.
+
+    A plan's ``tokens_before`` estimates the unmasked messages; what a provider is sent
+    shows the placeholders. Both lists are estimated alike (pi's ``estimateContextTokens``),
+    so a masked result that a recorded usage already counted makes no difference, and
+    one estimated message by message (after the last usage, or with no usage at all)
+    counts as its placeholder."""
+    if not already:
+        return 0
+    pairs = [(e.id, m) for e in context_entries_of_path(path) for m in entry_messages(e)]
+    plain = [m for _, m in pairs]
+    shown = [masked_message(m, already[i]) if i in already else m for i, m in pairs]
+    return estimate_context(plain, settings).tokens - estimate_context(shown, settings).tokens
+
+
+def mask_plan(plan: CompactionPlan, settings: Compaction, already: dict[str, str], *,
+              already_saved: float = 0) -> MaskPlan:
+    """The tool results of ``plan``'s summarized part (and turn prefix) not masked yet, with their placeholders.
+
+    ``already_saved`` (:func:`masked_savings`): what the masks ``already`` take off the
+    plan's ``tokens_before``, so the sizes are those of the context as sent."""
     placeholder = settings.masking.placeholder
     if placeholder is None:
         raise ProfileError(Problem("masking needs `compaction.masking.placeholder`", key="compaction.masking.placeholder",
@@ -60,4 +82,5 @@ def mask_plan(plan: CompactionPlan, settings: Compaction, already: dict[str, str
         text = placeholder.render(tool=message.tool_name or "", chars=str(_result_chars(message)))
         found[entry.id] = text
         saved += estimate_tokens(message, settings) - estimate_tokens(masked_message(message, text), settings)
-    return MaskPlan(found, plan.tokens_before, max(plan.tokens_before - saved, 0))
+    before = max(plan.tokens_before - already_saved, 0)
+    return MaskPlan(found, before, max(before - saved, 0))

@@ -1,16 +1,19 @@
 """``pipeline replay``: what a profile would do across an archive of sessions, without a model.
 
-Each session's current branch is replayed message by message under a profile's
-compaction settings (the model's own, ``compaction.model_overrides``, when the session
-names its model): the context grows by each message's estimate; after each assistant
-reply the trigger is tested for the window; when it fires the strategy is simulated:
+Each session's current branch is replayed message by message into a scratch session under
+a profile's compaction settings (the model's own, ``compaction.model_overrides``, when the
+session names its model). The context grows by each message's estimate; after each
+assistant reply the trigger is tested for the window (:func:`~pipeline.compaction.triggers.fires`);
+when it fires, the scratch session is compacted by the one compaction driver
+(:func:`pipeline.compaction.driver.compact`), as ``pipeline run`` would compact it: the
+same cut point, strategy (``summarize``, ``mask_tool_results``, ``hybrid``), split turns,
+pins and summary requests. Only the model is missing: :class:`BudgetSummarizer` answers
+each summary request with a summary as large as the request allows (the summarized
+conversation's size, at most the request's output cap) that holds every heading of the
+profile's schema, so the figures are an upper bound on what a model's summary would take.
 
-* ``summarize``: the messages older than ``keep_recent_tokens`` become one summary of
-  ``min(summarized tokens, history budget)`` tokens (the budget is the upper bound the
-  request asks for);
-* ``mask_tool_results``: the tool results older than the kept window become their
-  placeholder's estimate;
-* ``hybrid``: masking first, the summary when still over the trigger.
+The replayed messages carry no ``usage`` (what a reply recorded counts the original,
+uncompacted context), so every size is pi's per-message estimate.
 
 Counted per session: compactions, tokens before and after each, the summary budgets asked
 for, and whether the context ever exceeded the window (**overflow**: a message that
@@ -21,7 +24,6 @@ replayed in worker processes.
 
 from __future__ import annotations
 
-import math
 import os
 import tarfile
 import tempfile
@@ -29,15 +31,20 @@ import zipfile
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 from pipeline import files
-from pipeline.compaction.tokens import estimate_tokens
+from pipeline.compaction.driver import compact
+from pipeline.compaction.offline import split_request
+from pipeline.compaction.summary_schema import heading_line
+from pipeline.compaction.tokens import tokens_after_compaction
+from pipeline.compaction.triggers import fires
 from pipeline.errors import PipelineError
-from pipeline.model.compaction import Compaction
+from pipeline.llm.types import Completion, SummaryRequest
 from pipeline.model.profile import Profile
-from pipeline.session.masks import masked_message
-from pipeline.session.messages import AssistantMessage, ToolResultMessage
+from pipeline.model.summary import Summary
+from pipeline.session.messages import AgentMessage, AssistantMessage, Usage
+from pipeline.session.store import SessionFile
 
 
 @dataclass
@@ -55,87 +62,92 @@ class SessionReplay:
     error: str | None = None
 
 
-def _history_budget(settings: Compaction, max_tokens: int | None) -> int:
-    budget = math.floor(settings.summary_budget.history * settings.reserve_tokens)
-    return min(budget, max_tokens) if max_tokens else budget
+class BudgetSummarizer:
+    """The replay's summary client: answers with the largest summary the request allows.
+
+    Its text is the heading line of every section of the profile's schema, then the
+    start of the summarized conversation (and previous summary) itself, up to the smaller
+    of their size and the request's ``max_tokens``: it passes the schema check, and its
+    estimate is the most a model's answer could add. ``budgets`` collects the output cap
+    of every history request (what ``summary budget`` reports)."""
+
+    provider = "replay"
+
+    def __init__(self, summary: Summary, chars_per_token: int) -> None:
+        self.summary, self.chars_per_token = summary, chars_per_token
+        self.budgets: list[int] = []
+
+    def build_body(self, request: SummaryRequest) -> dict[str, object]:
+        """What the request asks for (nothing is sent anywhere)."""
+        return {"provider": self.provider, "kind": request.kind, "max_tokens": request.max_tokens}
+
+    def complete(self, request: SummaryRequest) -> Completion:
+        if request.kind == "history":
+            self.budgets.append(request.max_tokens)
+        conversation, previous = split_request(request.user_text, self.summary)
+        heads = "\n".join(heading_line(s, self.summary.schema_format) for s in self._schema(request.kind))
+        room = min(len(conversation) + len(previous or ""), request.max_tokens * self.chars_per_token) - len(heads) - 1
+        text = heads + ("\n" + (conversation + (previous or ""))[:room] if room > 0 else "")
+        return Completion(text=text, usage=Usage(), stop_reason="stop", model=request.model or self.provider,
+                          provider=self.provider)
+
+    def _schema(self, kind: str):
+        if kind.startswith("turn_prefix"):
+            return ()
+        if kind.startswith("branch"):
+            return self.summary.branch_schema or self.summary.schema_
+        return self.summary.schema_
 
 
-def _kept_from(sizes: list[float], keep: int) -> int:
-    """Index of the first kept message: walking back until ``keep`` tokens are reached."""
-    total = 0.0
-    for i in range(len(sizes) - 1, -1, -1):
-        total += sizes[i]
-        if total >= keep:
-            return i
-    return 0
+def _without_usage(message: AgentMessage) -> AgentMessage | dict:
+    if isinstance(message, AssistantMessage) and "usage" in message.raw:
+        return {key: value for key, value in message.raw.items() if key != "usage"}
+    return message
 
 
-class _Context:
-    """The simulated context: each message's estimate, and whether it is a tool result."""
-
-    def __init__(self) -> None:
-        self.sizes: list[float] = []
-        self.masked_size: list[float | None] = []
-
-    @property
-    def tokens(self) -> float:
-        return sum(self.sizes)
-
-    def add(self, size: float, masked: float | None) -> None:
-        self.sizes.append(size)
-        self.masked_size.append(masked)
-
-    def mask(self, keep: int) -> bool:
-        """Mask the tool results before the kept part; whether there was any."""
-        cut, any_masked = _kept_from(self.sizes, keep), False
-        for i in range(cut):
-            if self.masked_size[i] is not None:
-                self.sizes[i], self.masked_size[i], any_masked = self.masked_size[i], None, True
-        return any_masked
-
-    def summarize(self, keep: int, budget: int) -> bool:
-        """Replace what lies before the kept part by a summary; whether there was anything to summarize."""
-        cut = _kept_from(self.sizes, keep)
-        if cut == 0:
-            return False
-        summary = min(sum(self.sizes[:cut]), budget)
-        self.sizes = [summary] + self.sizes[cut:]
-        self.masked_size = [None] + self.masked_size[cut:]
-        return True
+def replay_messages(
+    name: str, messages: Sequence[AgentMessage], profile: Profile, window: int, model: tuple[str, str] | None,
+    *, cwd: str = "/",
+) -> SessionReplay:
+    """Replay ``messages`` (agent messages, oldest first) under ``profile`` into a scratch
+    session compacted by the driver; see the module doc."""
+    with tempfile.TemporaryDirectory(prefix="pipeline-replay-", dir=_SCRATCH) as scratch:
+        session = SessionFile.create(Path(scratch) / "replay.jsonl", cwd=cwd)
+        return _replay(session, name, messages, profile, window, model)
 
 
-def replay_messages(name: str, messages, profile: Profile, window: int, model: tuple[str, str] | None) -> SessionReplay:
-    """Replay ``messages`` (agent messages, oldest first) under ``profile``; see the module doc."""
-    settings = profile.compaction.for_model(*(model or (None, None)))
-    placeholder = settings.masking.placeholder
-    budget = _history_budget(settings, profile.summarizer.max_tokens)
-    out, ctx = SessionReplay(name, len(messages)), _Context()
+def _append_all(session: SessionFile, messages: Sequence[AgentMessage]) -> None:
+    with session.exclusive():  # one lock for the lot
+        for message in messages:
+            session.append_message(_without_usage(message))
+
+
+#: Scratch sessions go to memory when the machine has a tmpfs there (each append is fsynced).
+_SCRATCH = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
+def _replay(session: SessionFile, name: str, messages: Sequence[AgentMessage], profile: Profile, window: int,
+            model: tuple[str, str] | None) -> SessionReplay:
+    provider, model_id = model or (None, None)
+    settings = profile.compaction.for_model(provider, model_id)
+    client = BudgetSummarizer(profile.summary, settings.chars_per_token)
+    out, tokens, pending = SessionReplay(name, len(messages)), 0.0, []
     for message in messages:
-        masked = None
-        if isinstance(message, ToolResultMessage) and placeholder is not None:
-            masked = estimate_tokens(masked_message(message, placeholder.render(tool=message.tool_name or "", chars="0")),
-                                     settings)
-        ctx.add(estimate_tokens(message, settings), masked)
-        out.peak = max(out.peak, ctx.tokens)
-        if window and ctx.tokens > window:
-            out.overflow = True
-        if isinstance(message, AssistantMessage) and settings.enabled and ctx.tokens > settings.threshold(window):
-            _compact(ctx, settings, budget, window, out)
+        pending.append(message)
+        tokens += tokens_after_compaction([message], settings)
+        out.peak = max(out.peak, tokens)
+        out.overflow = out.overflow or bool(window and tokens > window)
+        if isinstance(message, AssistantMessage) and fires(tokens, window, settings):
+            _append_all(session, pending)  # written only when a compaction needs them
+            pending = []
+            done = compact(session, profile, client, provider=provider, model=model_id, window=window)
+            if done.did_anything and done.tokens_after is not None:
+                out.compactions += 1
+                out.before.append(done.tokens_before if done.tokens_before is not None else tokens)
+                out.after.append(done.tokens_after)
+                tokens = done.tokens_after
+    out.budgets = client.budgets
     return out
-
-
-def _compact(ctx: _Context, settings: Compaction, budget: int, window: int, out: SessionReplay) -> None:
-    before, did = ctx.tokens, False
-    if settings.strategy in ("mask_tool_results", "hybrid"):
-        did = ctx.mask(settings.keep_recent_tokens)
-    if settings.strategy == "summarize" or (settings.strategy == "hybrid" and ctx.tokens > settings.threshold(window)):
-        if ctx.summarize(settings.keep_recent_tokens, budget):
-            out.budgets.append(budget)
-            did = True
-    if did:
-        out.compactions += 1
-        out.before.append(before)
-        out.after.append(ctx.tokens)
 
 
 # --------------------------------------------------------------------------- reading archives
@@ -206,18 +218,19 @@ def _session_model(context) -> tuple[str, str] | None:
 
 def replay_one(name: str, data: bytes) -> dict[str, SessionReplay]:
     """Replay one session's bytes under every loaded profile (a worker's job)."""
-    from pipeline.session import SessionFile
     from pipeline.session.projection import build_session_context
 
-    with tempfile.NamedTemporaryFile(suffix=".jsonl") as tmp:
+    with tempfile.NamedTemporaryFile(suffix=".jsonl", dir=_SCRATCH) as tmp:
         tmp.write(data)
         tmp.flush()
         try:
-            context = build_session_context(SessionFile.open(tmp.name))
+            original = SessionFile.open(tmp.name)
+            context = build_session_context(original)
         except PipelineError as err:
             return {label: SessionReplay(name, error=err.problems[0].message) for label in _PROFILES}
-    messages, model = list(context.messages), _session_model(context)
-    return {label: replay_messages(name, messages, profile, _WINDOW, model) for label, profile in _PROFILES.items()}
+    messages, model, cwd = list(context.messages), _session_model(context), original.header.cwd or "/"
+    return {label: replay_messages(name, messages, profile, _WINDOW, model, cwd=cwd)
+            for label, profile in _PROFILES.items()}
 
 
 def replay_archive(

@@ -138,3 +138,58 @@ def test_zip_and_tar_members_beyond_the_limit_are_refused(tmp_path, monkeypatch)
 def test_replay_refuses_a_missing_archive(tmp_path, capsys):
     assert main(["replay", str(tmp_path / "nope")]) == 1
     assert "no such directory or archive" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- through the driver
+
+
+def test_replay_compacts_through_the_driver(tmp_path, profiles, monkeypatch):
+    """Every compaction of a replay is one call of the compaction driver on the scratch session."""
+    from pipeline.compaction import driver
+    from pipeline.evaluation import replay
+
+    calls = []
+    real = driver.compact
+
+    def counting(session, profile, client, **kw):
+        done = real(session, profile, client, **kw)
+        calls.append((kw["window"], done.strategy, done.did_anything, done.tokens_after))
+        return done
+
+    monkeypatch.setattr(replay, "compact", counting)
+    path = write_corpus(tmp_path / "dir", 1, segments=2, turns=6, result_chars=3000)[0]
+    profile = compile_profile(profiles[1]).profile  # hybrid
+    result = replay_messages(path.name, list(build_session_context(SessionFile.open(path)).messages), profile, 8000,
+                             None)
+    assert result.compactions == sum(1 for c in calls if c[2]) > 0
+    assert result.after == [c[3] for c in calls if c[2]]
+    assert {c[0] for c in calls} == {8000} and {c[1] for c in calls} == {"hybrid"}
+
+
+def test_the_budget_summary_holds_every_heading_and_fits_the_request():
+    from pipeline.compaction.summary_schema import missing_sections
+    from pipeline.evaluation.replay import BudgetSummarizer
+    from pipeline.llm.types import SummaryRequest
+
+    profile = compile_profile("builtin:default").profile
+    client = BudgetSummarizer(profile.summary, 4)
+    tag = profile.summary.tags.conversation
+    request = SummaryRequest(system_prompt="s", user_text=f"<{tag}>\n{'word ' * 4000}\n</{tag}>\n", max_tokens=300)
+    text = client.complete(request).text
+    assert missing_sections(text, profile.summary.schema_, profile.summary.schema_format) == ()
+    assert len(text) == 300 * 4 and client.budgets == [300]
+    small = SummaryRequest(system_prompt="s", user_text=f"<{tag}>\nshort talk\n</{tag}>\n", max_tokens=300)
+    short = client.complete(small).text  # smaller than its headings: the headings alone
+    assert short.splitlines() == [f"## {s.heading}" for s in profile.summary.schema_] and client.budgets == [300, 300]
+
+
+def test_a_second_hybrid_compaction_counts_the_masks_already_applied(tmp_path, profiles):
+    """Without usage, the context after a first mask is estimated with its placeholders: the
+    second hybrid compaction masks again and does not summarize a context under the trigger."""
+    path = write_corpus(tmp_path / "dir", 1, segments=2, turns=6, result_chars=3000)[0]
+    profile = compile_profile(profiles[1]).profile
+    result = replay_messages(path.name, list(build_session_context(SessionFile.open(path)).messages), profile, 8000,
+                             None)
+    assert result.compactions >= 2
+    assert result.budgets == []  # every compaction was a mask: none fired the trigger after masking
+    assert all(b <= 8000 * 0.5 * 1.5 for b in result.before[1:])
