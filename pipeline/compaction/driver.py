@@ -1,7 +1,8 @@
 """The one compaction driver: every caller compacts a session through :func:`compact`.
 
 The runtime's conversation, the adapters' bridge (through :meth:`pipeline.Pipeline.compact`),
-``pipeline compact``, ``pipeline eval`` and ``pipeline replay`` (on a scratch session) all call it, so they apply the same settings in
+``pipeline compact``, ``pipeline eval`` and ``pipeline replay`` (on a scratch session) all call
+it, so they apply the same settings in
 the same way:
 
 * the settings are the model's own (``compaction.model_overrides``, resolved by

@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence, cast
 
 from pipeline.errors import PipelineError, Problem
 from pipeline.js import iso_timestamp
@@ -518,7 +518,7 @@ class Conversation:
         """A manual compaction (``/compact [instructions]``): the driver's
         :class:`~pipeline.compaction.CompactionOutcome` (``nothing`` set when there was nothing to compact)."""
         self.start()
-        return self._compact("manual", instructions=instructions)
+        return cast("CompactionOutcome", self._compact("manual", instructions=instructions))  # manual: never None
 
     def _summarizer(self) -> Any:
         if self.summarizer is None:
@@ -527,7 +527,8 @@ class Conversation:
             self.summarizer = make_summary_client(self.profile, self.profile.summarizer)
         return self.summarizer
 
-    def _compact(self, reason: str, *, will_retry: bool = False, instructions: Optional[str] = None) -> Any:
+    def _compact(self, reason: str, *, will_retry: bool = False,
+                 instructions: Optional[str] = None) -> Optional[CompactionOutcome]:
         """The driver's outcome (:func:`pipeline.compaction.compact`, the current model's settings),
         or ``None``: an automatic compaction found nothing to do or the provider failed (no retry)."""
         from pipeline.compaction import NothingToCompact, compact, plan_session
@@ -555,19 +556,10 @@ class Conversation:
             return done
         self._sync()
         # a summary: pi's count before a failed reply is dropped; a mask: its estimate (usage counts the unmasked)
-        entry, mask = done.entry, done.mask
-        after = self.tokens_after(done.settings) if entry is not None else mask.tokens_after if mask else None
+        after = self.tokens_after(done.settings) if done.entry is not None else done.mask.tokens_after if done.mask else None
         if will_retry:
-            last = self.memory.agent[-1] if self.memory.agent else None
-            if isinstance(last, AssistantMessage) and last.stop_reason in ("error", "length"):
-                self.memory.drop_last_reply()
-        if entry is not None:
-            end = ev.CompactionEnd(reason, entry.id, entry.first_kept_entry_id, entry.tokens_before, after,
-                                   will_retry=will_retry, warnings=done.warnings)  # type: ignore[arg-type]
-        else:
-            end = ev.CompactionEnd(reason, done.mask_entry.id if done.mask_entry else None, None,
-                                   mask.tokens_before if mask else None, after, will_retry=will_retry)
-        self._emit(end)
+            self.memory.drop_failed_reply()
+        self._emit(ev.CompactionEnd.of(reason, done, after, will_retry))
         return done
 
     def context_tokens(self) -> float:

@@ -7,7 +7,11 @@ adds run, request and tool events. :func:`event_json` gives the ``--json`` line 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+if TYPE_CHECKING:
+    from pipeline.compaction.driver import CompactionOutcome
+    from pipeline.errors import Problem
 
 
 @dataclass(frozen=True)
@@ -90,8 +94,18 @@ class CompactionEnd:
     tokens_after: Optional[float] = None
     will_retry: bool = False
     error: Optional[str] = None
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Problem, ...] = ()
     kind = "compaction_end"
+
+    @classmethod
+    def of(cls, reason: str, done: CompactionOutcome, after: Optional[float], will_retry: bool) -> "CompactionEnd":
+        """The end of a compaction the driver carried out: its summary entry, else its mask entry."""
+        entry, mask = done.entry, done.mask
+        if entry is not None:
+            return cls(reason, entry.id, entry.first_kept_entry_id, entry.tokens_before, after,
+                       will_retry=will_retry, warnings=done.warnings)
+        return cls(reason, done.mask_entry.id if done.mask_entry else None, None,
+                   mask.tokens_before if mask else None, after, will_retry=will_retry)
 
 
 @dataclass(frozen=True)

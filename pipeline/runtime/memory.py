@@ -90,6 +90,13 @@ class Memory:
         self.llm.append(raw)
         self.system_in_llm += 1
 
+    def drop_failed_reply(self) -> None:
+        """Remove the last message when it is a reply that failed (``error``) or was cut (``length``):
+        a compaction that retries sends the request again without it (it stays in the session)."""
+        last = self.agent[-1] if self.agent else None
+        if isinstance(last, AssistantMessage) and last.stop_reason in ("error", "length"):
+            self.drop_last_reply()
+
     def drop_last_reply(self) -> Optional[AgentMessage]:
         """Remove the last message when it is an assistant reply (it stays in the session)."""
         if not self.agent or not isinstance(self.agent[-1], AssistantMessage):
