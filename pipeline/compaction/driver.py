@@ -2,8 +2,7 @@
 
 The runtime's conversation, the adapters' bridge (through :meth:`pipeline.Pipeline.compact`),
 ``pipeline compact``, ``pipeline eval`` and ``pipeline replay`` (on a scratch session) all call
-it, so they apply the same settings in
-the same way:
+it, so they apply the same settings in the same way:
 
 * the settings are the model's own (``compaction.model_overrides``, resolved by
   :meth:`~pipeline.model.compaction.Compaction.for_model` for ``provider``/``model``);
