@@ -13,7 +13,10 @@ Replies have the shape the agent-loop vectors use for scripted model replies: a 
 (plain text) or ``{text?, thinking?, thinkingSignature?, toolCalls?: [{name, arguments, id?}],
 stopReason?, errorMessage?, usage?: {input, output, cacheRead, cacheWrite, totalTokens}}``
 plus two loopback-only keys, ``status`` (force the HTTP status) and ``delay`` (seconds to
-wait before answering). Each POST takes the next reply; the last one repeats.
+wait before answering). Each POST takes the next reply; the last one repeats. ``aside``, a
+function of the request body, answers the requests it returns a reply for without taking from
+the script: the side requests a client sends concurrently with its main one (a title request)
+then cannot take the main request's reply, whichever arrives first.
 
 Translation to the wire:
 
@@ -46,7 +49,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 __all__ = ["LoopbackServer", "ReceivedRequest", "error_status", "normalize_reply"]
 
@@ -246,8 +249,10 @@ class ReceivedRequest:
 class LoopbackServer:
     """The scripted server; a context manager (``start``/``stop`` by hand also work)."""
 
-    def __init__(self, replies: Iterable[Any] = (), *, abort_wait: float = 10.0) -> None:
+    def __init__(self, replies: Iterable[Any] = (), *, abort_wait: float = 10.0,
+                 aside: Callable[[Any], Any] | None = None) -> None:
         self._replies: deque[Any] = deque(replies)
+        self._aside = aside
         self._last: Any = None
         self._lock = threading.Lock()
         self._released = threading.Event()
@@ -311,6 +316,9 @@ class LoopbackServer:
     def _take(self, received: ReceivedRequest) -> tuple[int, Any]:
         with self._lock:
             self.received.append(received)
+            reply = self._aside(received.body) if self._aside is not None else None
+            if reply is not None:
+                return len(self.received) - 1, reply
             if self._replies:
                 self._last = self._replies.popleft()
             return len(self.received) - 1, self._last

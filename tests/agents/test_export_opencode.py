@@ -5,7 +5,8 @@ a temporary folder; PWD set to the project, which opencode takes as its director
 the loopback OpenAI chat-completions server, a custom provider (`@ai-sdk/openai-compatible`,
 which opencode installs from the npm registry on first use into the XDG cache kept beside the
 pinned CLIs) declared in the user's opencode.json; the project is where `pipeline export
-opencode` wrote. opencode sends a title request first; the tests read the agent's requests.
+opencode` wrote. opencode sends a title request alongside the agent's first one, in either
+order: the server answers it aside (`_title`), and the tests read the agent's requests.
 No skip: a missing npm or a failed install fails the test with npm's message.
 """
 
@@ -47,7 +48,7 @@ def _opencode(tmp_path: Path, base: dict, project: Path, args: list[str], replie
     user = json.loads((config / "opencode.json").read_text()) if (config / "opencode.json").is_file() else {}
     cache = cache_root() / "opencode-xdg-cache"
     cache.mkdir(parents=True, exist_ok=True)
-    with LoopbackServer(replies) as server:
+    with LoopbackServer(replies, aside=_title) as server:
         (config / "opencode.json").write_text(json.dumps({
             **user,
             "provider": {"loop": {"npm": "@ai-sdk/openai-compatible",
@@ -61,9 +62,18 @@ def _opencode(tmp_path: Path, base: dict, project: Path, args: list[str], replie
                               timeout=OPENCODE_TIMEOUT, stdin=subprocess.DEVNULL)
         bodies = [b for b in server.bodies if isinstance(b, dict) and "messages" in b]
     assert done.returncode == 0, f"opencode exited ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
-    agent = [b for b in bodies if "title generator" not in _text(b["messages"][0])]
+    agent = [b for b in bodies if not _is_title(b)]
     assert agent, f"opencode sent no agent request ({len(bodies)} requests)"
     return agent
+
+
+def _is_title(body: dict) -> bool:
+    return "title generator" in _text(body["messages"][0])
+
+
+def _title(body: object) -> str | None:
+    """The reply to opencode's title request, which races the agent's first request."""
+    return "A title" if isinstance(body, dict) and "messages" in body and _is_title(body) else None
 
 
 def _text(message: dict) -> str:
@@ -172,8 +182,7 @@ def test_a_compaction_sends_the_profiles_summary_prompt_and_instructions(tmp_pat
     initial = summary.instructions.initial.render(schema=render_schema(summary.schema_, summary.schema_format))
     project = _project(tmp_path)
     _export(str(tmp_path / "c.yaml"), project)
-    replies = ["A title",  # opencode's title request comes first
-               {"toolCalls": [{"name": "bash", "arguments": {"command": "true", "description": "check"}}],
+    replies = [{"toolCalls": [{"name": "bash", "arguments": {"command": "true", "description": "check"}}],
                 "usage": {"input": 7000, "output": 10}},
                {"text": "## Goal\n- noted"}, {"text": "done", "usage": {"input": 300, "output": 5}}]
     bodies = _opencode(tmp_path, opencode_env, project, ["look at the build"], replies,

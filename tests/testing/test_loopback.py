@@ -167,6 +167,19 @@ def test_last_reply_repeats_and_total_tokens_become_input(server):
     assert len(server.received) == 2
 
 
+def test_aside_answers_side_requests_without_taking_from_the_script():
+    """A side request arriving before the main one leaves the main one its scripted reply."""
+    def title(body):
+        return "A title" if body["messages"][0]["content"] == "name this chat" else None
+
+    with LoopbackServer(["the answer"], aside=title) as server:
+        side = post(server, OPENAI, {"model": "m", "messages": [{"role": "system", "content": "name this chat"}]})
+        main = post(server, OPENAI, {"model": "m", "messages": [{"role": "system", "content": "work"}]})
+        assert side.json()["choices"][0]["message"]["content"] == "A title"
+        assert main.json()["choices"][0]["message"]["content"] == "the answer"
+        assert len(server.received) == 2
+
+
 def test_no_script_and_unknown_route(server):
     assert post(server, OPENAI, {"model": "m"}).status_code == 500
     server.script("x")
