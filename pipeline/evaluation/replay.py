@@ -116,12 +116,6 @@ def replay_messages(
         return _replay(session, name, messages, profile, window, model)
 
 
-def _append_all(session: SessionFile, messages: Sequence[AgentMessage]) -> None:
-    with session.exclusive():  # one lock for the lot
-        for message in messages:
-            session.append_message(_without_usage(message))
-
-
 #: Scratch sessions go to memory when the machine has a tmpfs there (each append is fsynced).
 _SCRATCH = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
@@ -138,7 +132,7 @@ def _replay(session: SessionFile, name: str, messages: Sequence[AgentMessage], p
         out.peak = max(out.peak, tokens)
         out.overflow = out.overflow or bool(window and tokens > window)
         if isinstance(message, AssistantMessage) and fires(tokens, window, settings):
-            _append_all(session, pending)  # written only when a compaction needs them
+            session.append_messages([_without_usage(m) for m in pending])  # only when a compaction needs them
             pending = []
             done = compact(session, profile, client, provider=provider, model=model_id, window=window)
             if done.did_anything and done.tokens_after is not None:

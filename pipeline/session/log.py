@@ -5,7 +5,7 @@
   inode), so a replaced or shrunk file is refused rather than written.
 * :meth:`AppendLog.locked` opens the file for appending and holds an exclusive ``flock``
   while the caller works: :meth:`LockedLog.catch_up` reads what other writers appended
-  since (as entries), :meth:`LockedLog.write_line` appends one line with one ``write``
+  since (as entries), :meth:`LockedLog.write_lines` appends lines with one ``write``
   (looping only on short writes), preceded by ``\\n`` when the last line is torn, then
   ``fsync``. Nothing already in the file is ever rewritten.
 * :func:`write_new` writes a whole new file: created exclusively, or written beside the
@@ -104,17 +104,23 @@ class LockedLog:
     def write_line(self, text: str) -> int:
         """Append ``text`` and a newline (after a ``\\n`` that ends a torn last line), fsync;
         return the new line's number."""
+        return self.write_lines([text])
+
+    def write_lines(self, texts: list[str]) -> int:
+        """Append each of ``texts`` with its newline in one ``write`` and one ``fsync``, as
+        :meth:`write_line` does one; return the number of the first new line."""
         scanner, fd = self._log.scanner, self._fd
         prefix = b"" if _ends_with_newline(fd) else b"\n"
         found = scanner.tail_problems(self._tail()) if prefix else []  # before the file changes
-        data = prefix + (text + "\n").encode("utf-8")
+        data = prefix + "".join(text + "\n" for text in texts).encode("utf-8")
         _write_all(fd, data)
         os.fsync(fd)
         if prefix:
             scanner.end_tail(found)  # the last line got its newline: no longer torn
-        scanner.line += 1
+        first = scanner.line + 1
+        scanner.line += len(texts)
         scanner.offset += len(data)
-        return scanner.line
+        return first
 
     def _tail(self) -> bytes | None:
         """The bytes of the unterminated last line (read before the append ends it)."""

@@ -23,7 +23,7 @@ import re
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from pipeline.errors import Location, Problem, SessionError
 from pipeline.js import iso_timestamp, js_json, js_object, js_trim
@@ -35,6 +35,16 @@ from pipeline.session.reader import load
 from pipeline.session.tree import SessionTree
 
 _LEAF: Any = object()  # "the current leaf" default for append helpers
+
+
+class _Taken:
+    """The ids of a tree and of the entries about to join it (where a fresh id must not be)."""
+
+    def __init__(self, tree: SessionTree, fresh: set[str]) -> None:
+        self.tree, self.fresh = tree, fresh
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self.fresh or entry_id in self.tree
 
 
 class SessionFile:
@@ -225,6 +235,38 @@ class SessionFile:
     def append_message(self, message: AgentMessage | dict, *, parent_id: Any = _LEAF) -> E.MessageEntry:
         """Append a ``message`` entry under the leaf (or ``parent_id``)."""
         return self.append(E.MessageEntry.create(message=message, **self._fields(parent_id)))
+
+    def append_messages(self, messages: Iterable[AgentMessage | dict]) -> list[E.MessageEntry]:
+        """Append ``messages`` as a chain of ``message`` entries under the leaf, written with
+        one ``write`` and one ``fsync`` (what many :meth:`append_message` calls give, faster)."""
+        self.ensure_appendable()
+        if self._held is not None:
+            return self._append_chain(self._held, messages)
+        with self._log.locked() as log:
+            return self._append_chain(log, messages)
+
+    def _append_chain(self, log: Any, messages: Iterable[AgentMessage | dict]) -> list[E.MessageEntry]:
+        for appended in log.catch_up():
+            self.tree.add(appended)
+        chain: list[E.MessageEntry] = []
+        fresh: set[str] = set()
+        taken = _Taken(self.tree, fresh)
+        for message in messages:
+            parent = chain[-1].id if chain else self.leaf_id
+            entry = E.MessageEntry.create(message=message, id=new_entry_id(taken), parent_id=parent,
+                                          timestamp=self.now())
+            if not chain:
+                self._check_links(entry)
+            fresh.add(entry.id)
+            chain.append(entry)
+        if not chain:
+            return []
+        first = log.write_lines([js_json(entry.raw) for entry in chain])
+        stored = [replace(entry, line=first + i) for i, entry in enumerate(chain)]
+        for entry in stored:
+            self.tree.add(entry)
+        self.leaf_id = stored[-1].id
+        return stored
 
     def append_thinking_level_change(self, level: str) -> E.ThinkingLevelChangeEntry:
         """Append a ``thinking_level_change`` entry under the leaf."""

@@ -64,6 +64,43 @@ def test_appends_one_line_each_and_never_rewrites(tmp_path):
     assert session.leaf_id == second.id
 
 
+def test_append_messages_writes_a_chain_under_the_leaf_in_one_write(tmp_path, monkeypatch):
+    import pipeline.session.log as log
+
+    path = tmp_path / "s.jsonl"
+    session = SessionFile.create(path, cwd="/w")
+    first = session.append_message(_user("one"))
+    writes = []
+    real_write = log._write_all
+    monkeypatch.setattr(log, "_write_all", lambda fd, data: (writes.append(data), real_write(fd, data)))
+    chain = session.append_messages([_user("two"), UserMessage.create("three", 2), _user("four")])
+    assert len(writes) == 1  # one write (and one fsync) for the lot
+    assert [e.parent_id for e in chain] == [first.id, chain[0].id, chain[1].id]
+    assert [e.line for e in chain] == [3, 4, 5] and session.leaf_id == chain[-1].id
+    assert len({first.id, *(e.id for e in chain)}) == 4
+    reloaded = SessionFile.open(path)
+    assert [e.raw for e in reloaded.entries] == [e.raw for e in session.entries]
+    assert [e.line for e in reloaded.entries] == [2, 3, 4, 5]
+    assert [json.loads(line)["message"]["content"] for line in path.read_text().splitlines()[3:5]] == [
+        "three", [{"type": "text", "text": "four"}]]
+    assert session.append_messages([]) == [] and len(writes) == 1
+
+
+def test_append_messages_catches_up_and_repairs_a_torn_line(tmp_path):
+    path = tmp_path / "s.jsonl"
+    mine = SessionFile.create(path, cwd="/w")
+    theirs = SessionFile.open(path)
+    other = theirs.append_message(_user("theirs"))
+    with open(path, "ab") as out:
+        out.write(b'{"type":"message","id":"torn')  # a writer cut short
+    with mine.exclusive():  # under a held lock, as the replay appends
+        chain = mine.append_messages([_user("a"), _user("b")])
+    assert chain[0].parent_id == other.id and (chain[0].line, chain[1].line) == (4, 5)
+    reopened = SessionFile.open(path)
+    assert [e.id for e in reopened.entries] == [other.id, chain[0].id, chain[1].id]
+    assert reopened.torn_line is None
+
+
 def test_new_entries_have_pi_ids_timestamps_and_key_order(tmp_path):
     session = SessionFile.create(tmp_path / "s.jsonl", cwd="/w")
     entry = session.append_message(_user("x"))
