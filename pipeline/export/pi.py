@@ -228,6 +228,9 @@ def _summary(pipeline: "Pipeline") -> dict:
         "custom_label": texts.custom_label.render(),
         "schema_retry": _text(texts.schema_retry),
         "required_headings": [heading_line(x, s.schema_format) for x in s.schema_ if x.required],
+        # the schema as the profile wrote it (its texts' source), for `pipeline import pi`
+        "schema_sections": [x.model_dump(mode="json") for x in s.schema_],
+        "schema_format": s.schema_format.model_dump(mode="json"),
         "on_schema_violation": s.on_schema_violation,
         "validity": {"reject": list(s.validity.reject), "retries": s.validity.retries,
                      "retry_note": _text(s.validity.retry_note)},

@@ -15,7 +15,8 @@ Then, per target, what the export wrote natively or through its extension comes 
   dialect (pi: ``.pi/prompts``, which ``project`` names);
 * **compaction**: the keys the target has natively (pi ``settings.json``
   ``compaction``/``branchSummary``/``retry``, the trigger from ``profile.json`` when the
-  export let pi ask at every turn; Codex ``model_auto_compact_token_limit`` and
+  export let pi ask at every turn, and the summary settings and masking its extension
+  applies; Codex ``model_auto_compact_token_limit`` and
   ``compact_prompt``; opencode ``compaction.*``, ``agent.compaction.prompt`` and the
   plugin's compaction prompt; Gemini ``model.compressionThreshold``; Claude Code
   ``env.DISABLE_AUTO_COMPACT`` and the PreCompact instructions file).
@@ -170,7 +171,71 @@ def _pi(project: Path, overlay: Overlay) -> None:
                       ("turn_prefix", ("summary", "instructions", "turn_prefix"))):
         if isinstance(summary.get(key), str):
             overlay.values[path] = profile_text(summary[key])
+    _pi_summary_rules(overlay, summary if isinstance(summary, dict) else {})
+    masking = plan.get("masking")
+    if isinstance(masking, dict) and masking.get("placeholder") is not None:
+        overlay.values[("compaction", "strategy")] = "mask_tool_results"
+        overlay.values[("compaction", "masking", "placeholder")] = _parts(masking["placeholder"])
     _pi_prompt(overlay, plan.get("plan"), compiled)
+
+
+def _plain(text: Any) -> Any:
+    """A compiled text in the form ``profile.json`` holds it (strings and ``{"var": name}``)."""
+    return None if text is None else [p if isinstance(p, str) else {"var": p.name} for p in text.parts if p != ""]
+
+
+def _offline_fills(overlay: Overlay, base: Any, schema: list) -> None:
+    """The base's offline fills that name a heading of the schema read back (the offline
+    summarizer's words do not travel with a pi export; a fill of a heading the schema lacks
+    would make the imported profile invalid)."""
+    names = {f"{section['heading']}/{item['heading']}" for section in schema for item in section.get("items") or ()}
+    names |= {section["heading"] for section in schema}
+    names |= {section.heading for section in base.branch_schema}
+    names |= {f"{section.heading}/{item.heading}" for section in base.branch_schema for item in section.items}
+    if base.offline is not None and any(fill.heading not in names for fill in base.offline.fill):
+        overlay.values[("summary", "offline", "fill")] = [fill.model_dump(mode="json") for fill in base.offline.fill
+                                                          if fill.heading in names]
+
+
+def _pi_summary_rules(overlay: Overlay, summary: dict) -> None:
+    """The summary settings the extension applies beyond its texts (schema, checks, transcript
+    words, budgets), each written only where it differs from ``builtin:default``'s."""
+    from pipeline.facade import compile_profile
+
+    base = compile_profile("default").profile
+    s, comp = base.summary, base.compaction
+    plain: list[tuple[tuple[str, ...], Any, Any]] = [
+        (("summary", "on_schema_violation"), summary.get("on_schema_violation"), s.on_schema_violation),
+        (("summary", "serialize_thinking"), summary.get("serialize_thinking"), s.serialize_thinking),
+        (("compaction", "tool_result_max_chars"), summary.get("tool_result_max_chars"), comp.tool_result_max_chars),
+        (("summary", "validity", "reject"), _get(summary, "validity", "reject"), list(s.validity.reject)),
+        (("summary", "validity", "retries"), _get(summary, "validity", "retries"), s.validity.retries),
+        *((("summary", "tags", k), _get(summary, "tags", k), getattr(s.tags, k)) for k in type(s.tags).model_fields),
+        *((("summary", "labels", k), _get(summary, "labels", k), getattr(s.labels, k))
+          for k in type(s.labels).model_fields),
+        *((("compaction", "summary_budget", k), _get(summary, "budget", k), getattr(comp.summary_budget, k))
+          for k in ("history", "turn_prefix", "limit")),
+        (("summary", "schema"), summary.get("schema_sections"), [x.model_dump(mode="json") for x in s.schema_]),
+        *((("summary", "schema_format", k), _get(summary, "schema_format", k), getattr(s.schema_format, k))
+          for k in type(s.schema_format).model_fields),
+    ]
+    for path, value, default in plain:
+        if value is not None and value != default:
+            overlay.values[path] = value
+    if ("summary", "schema") in overlay.values:
+        _offline_fills(overlay, base.summary, overlay.values[("summary", "schema")])
+    parts = [(("summary", "validity", "retry_note"), _get(summary, "validity", "retry_note"), s.validity.retry_note),
+             (("summary", "truncation_marker"), summary.get("truncation_marker"), s.truncation_marker),
+             (("summary", "turn_prefix_request"), summary.get("turn_prefix_request"), s.turn_prefix_request),
+             (("summary", "instructions", "schema_retry"), summary.get("schema_retry"), s.instructions.schema_retry)]
+    for path, value, default in parts:
+        if value != _plain(default):
+            overlay.values[path] = _parts(value)
+    for key, path, default in (("custom_label", ("summary", "instructions", "custom_label"), s.instructions.custom_label),
+                               ("split_turn_separator", ("summary", "split_turn_separator"), s.split_turn_separator),
+                               ("no_history", ("summary", "no_history"), s.no_history)):
+        if isinstance(summary.get(key), str) and summary[key] != default.render():
+            overlay.values[path] = profile_text(summary[key])
 
 
 def _parts(parts: Any) -> Optional[str]:

@@ -94,8 +94,7 @@ def _setting(profile, key: str):
 
 
 #: settings the report calls extension that the import does not read back (docs/export.md, Round trip)
-NOT_READ_BACK = ("summary.on_schema_violation", "summary.validity", "summary.labels", "summary.tags",
-                 "compaction.strategy", "compaction.masking", "compaction.model_overrides")
+NOT_READ_BACK = ("compaction.model_overrides",)
 COMPARED_PREFIXES = ("compaction.", "retry.", "summary.")
 
 
@@ -162,3 +161,64 @@ def test_import_help_names_the_round_trip(capsys):
             main(["import", tool, "--help"])
         out = capsys.readouterr().out
         assert "context-pipeline-export.json" in out and f"pipeline export {tool}" in out, tool
+
+
+SUMMARY_RULES = """extends: builtin:default
+name: rt-summary
+summary:
+  schema:
+    - {heading: Aim, guidance: "What the user wants; a literal $${x} stays."}
+    - heading: State
+      required: false
+      items: [{heading: Done}, {heading: Open, guidance: "Still to do."}]
+  schema_format: {section_prefix: "# ", item_prefix: "## "}
+  on_schema_violation: warn
+  serialize_thinking: false
+  validity: {reject: [empty], retries: 3, retry_note: "Answer again: ${problem}"}
+  tags: {conversation: chat, previous_summary: before}
+  labels: {user: "U: ", tool_result: "R: "}
+  truncation_marker: "[cut ${count}]"
+  split_turn_separator: "\\n----\\n"
+  no_history: "(no history)"
+  turn_prefix_request: "${conversation}\\n\\n${instructions}"
+  offline: {fill: []}  # the default's fill names the default's headings
+  instructions:
+    custom_label: Also
+    schema_retry: "Add ${missing}; the schema: ${schema}"
+compaction:
+  tool_result_max_chars: 999
+  summary_budget: {history: 0.7, turn_prefix: 0.4, limit: model}
+"""
+MASKING = """extends: builtin:default
+name: rt-masking
+compaction:
+  strategy: mask_tool_results
+  masking: {placeholder: "[${tool} result, ${chars} characters, masked]"}
+"""
+
+
+@pytest.mark.parametrize("text", [SUMMARY_RULES, MASKING], ids=["summary-rules", "masking"])
+def test_import_pi_reads_back_the_summary_rules_and_the_masking(text, tmp_path, capsys):
+    """What the pi extension applies beyond the summary's texts comes back exactly: the
+    schema and its format, the checks, the transcript's tags and labels, the budgets, the
+    masking strategy and its placeholder."""
+    from pipeline import compile_profile
+
+    (tmp_path / "p.yaml").write_text(text)
+    _, project, back = _roundtrip("pi", str(tmp_path / "p.yaml"), tmp_path, capsys)
+    original, imported = compile_profile(str(tmp_path / "p.yaml")).profile, compile_profile(str(back)).profile
+    default = compile_profile("builtin:default").profile
+    keys = ("schema_", "schema_format", "on_schema_violation", "serialize_thinking", "validity", "tags", "labels",
+            "truncation_marker", "split_turn_separator", "no_history", "turn_prefix_request", "instructions")
+    changed = [k for k in keys if getattr(original.summary, k) != getattr(default.summary, k)]
+    assert len(changed) == (len(keys) if text is SUMMARY_RULES else 0)
+    for key in keys[:-1]:
+        assert getattr(imported.summary, key) == getattr(original.summary, key), key
+    for key in ("custom_label", "schema_retry", "turn_prefix"):
+        assert getattr(imported.summary.instructions, key) == getattr(original.summary.instructions, key), key
+    for key in ("initial", "update"):  # these come back rendered: the schema inside, not `${schema}`
+        assert _setting(imported, f"summary.instructions.{key}") == _setting(original, f"summary.instructions.{key}")
+    for key in ("strategy", "masking", "tool_result_max_chars", "summary_budget"):
+        assert getattr(imported.compaction, key) == getattr(original.compaction, key), key
+    written = back.read_text()
+    assert ("on_schema_violation" in written) == (text is SUMMARY_RULES)  # a default is not written
