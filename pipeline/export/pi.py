@@ -5,7 +5,8 @@ Native: ``settings.json`` keys (``compaction.enabled/reserveTokens/keepRecentTok
 the user's file, and ``prompts/*.md`` for the profile's own pi-dialect templates. The
 extension (``extensions/context-pipeline/index.js``) renders the system prompt from the
 render plan compiled to ``profile.json`` beside it, in ``before_agent_start``, and writes
-compaction summaries from the summary texts compiled there, in ``session_before_compact``;
+compaction summaries from the summary texts compiled there, in ``session_before_compact``,
+and branch summaries in ``session_before_tree``;
 it needs Node only, which pi brings (docs/export.md says why it is not a call to
 ``pipeline``).
 
@@ -132,15 +133,19 @@ def _compaction_losses(pipeline: "Pipeline", pre: str) -> list[Carried]:
         "summary.system_prompt", "summary.instructions.initial", "summary.instructions.update",
         "summary.instructions.turn_prefix", "summary.schema", "summary.on_schema_violation", "summary.validity",
         "summary.labels", "summary.tags")]
-    out += [Carried(key, "lost", why="pi writes branch summaries with its own prompt; the export has no "
-                                     "session_before_tree handler yet")
-            for key in ("summary.instructions.branch", "summary.branch_schema")]
+    branch = f"{pre}{EXTENSION_DIR}/ (session_before_tree)"
+    out += [Carried(key, "extension", branch) for key in (
+        "summary.instructions.branch", "summary.branch_schema", "summary.branch_preamble", "summary.branch_empty",
+        "compaction.branch.max_tokens", "compaction.branch.default_context_window")]
+    if comp.branch.summary_share_limit != PI_SUMMARY_SHARE:
+        out.append(Carried("compaction.branch.summary_share_limit", "lost",
+                           why=f"pi chooses the branch's messages (prepareBranchEntries: {PI_SUMMARY_SHARE})"))
     if comp.strategy == "mask_tool_results":
         out.append(Carried("compaction.strategy", "extension", f"{pre}{EXTENSION_DIR}/ (session_before_compact "
                                                                "cancels, the context event masks)"))
         out.append(Carried("compaction.masking.placeholder", "extension", f"{pre}{EXTENSION_DIR}/ (context)"))
-        summarized = [c for c in out if c.key.startswith("summary.") and c.how == "extension"]
-        out = [c for c in out if c not in summarized]  # this strategy never summarizes
+        summarized = [c for c in out if c.key.startswith("summary.") and c.where == where]
+        out = [c for c in out if c not in summarized]  # this strategy never summarizes (branch summaries stay)
     elif comp.strategy != "summarize":
         out.append(Carried("compaction.strategy", "lost", why="hybrid (mask, then summarize when still over the "
                                                               "trigger) is not exported yet"))
@@ -211,6 +216,30 @@ def plan_json(pipeline: "Pipeline") -> str:
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
 
 
+#: the share of the budget below which pi's prepareBranchEntries still takes a summary
+PI_SUMMARY_SHARE = 0.9
+
+
+def _branch(pipeline: "Pipeline") -> dict:
+    """What ``session_before_tree`` needs: the branch request's texts, schema and budgets."""
+    from pipeline.compaction.summary_schema import heading_line, render_schema
+
+    s, comp = pipeline.profile.summary, pipeline.profile.compaction
+    sections = s.branch_schema or s.schema_
+    schema = render_schema(sections, s.schema_format)
+    return {
+        "instructions": s.instructions.branch.render(schema=schema),
+        "schema": schema,
+        "required_headings": [heading_line(x, s.schema_format) for x in sections if x.required],
+        "preamble": s.branch_preamble.render(),
+        "empty": s.branch_empty.render(),
+        "max_tokens": comp.branch.max_tokens,
+        "reserve_tokens": comp.branch.reserve_tokens,
+        "default_context_window": comp.branch.default_context_window,
+        "schema_sections": [x.model_dump(mode="json") for x in s.branch_schema],  # for `pipeline import pi`
+    }
+
+
 def _summary(pipeline: "Pipeline") -> dict:
     """What ``session_before_compact`` needs: texts rendered where they take only the schema."""
     from pipeline.compaction.summary_schema import heading_line, render_schema
@@ -244,6 +273,7 @@ def _summary(pipeline: "Pipeline") -> dict:
         "no_history": s.no_history.render(),
         "budget": {"history": comp.summary_budget.history, "turn_prefix": comp.summary_budget.turn_prefix,
                    "limit": comp.summary_budget.limit, "reserve_tokens": comp.reserve_tokens},
+        "branch": _branch(pipeline),
     }
 
 

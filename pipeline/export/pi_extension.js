@@ -4,7 +4,7 @@
 // It renders the system prompt exactly as the profile does for pi's current inputs (cwd,
 // selected and hidden tools, context files, skills, SYSTEM.md / APPEND_SYSTEM.md texts,
 // guidelines) from the compiled render plan in profile.json beside it, and writes compaction
-// summaries with the profile's summary texts compiled there. It needs no Python.
+// and branch summaries with the profile's summary texts compiled there. It needs no Python.
 // The rules below are those of pipeline/prompt/render.py and pipeline/compaction/; docs/export.md says which inputs
 // come from where.
 import { readFileSync } from "node:fs";
@@ -228,9 +228,13 @@ export function serialize(messages) {
   return parts.join("\n\n");
 }
 
-// pi's own message conversion, imported when the first summary is written (pi resolves the
-// package for its extensions; the renderer above needs nothing but Node).
-let convertToLlm;
+// pi's own message conversion and branch preparation, imported when the first summary is
+// written (pi resolves the package for its extensions; the renderer above needs nothing but Node).
+let convertToLlm, prepareBranchEntries;
+
+async function piParts() {
+  if (!convertToLlm) ({ convertToLlm, prepareBranchEntries } = await import("@earendil-works/pi-coding-agent"));
+}
 
 function block(messages) {
   const tag = summary.tags.conversation;
@@ -257,9 +261,9 @@ function prefixText(messages, custom) {
   });
 }
 
-export function missingHeadings(text) {
+export function missingHeadings(text, headings = summary.required_headings) {
   const lines = new Set(text.split("\n").map((l) => l.trimEnd()));
-  return summary.required_headings.filter((h) => !lines.has(h.trimEnd()));
+  return headings.filter((h) => !lines.has(h.trimEnd()));
 }
 
 function budget(share, model) {
@@ -288,30 +292,40 @@ async function ask(ctx, model, user, maxTokens, signal) {
   }
 }
 
-async function summarizeHistory(ctx, model, user, maxTokens, signal) {
+const MAIN_SCHEMA = summary && { headings: summary.required_headings, text: summary.schema };
+
+// A summary checked against a schema ({headings, text}; null: no check), with one corrective call.
+async function summarizeChecked(ctx, model, user, maxTokens, signal, schema = MAIN_SCHEMA) {
   let done = await ask(ctx, model, user, maxTokens, signal);
-  const missing = missingHeadings(done.text);
+  if (!schema) return done;
+  const missing = missingHeadings(done.text, schema.headings);
   if (!missing.length || summary.on_schema_violation === "warn" || summary.schema_retry === null) return done;
-  const retry = `${user}\n\n${fill(summary.schema_retry, { missing: missing.join(", "), schema: summary.schema })}`;
+  const retry = `${user}\n\n${fill(summary.schema_retry, { missing: missing.join(", "), schema: schema.text })}`;
   done = await ask(ctx, model, retry, maxTokens, signal);
-  if (missingHeadings(done.text).length && summary.on_schema_violation === "fail") {
-    throw new Error(`the summary lacks required headings: ${missingHeadings(done.text).join(", ")}`);
+  const still = missingHeadings(done.text, schema.headings);
+  if (still.length && summary.on_schema_violation === "fail") {
+    throw new Error(`the summary lacks required headings: ${still.join(", ")}`);
   }
   return done;
 }
 
+// pi's computeFileLists: modified = edited or written; read = read and not modified; both sorted.
+function lists(ops) {
+  const modified = new Set([...(ops.edited || []), ...(ops.written || [])]);
+  return { read: [...(ops.read || [])].filter((p) => !modified.has(p)).sort(), modified: [...modified].sort() };
+}
+
 function fileLists(ops) {
   if (!ops) return "";
-  const modified = new Set([...(ops.edited || []), ...(ops.written || [])]);
-  const read = [...(ops.read || [])].filter((p) => !modified.has(p)).sort();
+  const { read, modified } = lists(ops);
   const parts = [];
   if (read.length) parts.push(`<${summary.tags.read_files}>\n${read.join("\n")}\n</${summary.tags.read_files}>`);
-  if (modified.size) parts.push(`<${summary.tags.modified_files}>\n${[...modified].sort().join("\n")}\n</${summary.tags.modified_files}>`);
+  if (modified.length) parts.push(`<${summary.tags.modified_files}>\n${modified.join("\n")}\n</${summary.tags.modified_files}>`);
   return parts.length ? "\n\n" + parts.join("\n\n") : "";
 }
 
 export async function compactionOf(event, ctx) {
-  convertToLlm ??= (await import("@earendil-works/pi-coding-agent")).convertToLlm;
+  await piParts();
   const p = event.preparation;
   const model = ctx.model;
   if (!model) return undefined;
@@ -320,7 +334,7 @@ export async function compactionOf(event, ctx) {
   let text;
   if (p.messagesToSummarize.length || !split) {
     const user = historyText(p.messagesToSummarize, p.previousSummary, custom);
-    text = (await summarizeHistory(ctx, model, user, budget(summary.budget.history, model), event.signal)).text;
+    text = (await summarizeChecked(ctx, model, user, budget(summary.budget.history, model), event.signal)).text;
   } else {
     text = summary.no_history;
   }
@@ -330,6 +344,37 @@ export async function compactionOf(event, ctx) {
     text += summary.split_turn_separator + prefix.text;
   }
   return { compaction: { summary: text + fileLists(p.fileOps), firstKeptEntryId: p.firstKeptEntryId, tokensBefore: p.tokensBefore } };
+}
+
+// ------------------------------------------------------------------ branch summaries
+// The rules of pipeline/compaction/branch.py: when the user leaves a branch of the tree and
+// asks for its summary, the messages are pi's own choice (prepareBranchEntries, within the
+// window less compaction.branch.reserve_tokens); the request, its schema check, the preamble
+// and the file lists are the profile's.
+
+const branch = summary && summary.branch;
+
+export function branchRequest(messages, custom, replace) {
+  const instructions = replace && custom ? custom : withCustom(branch.instructions, custom);
+  return block(messages) + instructions;
+}
+
+export async function branchSummaryOf(event, ctx) {
+  const p = event.preparation;
+  const model = ctx.model;
+  if (!p.userWantsSummary || !p.entriesToSummarize.length || !model) return undefined;
+  await piParts();
+  const window = model.contextWindow || branch.default_context_window;
+  const { messages, fileOps } = prepareBranchEntries(p.entriesToSummarize, window - branch.reserve_tokens);
+  if (!messages.length) return { summary: { summary: branch.empty } };
+  const replace = Boolean(p.replaceInstructions && p.customInstructions);
+  const user = branchRequest(messages, p.customInstructions, replace);
+  const maxTokens = summary.budget.limit === "model" && model.maxTokens ? model.maxTokens : branch.max_tokens;
+  const schema = replace ? null : { headings: branch.required_headings, text: branch.schema };
+  const done = await summarizeChecked(ctx, model, user, maxTokens, event.signal, schema);
+  const { read, modified } = lists(fileOps);
+  const text = branch.preamble + done.text + fileLists(fileOps);
+  return { summary: { summary: text, details: { readFiles: read, modifiedFiles: modified }, usage: done.usage } };
 }
 
 // ------------------------------------------------------------------ mask_tool_results
@@ -409,4 +454,5 @@ export default function (pi) {
     if (heldBack(event, ctx)) return { cancel: true };
     return compact ? compact(event, ctx) : undefined;
   });
+  if (branch) pi.on("session_before_tree", branchSummaryOf);
 }

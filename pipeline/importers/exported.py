@@ -184,14 +184,15 @@ def _plain(text: Any) -> Any:
     return None if text is None else [p if isinstance(p, str) else {"var": p.name} for p in text.parts if p != ""]
 
 
-def _offline_fills(overlay: Overlay, base: Any, schema: list) -> None:
-    """The base's offline fills that name a heading of the schema read back (the offline
-    summarizer's words do not travel with a pi export; a fill of a heading the schema lacks
+def _offline_fills(overlay: Overlay, base: Any) -> None:
+    """The base's offline fills that name a heading of the schemas read back (the offline
+    summarizer's words do not travel with a pi export; a fill of a heading the schemas lack
     would make the imported profile invalid)."""
-    names = {f"{section['heading']}/{item['heading']}" for section in schema for item in section.get("items") or ()}
-    names |= {section["heading"] for section in schema}
-    names |= {section.heading for section in base.branch_schema}
-    names |= {f"{section.heading}/{item.heading}" for section in base.branch_schema for item in section.items}
+    names: set[str] = set()
+    for key, own in (("schema", base.schema_), ("branch_schema", base.branch_schema)):
+        schema = overlay.values.get(("summary", key), [x.model_dump(mode="json") for x in own])
+        names |= {section["heading"] for section in schema}
+        names |= {f"{section['heading']}/{item['heading']}" for section in schema for item in section.get("items") or ()}
     if base.offline is not None and any(fill.heading not in names for fill in base.offline.fill):
         overlay.values[("summary", "offline", "fill")] = [fill.model_dump(mode="json") for fill in base.offline.fill
                                                           if fill.heading in names]
@@ -216,14 +217,18 @@ def _pi_summary_rules(overlay: Overlay, summary: dict) -> None:
         *((("compaction", "summary_budget", k), _get(summary, "budget", k), getattr(comp.summary_budget, k))
           for k in ("history", "turn_prefix", "limit")),
         (("summary", "schema"), summary.get("schema_sections"), [x.model_dump(mode="json") for x in s.schema_]),
+        (("summary", "branch_schema"), _get(summary, "branch", "schema_sections"),
+         [x.model_dump(mode="json") for x in s.branch_schema]),
+        *((("compaction", "branch", k), _get(summary, "branch", k), getattr(comp.branch, k))
+          for k in ("max_tokens", "default_context_window")),
         *((("summary", "schema_format", k), _get(summary, "schema_format", k), getattr(s.schema_format, k))
           for k in type(s.schema_format).model_fields),
     ]
     for path, value, default in plain:
         if value is not None and value != default:
             overlay.values[path] = value
-    if ("summary", "schema") in overlay.values:
-        _offline_fills(overlay, base.summary, overlay.values[("summary", "schema")])
+    if ("summary", "schema") in overlay.values or ("summary", "branch_schema") in overlay.values:
+        _offline_fills(overlay, base.summary)
     parts = [(("summary", "validity", "retry_note"), _get(summary, "validity", "retry_note"), s.validity.retry_note),
              (("summary", "truncation_marker"), summary.get("truncation_marker"), s.truncation_marker),
              (("summary", "turn_prefix_request"), summary.get("turn_prefix_request"), s.turn_prefix_request),
@@ -231,11 +236,17 @@ def _pi_summary_rules(overlay: Overlay, summary: dict) -> None:
     for path, value, default in parts:
         if value != _plain(default):
             overlay.values[path] = _parts(value)
-    for key, path, default in (("custom_label", ("summary", "instructions", "custom_label"), s.instructions.custom_label),
-                               ("split_turn_separator", ("summary", "split_turn_separator"), s.split_turn_separator),
-                               ("no_history", ("summary", "no_history"), s.no_history)):
-        if isinstance(summary.get(key), str) and summary[key] != default.render():
-            overlay.values[path] = profile_text(summary[key])
+    branch: dict = summary["branch"] if isinstance(summary.get("branch"), dict) else {}
+    for value, path, default in (
+            (summary.get("custom_label"), ("summary", "instructions", "custom_label"), s.instructions.custom_label),
+            (summary.get("split_turn_separator"), ("summary", "split_turn_separator"), s.split_turn_separator),
+            (summary.get("no_history"), ("summary", "no_history"), s.no_history),
+            (branch.get("preamble"), ("summary", "branch_preamble"), s.branch_preamble),
+            (branch.get("empty"), ("summary", "branch_empty"), s.branch_empty)):
+        if isinstance(value, str) and value != default.render():
+            overlay.values[path] = profile_text(value)
+    if isinstance(branch.get("instructions"), str):  # rendered, as the other instructions
+        overlay.values[("summary", "instructions", "branch")] = profile_text(branch["instructions"])
 
 
 def _parts(parts: Any) -> Optional[str]:

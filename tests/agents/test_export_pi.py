@@ -336,3 +336,65 @@ def test_a_project_export_turns_compaction_off_when_the_profile_does(tmp_path, p
     assert json.loads((project / ".pi/settings.json").read_text())["compaction"]["enabled"] is False
     assert len(bodies) == 3  # three turns, no summary call
     assert '"compaction_start"' not in run.stdout
+
+
+#: A test extension beside the export's: `/nav` goes back to the first user message, asking pi
+#: for a summary of the branch it leaves, and writes the branch_summary entry to $NAV_OUT.
+NAVIGATE = """\
+import { writeFileSync } from "node:fs";
+export default function (pi) {
+  pi.registerCommand("nav", {
+    description: "go back to the first user message, summarizing the branch left",
+    handler: async (_args, ctx) => {
+      const first = ctx.sessionManager.getEntries().find((e) => e.type === "message" && e.message.role === "user");
+      const result = await ctx.navigateTree(first.id, { summarize: true });
+      const entry = ctx.sessionManager.getEntries().find((e) => e.type === "branch_summary");
+      writeFileSync(process.env.NAV_OUT, JSON.stringify({ result, entry }));
+    },
+  });
+}
+"""
+
+
+def test_a_branch_summary_is_the_profiles_request_preamble_and_file_lists(tmp_path, pi_env):
+    """Leaving a branch of pi's tree with a summary: the request is the profile's (its summary
+    system prompt, the conversation block, the branch instructions with the branch schema), and
+    the branch_summary entry is the profile's preamble, the answer and the file lists."""
+    from pipeline import compile_profile
+    from pipeline.compaction.summary_schema import heading_line, render_schema
+
+    profile = compile_profile("builtin:default").profile
+    summary = profile.summary
+    sections = summary.branch_schema or summary.schema_
+    answer = "\n\n".join(f"{heading_line(s, summary.schema_format)}\n- explored" for s in sections if s.required)
+    replies = [{"toolCalls": [{"name": "read", "arguments": {"path": "notes.txt"}}], "usage": {"input": 300, "output": 20}},
+               {"text": "Read it.", "usage": {"input": 320, "output": 5}},
+               {"text": "Fixed.", "usage": {"input": 340, "output": 5}},
+               {"text": answer}]
+    with LoopbackServer(replies) as server:
+        project, env = _world(tmp_path, server, pi_env)
+        (project / "notes.txt").write_text("The release goes out on Monday.\n")
+        done = _pipeline("export", "pi", "builtin:default", "--project", str(project), cwd=project, env=env)
+        assert done.returncode == 0, done.stderr
+        (project / ".pi/extensions/navigate.js").write_text(NAVIGATE)
+        out = tmp_path / "nav.json"
+        run = subprocess.run(["pi", "-p", "--mode", "json", "-a", "--no-session", "--offline", "--model", "loop/m",
+                              "Read notes.txt.", "Now fix it.", "/nav"], cwd=project, env=dict(env, NAV_OUT=str(out)),
+                             capture_output=True, text=True, timeout=PI_TIMEOUT)
+        assert run.returncode == 0, run.stderr[-3000:]
+        bodies = [b for b in server.bodies if isinstance(b, dict) and "messages" in b]
+    assert len(bodies) == 4, f"pi sent {len(bodies)} requests"
+    request = bodies[3]
+    assert _text_of(request["messages"][0]) == summary.system_prompt.render()
+    user = _text_of(request["messages"][-1])
+    instructions = summary.instructions.branch.render(schema=render_schema(sections, summary.schema_format))
+    # the branch left starts after the first user message (the common ancestor); no tool results
+    assert user.startswith(f"<{summary.tags.conversation}>\n{summary.labels.tool_calls}read(")
+    assert f"{summary.labels.user}Now fix it." in user and "release goes out" not in user
+    assert user.endswith(f"</{summary.tags.conversation}>\n\n{instructions}")
+    assert profile.compaction.branch.max_tokens in (request.get("max_tokens"), request.get("max_completion_tokens"))
+    entry = json.loads(out.read_text())["entry"]
+    lists = f"\n\n<{summary.tags.read_files}>\nnotes.txt\n</{summary.tags.read_files}>"
+    assert entry["summary"] == summary.branch_preamble.render() + answer + lists
+    assert entry["details"] == {"readFiles": ["notes.txt"], "modifiedFiles": []}
+    assert entry["fromHook"] is True

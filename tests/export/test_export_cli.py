@@ -38,10 +38,19 @@ def test_check_reports_drift_then_passes(tmp_path, capsys):
     assert "differ from what the profile exports" in capsys.readouterr().err
 
 
+SHARE = "extends: builtin:default\nname: share\ncompaction:\n  branch: {summary_share_limit: 0.5}\n"
+
+
 def test_check_fails_on_an_undeclared_loss(tmp_path, capsys):
     assert export(tmp_path) == 0
-    assert export(tmp_path, "--check") == 1
-    assert "summary.branch_schema would be lost" in capsys.readouterr().err
+    assert export(tmp_path, "--check") == 0  # builtin:default loses nothing on pi
+    (tmp_path / "share.yaml").write_text(SHARE)
+    assert export(tmp_path, str(tmp_path / "share.yaml")) == 0
+    capsys.readouterr()
+    assert export(tmp_path, str(tmp_path / "share.yaml"), "--check") == 1
+    assert "compaction.branch.summary_share_limit would be lost" in capsys.readouterr().err
+    assert export(tmp_path, str(tmp_path / "share.yaml"), "--check", "--allow-loss",
+                  "compaction.branch.summary_share_limit") == 0
 
 
 def test_shared_settings_keep_the_users_keys_and_refuse_to_overwrite_theirs(tmp_path, capsys):
@@ -103,8 +112,8 @@ def test_json_report_names_how_each_setting_arrives(tmp_path, capsys):
     assert how["compaction.reserve_tokens"] == "native"
     assert how["system_prompt"] == "extension"
     assert how["summary.instructions.initial"] == "extension"
-    assert how["summary.instructions.branch"] == "lost"
-    assert data["undeclared_losses"] == ["summary.instructions.branch", "summary.branch_schema"]
+    assert how["summary.instructions.branch"] == how["summary.branch_schema"] == "extension"
+    assert data["undeclared_losses"] == []
 
 
 def test_user_dir_is_laid_out_as_pis_agent_directory(tmp_path):

@@ -84,6 +84,8 @@ def _setting(profile, key: str):
              "summary.schema": lambda: s.instructions.initial.render(schema=schema),
              "summary.instructions.update": lambda: s.instructions.update.render(schema=schema),
              "summary.instructions.turn_prefix": lambda: s.instructions.turn_prefix.render(),
+             "summary.instructions.branch": lambda: s.instructions.branch.render(
+                 schema=render_schema(s.branch_schema or s.schema_, s.schema_format)),
              "compaction.trigger": lambda: _effective_trigger(profile.compaction)}
     if key in texts:
         return texts[key]()
@@ -172,6 +174,9 @@ summary:
       required: false
       items: [{heading: Done}, {heading: Open, guidance: "Still to do."}]
   schema_format: {section_prefix: "# ", item_prefix: "## "}
+  branch_schema: [{heading: Tried}, {heading: Learned, required: false}]
+  branch_preamble: "Before coming back, the user tried this:\n\n"
+  branch_empty: "(nothing there)"
   on_schema_violation: warn
   serialize_thinking: false
   validity: {reject: [empty], retries: 3, retry_note: "Answer again: ${problem}"}
@@ -188,6 +193,7 @@ summary:
 compaction:
   tool_result_max_chars: 999
   summary_budget: {history: 0.7, turn_prefix: 0.4, limit: model}
+  branch: {max_tokens: 1500, default_context_window: 64000}
 """
 MASKING = """extends: builtin:default
 name: rt-masking
@@ -200,7 +206,7 @@ compaction:
 @pytest.mark.parametrize("text", [SUMMARY_RULES, MASKING], ids=["summary-rules", "masking"])
 def test_import_pi_reads_back_the_summary_rules_and_the_masking(text, tmp_path, capsys):
     """What the pi extension applies beyond the summary's texts comes back exactly: the
-    schema and its format, the checks, the transcript's tags and labels, the budgets, the
+    schemas and their format, the branch summary's words and budget, the checks, the transcript's tags and labels, the budgets, the
     masking strategy and its placeholder."""
     from pipeline import compile_profile
 
@@ -208,7 +214,7 @@ def test_import_pi_reads_back_the_summary_rules_and_the_masking(text, tmp_path, 
     _, project, back = _roundtrip("pi", str(tmp_path / "p.yaml"), tmp_path, capsys)
     original, imported = compile_profile(str(tmp_path / "p.yaml")).profile, compile_profile(str(back)).profile
     default = compile_profile("builtin:default").profile
-    keys = ("schema_", "schema_format", "on_schema_violation", "serialize_thinking", "validity", "tags", "labels",
+    keys = ("schema_", "schema_format", "branch_schema", "branch_preamble", "branch_empty", "on_schema_violation", "serialize_thinking", "validity", "tags", "labels",
             "truncation_marker", "split_turn_separator", "no_history", "turn_prefix_request", "instructions")
     changed = [k for k in keys if getattr(original.summary, k) != getattr(default.summary, k)]
     assert len(changed) == (len(keys) if text is SUMMARY_RULES else 0)
@@ -216,9 +222,9 @@ def test_import_pi_reads_back_the_summary_rules_and_the_masking(text, tmp_path, 
         assert getattr(imported.summary, key) == getattr(original.summary, key), key
     for key in ("custom_label", "schema_retry", "turn_prefix"):
         assert getattr(imported.summary.instructions, key) == getattr(original.summary.instructions, key), key
-    for key in ("initial", "update"):  # these come back rendered: the schema inside, not `${schema}`
+    for key in ("initial", "update", "branch"):  # these come back rendered: the schema inside, not `${schema}`
         assert _setting(imported, f"summary.instructions.{key}") == _setting(original, f"summary.instructions.{key}")
-    for key in ("strategy", "masking", "tool_result_max_chars", "summary_budget"):
+    for key in ("strategy", "masking", "tool_result_max_chars", "summary_budget", "branch"):
         assert getattr(imported.compaction, key) == getattr(original.compaction, key), key
     written = back.read_text()
     assert ("on_schema_violation" in written) == (text is SUMMARY_RULES)  # a default is not written
