@@ -146,9 +146,10 @@ def _compaction_losses(pipeline: "Pipeline", pre: str) -> list[Carried]:
         out.append(Carried("compaction.masking.placeholder", "extension", f"{pre}{EXTENSION_DIR}/ (context)"))
         summarized = [c for c in out if c.key.startswith("summary.") and c.where == where]
         out = [c for c in out if c not in summarized]  # this strategy never summarizes (branch summaries stay)
-    elif comp.strategy != "summarize":
-        out.append(Carried("compaction.strategy", "lost", why="hybrid (mask, then summarize when still over the "
-                                                              "trigger) is not exported yet"))
+    elif comp.strategy == "hybrid":
+        out.append(Carried("compaction.strategy", "extension", f"{pre}{EXTENSION_DIR}/ (session_before_compact "
+                                                               "masks, then summarizes when still over the trigger)"))
+        out.append(Carried("compaction.masking.placeholder", "extension", f"{pre}{EXTENSION_DIR}/ (context)"))
     if comp.pins.first_request or comp.pins.messages or comp.pins.files:
         out.append(Carried("compaction.pins", "lost", why="pi has no pinned messages"))
     if profile.summarizer.provider != "offline":
@@ -175,8 +176,11 @@ def _trigger(trigger: Any) -> Optional[dict]:
 
 def _triggers(pipeline: "Pipeline") -> Optional[dict]:
     """The profile's trigger rule for the extension (``Compaction.threshold``), when it is not pi's."""
-    if not own_trigger(pipeline):
-        return None
+    return _rule(pipeline) if own_trigger(pipeline) else None
+
+
+def _rule(pipeline: "Pipeline") -> dict:
+    """The profile's trigger rule, per model too, as the extension's ``threshold`` reads it."""
     comp = pipeline.profile.compaction
     return {"trigger": _trigger(comp.trigger), "reserve_tokens": comp.reserve_tokens,
             "models": {name: {"trigger": _trigger(o.trigger), "reserve_tokens": o.reserve_tokens}
@@ -211,8 +215,10 @@ def plan_json(pipeline: "Pipeline") -> str:
     data["summary"] = _summary(pipeline)
     comp = pipeline.profile.compaction
     data["trigger"] = _triggers(pipeline)
-    data["masking"] = ({"placeholder": _text(comp.masking.placeholder)}
-                       if comp.strategy == "mask_tool_results" and comp.masking.placeholder is not None else None)
+    masks = comp.strategy != "summarize" and comp.masking.placeholder is not None
+    # hybrid: `rule` is the trigger the masked context is tested against (Compaction.threshold)
+    data["masking"] = {"strategy": comp.strategy, "placeholder": _text(comp.masking.placeholder),
+                       "rule": _rule(pipeline) if comp.strategy == "hybrid" else None} if masks else None
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
 
 

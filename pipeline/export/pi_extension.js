@@ -377,13 +377,14 @@ export async function branchSummaryOf(event, ctx) {
   return { summary: { summary: text, details: { readFiles: read, modifiedFiles: modified }, usage: done.usage } };
 }
 
-// ------------------------------------------------------------------ mask_tool_results
+// ------------------------------------------------------------------ mask_tool_results, hybrid
 // The rules of pipeline/compaction/strategies.py: when the profile's strategy is
 // mask_tool_results, a compaction pi would run instead shows every tool result it would
 // summarize (turn prefix included) as compaction.masking.placeholder from then on; the
 // tool calls stay, nothing written is rewritten. The decision is a custom entry of the
 // session (MASK_TYPE), read back on the session's start; the context event applies it to
-// every request.
+// every request. hybrid masks the same way, then summarizes as well when the context, with
+// every mask applied, still exceeds the profile's trigger (masking.rule).
 
 const MASK_TYPE = "context-pipeline.masks";
 const masking = compiled.masking;
@@ -406,6 +407,44 @@ export function masked(messages, masks) {
     ? { ...m, content: [{ type: "text", text: masks.get(m.toolCallId) }] } : m);
 }
 
+// mask_plan's tokens_after: pi's estimate (tokensBefore) less what the masks take off the
+// context it estimated. A masked result counts where pi's estimate saw it unmasked: after the
+// reply whose usage anchors the estimate (or everywhere when none does: pi 1.x trusts no
+// usage from before the newest compaction), or before it when the mask came after it.
+function maskedTokens(event, ctx, masks, found) {
+  const { calculateContextTokens, estimateTokens } = piCompaction;
+  const branch = ctx.sessionManager.getBranch();
+  const compaction = branch.findLastIndex((e) => e.type === "compaction");
+  const firstKept = compaction < 0 ? 0 : branch.findIndex((e) => e.id === branch[compaction].firstKeptEntryId);
+  let anchor = -1;
+  for (let i = branch.length - 1; i > compaction && anchor < 0; i--) {
+    const m = branch[i].type === "message" ? branch[i].message : null;
+    const usable = m && m.role === "assistant" && m.usage && m.stopReason !== "aborted" && m.stopReason !== "error";
+    if (usable && calculateContextTokens(m.usage) > 0) anchor = i;
+  }
+  const late = new Set(Object.keys(found));
+  branch.forEach((e, i) => {
+    if (i > anchor && e.type === "custom" && e.customType === MASK_TYPE) Object.keys(e.data || {}).forEach((id) => late.add(id));
+  });
+  const all = new Map([...masks, ...Object.entries(found)]);
+  let saved = 0;
+  branch.forEach((e, i) => {
+    const m = e.type === "message" ? e.message : null;
+    if (!m || m.role !== "toolResult" || !all.has(m.toolCallId) || i < Math.max(firstKept, 0)) return;
+    if (i > anchor || late.has(m.toolCallId)) saved += estimateTokens(m) - estimateTokens(masked([m], all)[0]);
+  });
+  return Math.max(event.preparation.tokensBefore - saved, 0);
+}
+
+// triggers.fires: an unknown window (0) fires.
+function stillOver(tokens, ctx) {
+  const window = (ctx.model && ctx.model.contextWindow) || 0;
+  const key = ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "";
+  return !window || tokens > threshold(window, key, masking.rule);
+}
+
+let piCompaction;
+
 function withMasking(pi) {
   const masks = new Map();
   pi.on("session_start", (_event, ctx) => {
@@ -415,12 +454,18 @@ function withMasking(pi) {
     }
   });
   pi.on("context", (event) => (masks.size ? { messages: masked(event.messages, masks) } : undefined));
-  return (event) => {
+  return async (event, ctx) => {
     const found = maskDecision(event.preparation, masks);
+    let after = null;
+    if (masking.rule) {
+      piCompaction ??= await import("@earendil-works/pi-coding-agent");
+      after = maskedTokens(event, ctx, masks, found);  // before the new masks join `masks`
+    }
     if (Object.keys(found).length) {
       for (const [id, text] of Object.entries(found)) masks.set(id, text);
       pi.appendEntry(MASK_TYPE, found);
     }
+    if (after !== null && stillOver(after, ctx)) return compactionOf(event, ctx);
     return { cancel: true };
   };
 }
@@ -432,12 +477,12 @@ function withMasking(pi) {
 
 const trigger = compiled.trigger;
 
-export function threshold(window, modelKey) {
-  const own = trigger.models[modelKey] || {};
-  const t = own.trigger ?? trigger.trigger;
+export function threshold(window, modelKey, rule = trigger) {
+  const own = rule.models[modelKey] || {};
+  const t = own.trigger ?? rule.trigger;
   if (t && t.tokens !== undefined) return t.tokens;
   if (t && t.percent_of_window !== undefined) return (window * t.percent_of_window) / 100;
-  const reserve = t && t.reserve_tokens !== undefined ? t.reserve_tokens : own.reserve_tokens ?? trigger.reserve_tokens;
+  const reserve = t && t.reserve_tokens !== undefined ? t.reserve_tokens : own.reserve_tokens ?? rule.reserve_tokens;
   return window - reserve;
 }
 

@@ -174,7 +174,7 @@ def _pi(project: Path, overlay: Overlay) -> None:
     _pi_summary_rules(overlay, summary if isinstance(summary, dict) else {})
     masking = plan.get("masking")
     if isinstance(masking, dict) and masking.get("placeholder") is not None:
-        overlay.values[("compaction", "strategy")] = "mask_tool_results"
+        overlay.values[("compaction", "strategy")] = masking.get("strategy") or "mask_tool_results"
         overlay.values[("compaction", "masking", "placeholder")] = _parts(masking["placeholder"])
     _pi_prompt(overlay, plan.get("plan"), compiled)
 

@@ -50,9 +50,18 @@ def _world(tmp_path: Path, server: LoopbackServer, base: dict) -> tuple[Path, di
     return project, env
 
 
-def _run_pi(project: Path, env: dict, message: str) -> subprocess.CompletedProcess:
+def _small_window(env: dict, window: int = 8192) -> None:
+    """The loopback model's context window, small enough for a few turns to compact."""
+    path = Path(env["PI_CODING_AGENT_DIR"]) / "models.json"
+    models = json.loads(path.read_text())
+    models["providers"]["loop"]["models"][0]["contextWindow"] = window
+    path.write_text(json.dumps(models))
+
+
+def _run_pi(project: Path, env: dict, *messages: str) -> subprocess.CompletedProcess:
+    """pi headless, one prompt after the other (``-p`` runs each message as a turn)."""
     done = subprocess.run(["pi", "-p", "--mode", "json", "-a", "--no-session", "--offline", "--model", "loop/m",
-                           message], cwd=project, env=env, capture_output=True, text=True, timeout=PI_TIMEOUT)
+                           *messages], cwd=project, env=env, capture_output=True, text=True, timeout=PI_TIMEOUT)
     assert done.returncode == 0, f"pi failed ({done.returncode}):\n{done.stderr[-3000:]}"
     return done
 
@@ -211,15 +220,10 @@ def test_a_forced_compaction_sends_the_profiles_summary_request_and_retries_a_mi
     ]
     with LoopbackServer(replies) as server:
         project, env = _world(tmp_path, server, pi_env)
-        models = json.loads((Path(env["PI_CODING_AGENT_DIR"]) / "models.json").read_text())
-        models["providers"]["loop"]["models"][0]["contextWindow"] = 8192
-        (Path(env["PI_CODING_AGENT_DIR"]) / "models.json").write_text(json.dumps(models))
+        _small_window(env)
         done = _pipeline("export", "pi", str(profile), "--project", str(project), cwd=project, env=env)
         assert done.returncode == 0, done.stderr
-        run = subprocess.run(["pi", "-p", "--mode", "json", "-a", "--no-session", "--offline", "--model", "loop/m",
-                              "Look at the build.", log, "Now fix it."], cwd=project, env=env, capture_output=True,
-                             text=True, timeout=PI_TIMEOUT)
-        assert run.returncode == 0, run.stderr[-3000:]
+        run = _run_pi(project, env, "Look at the build.", log, "Now fix it.")
         bodies = [b for b in server.bodies if isinstance(b, dict) and "messages" in b]
     system = summary.system_prompt.render()
     calls = [b for b in bodies if _text_of(b["messages"][0]) == system]
@@ -261,15 +265,10 @@ def test_mask_tool_results_shows_old_tool_results_as_the_placeholder(tmp_path, p
     with LoopbackServer(replies) as server:
         project, env = _world(tmp_path, server, pi_env)
         (project / "notes.txt").write_text("The release goes out on Monday.\n")
-        models = json.loads((Path(env["PI_CODING_AGENT_DIR"]) / "models.json").read_text())
-        models["providers"]["loop"]["models"][0]["contextWindow"] = 8192
-        (Path(env["PI_CODING_AGENT_DIR"]) / "models.json").write_text(json.dumps(models))
+        _small_window(env)
         done = _pipeline("export", "pi", str(profile), "--project", str(project), cwd=project, env=env)
         assert done.returncode == 0, done.stderr
-        run = subprocess.run(["pi", "-p", "--mode", "json", "-a", "--no-session", "--offline", "--model", "loop/m",
-                              "Read notes.txt.", log, "Now ship it."], cwd=project, env=env, capture_output=True,
-                             text=True, timeout=PI_TIMEOUT)
-        assert run.returncode == 0, run.stderr[-3000:]
+        run = _run_pi(project, env, "Read notes.txt.", log, "Now ship it.")
         bodies = [b for b in server.bodies if isinstance(b, dict) and "messages" in b]
     assert len(bodies) == 4, f"pi sent {len(bodies)} requests (a summary call would make five)"
     tool = lambda body: [_text_of(m) for m in body["messages"] if m["role"] == "tool"]  # noqa: E731
@@ -298,15 +297,10 @@ def test_a_share_of_window_trigger_compacts_where_the_profile_says(tmp_path, pi_
     replies += [{"text": required}, turn(7000)] if compacts else [turn(7000), turn(300)]
     with LoopbackServer([*replies, turn(300)]) as server:
         project, env = _world(tmp_path, server, pi_env)
-        models = json.loads((Path(env["PI_CODING_AGENT_DIR"]) / "models.json").read_text())
-        models["providers"]["loop"]["models"][0]["contextWindow"] = 8192
-        (Path(env["PI_CODING_AGENT_DIR"]) / "models.json").write_text(json.dumps(models))
+        _small_window(env)
         done = _pipeline("export", "pi", str(profile), "--project", str(project), cwd=project, env=env)
         assert done.returncode == 0, done.stderr
-        run = subprocess.run(["pi", "-p", "--mode", "json", "-a", "--no-session", "--offline", "--model", "loop/m",
-                              "Look at the build.", log, "Now fix it."], cwd=project, env=env, capture_output=True,
-                             text=True, timeout=PI_TIMEOUT)
-        assert run.returncode == 0, run.stderr[-3000:]
+        run = _run_pi(project, env, "Look at the build.", log, "Now fix it.")
         bodies = [b for b in server.bodies if isinstance(b, dict) and "messages" in b]
     summaries = [b for b in bodies if _text_of(b["messages"][0]) == system]
     assert len(summaries) == (1 if compacts else 0), f"{len(summaries)} summary calls in {len(bodies)} requests"
@@ -323,15 +317,10 @@ def test_a_project_export_turns_compaction_off_when_the_profile_does(tmp_path, p
                {"text": "noted", "usage": {"input": 7000, "output": 5}}]
     with LoopbackServer(replies) as server:
         project, env = _world(tmp_path, server, pi_env)
-        models = json.loads((Path(env["PI_CODING_AGENT_DIR"]) / "models.json").read_text())
-        models["providers"]["loop"]["models"][0]["contextWindow"] = 8192
-        (Path(env["PI_CODING_AGENT_DIR"]) / "models.json").write_text(json.dumps(models))
+        _small_window(env)
         done = _pipeline("export", "pi", str(profile), "--project", str(project), cwd=project, env=env)
         assert done.returncode == 0, done.stderr
-        run = subprocess.run(["pi", "-p", "--mode", "json", "-a", "--no-session", "--offline", "--model", "loop/m",
-                              "Look at the build.", log, "Now fix it."], cwd=project, env=env, capture_output=True,
-                             text=True, timeout=PI_TIMEOUT)
-        assert run.returncode == 0, run.stderr[-3000:]
+        run = _run_pi(project, env, "Look at the build.", log, "Now fix it.")
         bodies = [b for b in server.bodies if isinstance(b, dict) and "messages" in b]
     assert json.loads((project / ".pi/settings.json").read_text())["compaction"]["enabled"] is False
     assert len(bodies) == 3  # three turns, no summary call
@@ -378,10 +367,7 @@ def test_a_branch_summary_is_the_profiles_request_preamble_and_file_lists(tmp_pa
         assert done.returncode == 0, done.stderr
         (project / ".pi/extensions/navigate.js").write_text(NAVIGATE)
         out = tmp_path / "nav.json"
-        run = subprocess.run(["pi", "-p", "--mode", "json", "-a", "--no-session", "--offline", "--model", "loop/m",
-                              "Read notes.txt.", "Now fix it.", "/nav"], cwd=project, env=dict(env, NAV_OUT=str(out)),
-                             capture_output=True, text=True, timeout=PI_TIMEOUT)
-        assert run.returncode == 0, run.stderr[-3000:]
+        _run_pi(project, dict(env, NAV_OUT=str(out)), "Read notes.txt.", "Now fix it.", "/nav")
         bodies = [b for b in server.bodies if isinstance(b, dict) and "messages" in b]
     assert len(bodies) == 4, f"pi sent {len(bodies)} requests"
     request = bodies[3]
@@ -398,3 +384,52 @@ def test_a_branch_summary_is_the_profiles_request_preamble_and_file_lists(tmp_pa
     assert entry["summary"] == summary.branch_preamble.render() + answer + lists
     assert entry["details"] == {"readFiles": ["notes.txt"], "modifiedFiles": []}
     assert entry["fromHook"] is True
+
+
+HYBRID = MASKING.replace("name: masking", "name: hybrid").replace("strategy: mask_tool_results", "strategy: hybrid")
+
+
+@pytest.mark.parametrize("notes_chars, summarizes", [(16_000, False), (40, True)])
+def test_hybrid_masks_and_summarizes_only_when_the_masked_context_is_still_over(tmp_path, pi_env, notes_chars,
+                                                                                 summarizes):
+    """Window 8192, reserve 2000 (above 6192): the reply at 7000 tokens makes pi compact. A
+    16,000-character tool result (4,000 tokens, which the next reply's usage counts) masked
+    brings the context under the trigger: no summary call, the placeholder from then on, and
+    pi's second look before the next prompt (its estimate still 7000) counts the mask too; a
+    40-character one does not: the profile's summary request follows the mask."""
+    from pipeline import compile_profile
+
+    profile = tmp_path / "hybrid.yaml"
+    profile.write_text(HYBRID)
+    compiled = compile_profile(str(profile)).profile
+    placeholder, system = compiled.compaction.masking.placeholder, compiled.summary.system_prompt.render()
+    required = "\n\n".join(f"{h}\n- noted" for h in ("## Goal", "## Constraints & Preferences", "## Progress",
+                                                        "## Key Decisions", "## Next Steps"))
+    log = "Here is the build log: " + "one more line of output. " * 180
+    replies = [
+        {"toolCalls": [{"name": "read", "arguments": {"path": "notes.txt"}}], "usage": {"input": 300, "output": 20}},
+        {"text": "Read it.", "usage": {"input": 320 + notes_chars // 4, "output": 5}},
+        {"text": "noted", "usage": {"input": 7000, "output": 5}},  # over the threshold: pi compacts
+        *([{"text": required}] if summarizes else []),
+        {"text": "done", "usage": {"input": 300, "output": 5}},
+    ]
+    with LoopbackServer(replies) as server:
+        project, env = _world(tmp_path, server, pi_env)
+        (project / "notes.txt").write_text(("The release goes out on Monday. " * 1000)[:notes_chars - 1] + "\n")
+        _small_window(env)
+        done = _pipeline("export", "pi", str(profile), "--project", str(project), "--format", "json", cwd=project,
+                         env=env)
+        assert done.returncode == 0, done.stderr
+        report = {c["key"]: c["how"] for c in json.loads(done.stdout)["report"]}
+        assert report["compaction.strategy"] == "extension"
+        run = _run_pi(project, env, "Read notes.txt.", log, "Now ship it.")
+        bodies = [b for b in server.bodies if isinstance(b, dict) and "messages" in b]
+    calls = [b for b in bodies if _text_of(b["messages"][0]) == system]
+    assert len(calls) == (1 if summarizes else 0), f"{len(calls)} summary calls in {len(bodies)} requests"
+    assert len(bodies) == (5 if summarizes else 4)
+    if not summarizes:
+        tool = [_text_of(m) for m in bodies[-1]["messages"] if m["role"] == "tool"]
+        assert tool == [placeholder.render(tool="read", chars=str(notes_chars))]
+    events = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    ends = [e for e in events if e.get("type") == "compaction_end"]
+    assert bool(ends and ends[0].get("result")) == summarizes, ends

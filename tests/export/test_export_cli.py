@@ -181,9 +181,17 @@ def test_mask_tool_results_is_carried_by_the_extension(tmp_path, capsys):
     assert plan["masking"]["placeholder"][0].startswith("(output of ")
 
 
-def test_hybrid_is_reported_lost(tmp_path, capsys):
+def test_hybrid_goes_through_the_extension_with_its_trigger(tmp_path, capsys):
+    """hybrid: the extension masks, then tests the masked context against the profile's
+    trigger (`masking.rule`, per model too); a per-model strategy stays lost."""
     profile = tmp_path / "p.yaml"
-    profile.write_text("extends: builtin:default\nname: p\ncompaction:\n  strategy: hybrid\n")
-    assert main(["export", "pi", str(profile), "--project", str(tmp_path), "--dry-run", "--format", "json"]) == 0
+    profile.write_text("extends: builtin:default\nname: p\ncompaction:\n  strategy: hybrid\n"
+                       "  model_overrides:\n    loop/m: {reserve_tokens: 3000, strategy: summarize}\n")
+    assert main(["export", "pi", str(profile), "--project", str(tmp_path), "--format", "json"]) == 0
     how = {c["key"]: c["how"] for c in json.loads(capsys.readouterr().out)["report"]}
-    assert how["compaction.strategy"] == "lost"
+    assert how["compaction.strategy"] == how["compaction.masking.placeholder"] == "extension"
+    assert how["compaction.model_overrides.loop/m.strategy"] == "lost"
+    masking = json.loads((tmp_path / PLAN).read_text())["masking"]
+    assert masking["strategy"] == "hybrid" and masking["placeholder"]
+    assert masking["rule"] == {"trigger": None, "reserve_tokens": 16384,
+                               "models": {"loop/m": {"trigger": None, "reserve_tokens": 3000}}}

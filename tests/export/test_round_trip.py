@@ -203,7 +203,8 @@ compaction:
 """
 
 
-@pytest.mark.parametrize("text", [SUMMARY_RULES, MASKING], ids=["summary-rules", "masking"])
+@pytest.mark.parametrize("text", [SUMMARY_RULES, MASKING, MASKING.replace("mask_tool_results", "hybrid")],
+                         ids=["summary-rules", "masking", "hybrid"])
 def test_import_pi_reads_back_the_summary_rules_and_the_masking(text, tmp_path, capsys):
     """What the pi extension applies beyond the summary's texts comes back exactly: the
     schemas and their format, the branch summary's words and budget, the checks, the transcript's tags and labels, the budgets, the
