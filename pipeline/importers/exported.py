@@ -199,13 +199,36 @@ def _offline_fills(overlay: Overlay, base: Any) -> None:
 
 
 def _pi_summary_rules(overlay: Overlay, summary: dict) -> None:
-    """The summary settings the extension applies beyond its texts (schema, checks, transcript
-    words, budgets), each written only where it differs from ``builtin:default``'s."""
+    """The summary settings the extension applies beyond its texts (schemas, checks, transcript
+    words, budgets, the branch summary's), each written only where it differs from
+    ``builtin:default``'s."""
     from pipeline.facade import compile_profile
 
     base = compile_profile("default").profile
+    branch: dict = summary["branch"] if isinstance(summary.get("branch"), dict) else {}
+    for path, value, default in _pi_values(summary, branch, base):
+        if value is not None and value != default:
+            overlay.values[path] = value
+    if ("summary", "schema") in overlay.values or ("summary", "branch_schema") in overlay.values:
+        _offline_fills(overlay, base.summary)
+    for path, value, default in _pi_part_texts(summary, base.summary):
+        if value != _plain(default):
+            overlay.values[path] = _parts(value)
+    for path, value, default in _pi_rendered_texts(summary, branch, base.summary):
+        if isinstance(value, str) and value != default.render():
+            overlay.values[path] = profile_text(value)
+    if isinstance(branch.get("instructions"), str):  # rendered, as the other instructions
+        overlay.values[("summary", "instructions", "branch")] = profile_text(branch["instructions"])
+
+
+Setting = tuple[tuple[str, ...], Any, Any]  # (profile key, value in profile.json, builtin:default's)
+
+
+def _pi_values(summary: dict, branch: dict, base: Any) -> list[Setting]:
+    """Settings that profile.json holds as the profile's own JSON values."""
     s, comp = base.summary, base.compaction
-    plain: list[tuple[tuple[str, ...], Any, Any]] = [
+    dump = lambda sections: [x.model_dump(mode="json") for x in sections]  # noqa: E731
+    return [
         (("summary", "on_schema_violation"), summary.get("on_schema_violation"), s.on_schema_violation),
         (("summary", "serialize_thinking"), summary.get("serialize_thinking"), s.serialize_thinking),
         (("compaction", "tool_result_max_chars"), summary.get("tool_result_max_chars"), comp.tool_result_max_chars),
@@ -216,37 +239,30 @@ def _pi_summary_rules(overlay: Overlay, summary: dict) -> None:
           for k in type(s.labels).model_fields),
         *((("compaction", "summary_budget", k), _get(summary, "budget", k), getattr(comp.summary_budget, k))
           for k in ("history", "turn_prefix", "limit")),
-        (("summary", "schema"), summary.get("schema_sections"), [x.model_dump(mode="json") for x in s.schema_]),
-        (("summary", "branch_schema"), _get(summary, "branch", "schema_sections"),
-         [x.model_dump(mode="json") for x in s.branch_schema]),
-        *((("compaction", "branch", k), _get(summary, "branch", k), getattr(comp.branch, k))
+        (("summary", "schema"), summary.get("schema_sections"), dump(s.schema_)),
+        (("summary", "branch_schema"), branch.get("schema_sections"), dump(s.branch_schema)),
+        *((("compaction", "branch", k), branch.get(k), getattr(comp.branch, k))
           for k in ("max_tokens", "default_context_window")),
         *((("summary", "schema_format", k), _get(summary, "schema_format", k), getattr(s.schema_format, k))
           for k in type(s.schema_format).model_fields),
     ]
-    for path, value, default in plain:
-        if value is not None and value != default:
-            overlay.values[path] = value
-    if ("summary", "schema") in overlay.values or ("summary", "branch_schema") in overlay.values:
-        _offline_fills(overlay, base.summary)
-    parts = [(("summary", "validity", "retry_note"), _get(summary, "validity", "retry_note"), s.validity.retry_note),
-             (("summary", "truncation_marker"), summary.get("truncation_marker"), s.truncation_marker),
-             (("summary", "turn_prefix_request"), summary.get("turn_prefix_request"), s.turn_prefix_request),
-             (("summary", "instructions", "schema_retry"), summary.get("schema_retry"), s.instructions.schema_retry)]
-    for path, value, default in parts:
-        if value != _plain(default):
-            overlay.values[path] = _parts(value)
-    branch: dict = summary["branch"] if isinstance(summary.get("branch"), dict) else {}
-    for value, path, default in (
-            (summary.get("custom_label"), ("summary", "instructions", "custom_label"), s.instructions.custom_label),
-            (summary.get("split_turn_separator"), ("summary", "split_turn_separator"), s.split_turn_separator),
-            (summary.get("no_history"), ("summary", "no_history"), s.no_history),
-            (branch.get("preamble"), ("summary", "branch_preamble"), s.branch_preamble),
-            (branch.get("empty"), ("summary", "branch_empty"), s.branch_empty)):
-        if isinstance(value, str) and value != default.render():
-            overlay.values[path] = profile_text(value)
-    if isinstance(branch.get("instructions"), str):  # rendered, as the other instructions
-        overlay.values[("summary", "instructions", "branch")] = profile_text(branch["instructions"])
+
+
+def _pi_part_texts(summary: dict, s: Any) -> list[Setting]:
+    """Texts that profile.json holds as parts (their variables kept)."""
+    return [(("summary", "validity", "retry_note"), _get(summary, "validity", "retry_note"), s.validity.retry_note),
+            (("summary", "truncation_marker"), summary.get("truncation_marker"), s.truncation_marker),
+            (("summary", "turn_prefix_request"), summary.get("turn_prefix_request"), s.turn_prefix_request),
+            (("summary", "instructions", "schema_retry"), summary.get("schema_retry"), s.instructions.schema_retry)]
+
+
+def _pi_rendered_texts(summary: dict, branch: dict, s: Any) -> list[Setting]:
+    """Texts that profile.json holds rendered (they take no variable)."""
+    return [(("summary", "instructions", "custom_label"), summary.get("custom_label"), s.instructions.custom_label),
+            (("summary", "split_turn_separator"), summary.get("split_turn_separator"), s.split_turn_separator),
+            (("summary", "no_history"), summary.get("no_history"), s.no_history),
+            (("summary", "branch_preamble"), branch.get("preamble"), s.branch_preamble),
+            (("summary", "branch_empty"), branch.get("empty"), s.branch_empty)]
 
 
 def _parts(parts: Any) -> Optional[str]:
