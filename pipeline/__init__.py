@@ -20,7 +20,7 @@ and hands off to it (the stages of docs/architecture.md)::
     templates = p.load_templates("/repo")   # templates.sources in order: project, global, paths
     text = p.expand("/review a.py 'error handling'", templates)   # other input: unchanged
 
-    plan = p.plan_compaction("chat.jsonl")  # CompactionPlan | NothingToCompact; nothing written
+    plan = p.plan_compaction("chat.jsonl")  # pipeline.CompactionPlan | pipeline.NothingToCompact; nothing written
     done = p.compact("chat.jsonl")          # profile's summarizer (offline by default); appends
     context = p.project("chat.jsonl")       # the LLM messages of the current leaf
 
@@ -93,12 +93,18 @@ _LAZY = {
     "SessionFile": "pipeline.session",
     "ModelInfo": "pipeline.runtime.host",
     "Tool": "pipeline.runtime.host",
+    "CompactionPlan": "pipeline.compaction",
+    "NothingToCompact": "pipeline.compaction",
+    "LLMError": "pipeline.llm",
+    "LLMAuthError": "pipeline.llm",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.compaction import CompactionPlan, NothingToCompact
     from pipeline.compiler import CompiledProfile, LoadedProfile, load_profile
     from pipeline.errors import Location, PipelineError, Problem
     from pipeline.facade import Pipeline, compile_profile
+    from pipeline.llm import LLMAuthError, LLMError
     from pipeline.prompt import RenderContext
     from pipeline.runtime.host import ModelInfo, Tool
     from pipeline.session import SessionFile
@@ -116,10 +122,14 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "CompactionPlan",
     "CompiledProfile",
     "LoadedProfile",
+    "LLMAuthError",
+    "LLMError",
     "Location",
     "ModelInfo",
+    "NothingToCompact",
     "Pipeline",
     "PipelineError",
     "Problem",

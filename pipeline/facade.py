@@ -23,6 +23,8 @@ from pipeline.model import Profile
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.compaction import CompactionOutcome, CompactionPlan, Navigated, NothingToCompact
+    from pipeline.compaction.triggers import TriggerAnswer
+    from pipeline.model.compaction import Compaction as CompactionSettings
     from pipeline.llm.chat import ChatClient
     from pipeline.llm.types import SummaryClient
     from pipeline.prompt import ContextFile, RenderContext, RenderedSection, Skill
@@ -195,18 +197,35 @@ class Pipeline(CompiledProfile):
 
         return model_client(self.profile, model, wire, **options)
 
+    def compaction_settings(self, model: ModelSpec = None) -> CompactionSettings:
+        """The ``compaction`` block as it applies to ``model`` (a :data:`ModelSpec`): its
+        ``compaction.model_overrides`` entry over the block, or the block itself."""
+        return self.profile.compaction.for_model(*model_key(model))
+
     def plan_compaction(
         self, session: SessionFile | PathLike, overrides: Overrides | None = None, *,
         origin: Mapping[str, str] | None = None, keep_recent_tokens: int | None = None,
-        reserve_tokens: int | None = None,
+        reserve_tokens: int | None = None, model: ModelSpec = None,
     ) -> CompactionPlan | NothingToCompact:
         """What compacting the session's current branch would do (nothing is called or
-        written); ``overrides`` as for :func:`compile_profile` (``keep_recent_tokens`` and
-        ``reserve_tokens`` are short for ``compaction.*``)."""
+        written), with the settings of ``model`` (:meth:`compaction_settings`); ``overrides`` as
+        for :func:`compile_profile` (``keep_recent_tokens`` and ``reserve_tokens`` are short for
+        ``compaction.*``)."""
         from pipeline.compaction import plan_session
 
         pipeline = self.with_overrides(_compaction(overrides, keep_recent_tokens, reserve_tokens), origin)
-        return plan_session(_session(session), pipeline.profile.compaction)
+        return plan_session(_session(session), pipeline.compaction_settings(model))
+
+    def would_compact(self, session: SessionFile | PathLike, window: int, *, model: ModelSpec = None) -> TriggerAnswer:
+        """Would the trigger of ``model``'s settings fire on the session's current branch, in a context
+        window of ``window`` tokens? (the estimate, the threshold and the rule; nothing is written)"""
+        from pipeline.compaction.tokens import context_tokens_newest_first
+        from pipeline.compaction.triggers import would_trigger
+        from pipeline.session.projection import build_session_context
+
+        settings = self.compaction_settings(model)
+        messages = build_session_context(_session(session)).messages
+        return would_trigger(context_tokens_newest_first(reversed(messages), settings), window, settings)
 
     def summary_requests(
         self, plan: CompactionPlan, *, instructions: str | None = None, thinking_level: str | None = None,

@@ -92,8 +92,7 @@ def test_the_cli_reaches_no_stage_but_through_its_listed_exceptions(tmp_path, ca
         "compiler", "templates", "prompt", "session", "compaction", "llm", "runtime")}
     ignored = contract["ignore_imports"]
     importers = {line.split(" -> ")[0] for line in ignored}
-    assert importers <= {f"pipeline.cli.{m}" for m in ("session", "chat", "context", "expand", "templates", "render",
-                                                       "_agent", "compact")}
+    assert importers <= {f"pipeline.cli.{m}" for m in ("session", "chat", "context", "expand", "templates", "render")}
     bare = (f'name = "bare"\ntype = "forbidden"\nsource_modules = ["pipeline.cli"]\n'
             f'forbidden_modules = {json.dumps(contract["forbidden_modules"])}\nallow_indirect_imports = true\n')
     kept, out = _lint(_config(tmp_path, bare), capsys, cache_dir)
@@ -139,3 +138,32 @@ def test_the_root_package_check_can_fail(tmp_path):
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from pipeline import compile_profile\n    import pipeline\n    return pipeline.Pipeline\n")
     assert sorted(_ROOT_LAZY.intersection(_root_imports(module))) == ["Pipeline", "compile_profile"]
+
+
+#: What writes a compaction below the driver (:mod:`pipeline.compaction.driver`): only the
+#: compaction stage itself calls these; every host (the runtime's conversation, the adapters,
+#: the CLI, ``pipeline eval`` and ``replay``, the facade) compacts through ``compact``.
+_BELOW_THE_DRIVER = {"compact_session", "summarize_plan", "mask_plan", "run_call", "plan_calls", "summarize_branch"}
+
+
+def _compaction_names(path: Path) -> set[str]:
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level
+            and (n.module or "").startswith("pipeline.compaction") for a in n.names}
+
+
+def test_every_host_compacts_through_the_one_driver():
+    stage = ROOT / "pipeline" / "compaction"
+    found = {str(p.relative_to(ROOT)): sorted(_BELOW_THE_DRIVER & _compaction_names(p))
+             for p in (ROOT / "pipeline").rglob("*.py") if stage not in p.parents}
+    assert {k: v for k, v in found.items() if v} == {}
+    hosts = {"pipeline/runtime/conversation.py", "pipeline/evaluation/replay.py", "pipeline/facade.py"}
+    assert all("compact" in _compaction_names(ROOT / h) for h in hosts)  # they do reach the driver
+
+
+def test_the_one_driver_check_can_fail(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("from pipeline.compaction.engine import compact_session\nfrom pipeline.compaction import compact\n")
+    assert _BELOW_THE_DRIVER & _compaction_names(module) == {"compact_session"}

@@ -166,6 +166,27 @@ def test_compact_and_plan_take_overrides_as_the_last_layer(default, long_copy):
     assert default.profile.compaction.keep_recent_tokens != 4000
 
 
+def test_plan_and_trigger_take_a_models_settings(default, long_copy):
+    """``model=`` picks the model's ``compaction.model_overrides`` entry for the plan and the
+    trigger, as :meth:`Pipeline.compact` does; another model gets the block itself."""
+    tuned = default.with_overrides({"compaction.model_overrides": {"openai/small": {"keep_recent_tokens": 4000,
+                                                                                    "reserve_tokens": 2000}}})
+    assert tuned.compaction_settings("openai/small").keep_recent_tokens == 4000
+    assert tuned.compaction_settings(("openai", "other")) == tuned.profile.compaction
+    plan = tuned.plan_compaction(long_copy, model="openai/small")
+    assert plan.settings == tuned.compaction_settings("openai/small")
+    same = default.plan_compaction(long_copy, keep_recent_tokens=4000)
+    assert (plan.first_kept_entry_id, plan.summarize_ids) == (same.first_kept_entry_id, same.summarize_ids)
+    assert tuned.plan_compaction(long_copy).first_kept_entry_id == default.plan_compaction(long_copy).first_kept_entry_id
+    assert same.first_kept_entry_id != default.plan_compaction(long_copy).first_kept_entry_id
+    window = 30000
+    small, other = tuned.would_compact(long_copy, window, model="openai/small"), tuned.would_compact(long_copy, window)
+    assert small.tokens == other.tokens == plan.tokens_before
+    assert (small.threshold, other.threshold) == (window - 2000, window - default.profile.compaction.reserve_tokens)
+    assert small.fires == (plan.tokens_before > window - 2000)
+    assert long_copy.read_bytes() == LONG.read_bytes()  # nothing written
+
+
 def test_an_unknown_override_key_is_located_at_its_flag():
     with pytest.raises(PipelineError) as failed:
         compile_profile("default", {"compaction.reserve_tokenz": 5}, {"compaction.reserve_tokenz": "--x"})

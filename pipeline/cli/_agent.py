@@ -56,6 +56,7 @@ def profile_overrides(args: argparse.Namespace) -> tuple[dict, dict]:
 
 @dataclass
 class AgentSetup:
+    pipeline: Any
     agent: Any
     conversation: Any
     client: Any
@@ -67,9 +68,8 @@ class AgentSetup:
 
 def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
     """The agent for ``args``: the flags checked here (each named in its message), then :meth:`Pipeline.agent`."""
-    from pipeline import compile_profile
+    from pipeline import LLMAuthError, compile_profile
     from pipeline.facade import builtin_tool_names
-    from pipeline.llm import LLMAuthError
 
     pipeline = compile_profile(args.profile, *profile_overrides(args))
     print_notices(pipeline.warnings)
@@ -100,7 +100,7 @@ def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
     except LLMAuthError as err:
         raise _key_problem(err) from None
     conversation = agent.conversation
-    return AgentSetup(agent, conversation, agent.client, str(conversation.session.path))
+    return AgentSetup(pipeline, agent, conversation, agent.client, str(conversation.session.path))
 
 
 def status_line(event: Any) -> str | None:
@@ -137,17 +137,14 @@ def show_status(event: Any, out: Any = None, *, tools: bool = True) -> None:
 
 def force_compaction(setup: AgentSetup, focus: str | None = None, out: Any = None) -> None:
     """`--compact` (and `/compact`): a manual compaction now, its outcome in one line."""
+    from pipeline import NothingToCompact
     from pipeline.cli.compact import nothing_line
-    from pipeline.compaction import NothingToCompact
-
-    from pipeline.compaction import plan_session
 
     out = out or sys.stderr
-    conversation = setup.conversation
-    current = conversation.model.current()
-    compaction = conversation.profile.compaction
-    settings = compaction.for_model(current.provider, current.id) if current else compaction
-    done = plan_session(conversation.session, settings) if settings.strategy == "summarize" else None
+    session, model = setup.conversation.session, setup.conversation.model
+    settings = setup.pipeline.compaction_settings(model)
+    summarize = settings.strategy == "summarize"
+    done = setup.pipeline.plan_compaction(session, model=model) if summarize else None
     if not isinstance(done, NothingToCompact):  # asked first, so nothing to compact is one line
         done = setup.agent.compact(focus or None).nothing
     if isinstance(done, NothingToCompact):
@@ -161,9 +158,7 @@ def _short(value: Any, width: int = 60) -> str:
 
 def print_event(event: Any) -> None:
     """One event as a JSON line on stdout (``--json``)."""
-    from pipeline.runtime.events import event_json
-
-    print(json.dumps(event_json(event), ensure_ascii=False), flush=True)
+    print(json.dumps(event.to_json(), ensure_ascii=False), flush=True)
 
 
 def _key_problem(err: Any) -> PipelineError:

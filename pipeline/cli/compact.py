@@ -193,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pipeline.session import SessionFile
+    from pipeline import SessionFile
 
     _check_flags(args)
     tolerant_output()  # a summary may hold a lone surrogate (a model's JSON escape): print it, never crash
@@ -214,12 +214,12 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _show_plan(args, session, pipeline) -> int:
-    from pipeline.compaction import NothingToCompact, plan_session
+    from pipeline import NothingToCompact
     from pipeline.js import js_json
 
-    settings = pipeline.profile.compaction.for_model(*_model(args))
-    plan = plan_session(session, settings)
-    trigger = _trigger(args, session, settings)
+    settings = pipeline.compaction_settings(_model(args))
+    plan = pipeline.plan_compaction(session, model=_model(args))
+    trigger = pipeline.would_compact(session, args.window, model=_model(args)) if args.window is not None else None
     if args.format == "json":
         data = plan.to_json()
         print(js_json(data if trigger is None else {**data, "trigger": trigger.to_json()}))
@@ -241,18 +241,6 @@ def _model(args) -> tuple[str | None, str | None]:
         return None, None
     provider, _, model = args.for_model.partition("/")
     return provider, model
-
-
-def _trigger(args, session, settings):
-    """``--window N``: would compaction fire on the branch as it is now?"""
-    if args.window is None:
-        return None
-    from pipeline.compaction.tokens import context_tokens_newest_first
-    from pipeline.compaction.triggers import would_trigger
-    from pipeline.session.projection import build_session_context
-
-    messages = build_session_context(session).messages
-    return would_trigger(context_tokens_newest_first(reversed(messages), settings), args.window, settings)
 
 
 def nothing_line(plan, settings) -> str:
@@ -293,7 +281,7 @@ def _plan_lines(plan, session) -> list[str]:
 
 
 def _print_requests(args, session, pipeline) -> int:
-    from pipeline.compaction import NothingToCompact
+    from pipeline import NothingToCompact
     from pipeline.js import js_json
 
     plan = pipeline.plan_compaction(session)

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
             raise SessionError(Problem("cannot read session file: no such file", Location(str(path)),
                                        code="session.unreadable"))
     conversations = {f"generated-{i}": generate(args.seed + i) for i in range(args.generated)}
-    evaluator = Evaluator(profile, client, window=window, strategies=args.strategy or STRATEGIES)
+    evaluator = Evaluator(pipeline, client, window=window, strategies=args.strategy or STRATEGIES)
     measures = evaluator.run(conversations, own)
     rows = summarize_rows(measures)
     meta = {"profile": args.profile, "summarizer": profile.summarizer.provider, "window": window,

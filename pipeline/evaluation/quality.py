@@ -28,14 +28,17 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from pipeline.compaction.driver import STRATEGIES, compact
+from pipeline.compaction.driver import STRATEGIES
 from pipeline.compaction.tokens import estimate_tokens
 from pipeline.evaluation.generate import Generated, facts_path
 from pipeline.session import SessionFile
 from pipeline.session.projection import build_context, build_session_context
 from pipeline.session.texts import ContextTexts
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.facade import Pipeline
 
 RECALL_AT = (1, 2, 5)
 
@@ -152,15 +155,17 @@ def _recall(text: str, facts: Sequence[dict]) -> float | None:
 
 
 class Evaluator:
-    """Runs the strategies on sessions with one profile and one summary client."""
+    """Runs the strategies on sessions with one compiled profile (a :class:`pipeline.Pipeline`,
+    which compacts: the one driver) and one summary client."""
 
-    def __init__(self, profile, client, *, window: int, strategies: Sequence[str] = STRATEGIES) -> None:
-        self.profile, self.client, self.window, self.strategies = profile, client, window, tuple(strategies)
-        self.texts = ContextTexts.from_profile(profile)
+    def __init__(self, pipeline: Pipeline, client, *, window: int, strategies: Sequence[str] = STRATEGIES) -> None:
+        self.pipeline, self.profile = pipeline, pipeline.profile
+        self.client, self.window, self.strategies = client, window, tuple(strategies)
+        self.texts = ContextTexts.from_profile(self.profile)
 
     def _compact(self, session: SessionFile, strategy: str, m: Measure, recorder: _Recording) -> None:
         _, before, _ = _context(session, self.texts)
-        done = compact(session, self.profile, recorder, window=self.window, strategy=strategy)
+        done = self.pipeline.compact(session, window=self.window, strategy=strategy, client=recorder)
         if done.result is not None:
             m.outcomes += [o.verdict for o in done.result.outcomes]
         _, after, _ = _context(SessionFile.open(session.path), self.texts)

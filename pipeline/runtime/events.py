@@ -1,7 +1,8 @@
 """Typed events of a conversation and of the agent loop (frozen dataclasses).
 
 The conversation emits the policy's events (retries, compactions, failures); the loop
-adds run, request and tool events. :func:`event_json` gives the ``--json`` line of one.
+adds run, request and tool events. ``event.to_json()`` (:func:`event_json`) gives the
+``--json`` line of one.
 """
 
 from __future__ import annotations
@@ -14,14 +15,24 @@ if TYPE_CHECKING:
     from pipeline.errors import Problem
 
 
+class _Event:
+    """What every event has: its ``kind`` (a class attribute) and its JSON form."""
+
+    kind: str
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"type": kind, ...fields}`` for a JSON line (``pipeline run --json``)."""
+        return {"type": self.kind, **asdict(self)}  # type: ignore[call-overload]  # every subclass is a dataclass
+
+
 @dataclass(frozen=True)
-class RunStart:
+class RunStart(_Event):
     text: str
     kind = "run_start"
 
 
 @dataclass(frozen=True)
-class RunEnd:
+class RunEnd(_Event):
     """The run ended; ``answer`` is the last reply's text, ``stop_reason`` its stop reason."""
 
     answer: str
@@ -30,7 +41,7 @@ class RunEnd:
 
 
 @dataclass(frozen=True)
-class Request:
+class Request(_Event):
     """A model request is about to be sent (``index`` counts the run's requests from 0)."""
 
     index: int
@@ -40,14 +51,14 @@ class Request:
 
 
 @dataclass(frozen=True)
-class Reply:
+class Reply(_Event):
     stop_reason: Optional[str]
     error: Optional[str]
     kind = "reply"
 
 
 @dataclass(frozen=True)
-class TextDelta:
+class TextDelta(_Event):
     """A piece of the answer text as it streams (from a client that streams text)."""
 
     text: str
@@ -55,7 +66,7 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
-class ToolStart:
+class ToolStart(_Event):
     call_id: str
     name: str
     arguments: Any
@@ -63,7 +74,7 @@ class ToolStart:
 
 
 @dataclass(frozen=True)
-class ToolEnd:
+class ToolEnd(_Event):
     call_id: str
     name: str
     is_error: bool
@@ -71,7 +82,7 @@ class ToolEnd:
 
 
 @dataclass(frozen=True)
-class CompactionStart:
+class CompactionStart(_Event):
     """``reason``: ``manual``, ``threshold`` or ``overflow``; ``tokens_before`` when known."""
 
     reason: str
@@ -79,7 +90,7 @@ class CompactionStart:
 
 
 @dataclass(frozen=True)
-class CompactionEnd:
+class CompactionEnd(_Event):
     """``entry_id``/``first_kept_entry_id``/``tokens_before``/``tokens_after`` of the compaction
     written (``None`` when nothing was compacted); ``tokens_after`` is pi's ``estimatedTokensAfter``,
     every message of the compacted context estimated from its characters (no usage anchors it);
@@ -109,7 +120,7 @@ class CompactionEnd:
 
 
 @dataclass(frozen=True)
-class RetryStart:
+class RetryStart(_Event):
     """A transient error: retry ``attempt`` of ``max_attempts`` after ``delay_ms``."""
 
     attempt: int
@@ -120,7 +131,7 @@ class RetryStart:
 
 
 @dataclass(frozen=True)
-class RetryEnd:
+class RetryEnd(_Event):
     success: bool
     attempt: int
     error: Optional[str] = None
@@ -128,7 +139,7 @@ class RetryEnd:
 
 
 @dataclass(frozen=True)
-class Failure:
+class Failure(_Event):
     """The run ended in an error that the runtime could not recover from."""
 
     error: str
@@ -140,8 +151,8 @@ Listener = Callable[[Event], None]
 
 
 def event_json(event: Event) -> dict[str, Any]:
-    """``{"type": kind, ...fields}`` for a JSON line."""
-    return {"type": event.kind, **asdict(event)}
+    """``{"type": kind, ...fields}`` for a JSON line (``event.to_json()``)."""
+    return event.to_json()
 
 
 __all__ = [

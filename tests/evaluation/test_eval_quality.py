@@ -42,10 +42,8 @@ def test_f1():
 
 @pytest.fixture(scope="module")
 def measured():
-    profile = compile_profile("default").profile
-    from pipeline.compaction import make_summary_client
-
-    evaluator = Evaluator(profile, make_summary_client(profile, profile.summarizer), window=128000)
+    pipeline = compile_profile("default")
+    evaluator = Evaluator(pipeline, pipeline.summary_client(), window=128000)
     return evaluator.run({"g1": generate(1), "g2": generate(2)}, [ROOT / "tests/data/sessions/real/long-coding.jsonl"])
 
 

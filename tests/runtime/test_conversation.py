@@ -207,6 +207,8 @@ def test_events_are_frozen_and_serializable(tmp_path):
         events[0].text = "changed"
     assert [json.loads(json.dumps(ev.event_json(e)))["type"] for e in events] == [
         "run_start", "request", "text_delta", "reply", "run_end"]  # the text as it streamed
+    assert events[-1].to_json() == {"type": "run_end", "answer": "hello", "stop_reason": "stop"}
+    assert all(e.to_json() == ev.event_json(e) for e in events)
 
 
 def test_a_profile_without_a_runtime_block_is_refused(tmp_path):
