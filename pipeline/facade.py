@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sequence, Union
 
 from pipeline import compiler
 from pipeline.compiler import CompiledProfile, Overrides
@@ -38,9 +38,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.templates import LoadedTemplates, PromptTemplate
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+
+class _Identified(Protocol):
+    """A model object: :class:`pipeline.runtime.ModelInfo`, a pydantic-ai or LangChain model wrapper..."""
+
+    provider: str | None
+    id: str | None
+
+
 #: A model for :meth:`Pipeline.compact`: ``"provider/id"``, ``(provider, id)``, an object with
 #: ``provider`` and ``id`` (:class:`pipeline.runtime.ModelInfo`), or ``None`` (the profile's settings).
-ModelSpec = Any
+ModelSpec = Union[str, "tuple[str | None, str | None]", _Identified, "ModelInfo", None]
 #: The tools ``Pipeline.agent`` offers unless told: the read-only ones (``bash``, ``edit``, ``write`` are opt-in).
 DEFAULT_TOOLS = ("read", "ls", "find", "grep")
 #: ``Pipeline.project(leaf=...)`` default: the session's current leaf.
@@ -229,7 +238,7 @@ class Pipeline(CompiledProfile):
 
     def summary_requests(
         self, plan: CompactionPlan, *, instructions: str | None = None, thinking_level: str | None = None,
-    ) -> list[Any]:
+    ) -> list[Mapping[str, object]]:
         """The request bodies, as the summarizer's provider would receive them, of every
         call compacting ``plan`` makes (history, then turn prefix); nothing is sent."""
         from pipeline.compaction import planned_requests
@@ -412,8 +421,7 @@ def model_key(model: ModelSpec) -> tuple[str | None, str | None]:
             raise ValueError(f"a model is named provider/id, got {model!r}")
         return provider, name
     if isinstance(model, tuple):
-        provider, name = model
-        return provider, name
+        return model[0], model[1]
     current = getattr(model, "current", None)  # a ModelInfo: its current identity
     model = current() if callable(current) else model
     return getattr(model, "provider", None), getattr(model, "id", None)

@@ -8,7 +8,7 @@ adds run, request and tool events. ``event.to_json()`` (:func:`event_json`) give
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 if TYPE_CHECKING:
     from pipeline.compaction.driver import CompactionOutcome
@@ -146,7 +146,8 @@ class Failure(_Event):
     kind = "failure"
 
 
-Event = Any  # one of the classes above
+Event = Union[RunStart, RunEnd, Request, Reply, TextDelta, ToolStart, ToolEnd, CompactionStart, CompactionEnd,
+              RetryStart, RetryEnd, Failure]
 Listener = Callable[[Event], None]
 
 
