@@ -46,3 +46,44 @@ def test_the_public_surface_is_strict_and_has_no_codes_switched_off():
 def test_mypy_targets_the_lowest_python_the_package_claims():
     assert CONFIG["project"]["requires-python"] == ">=" + CONFIG["tool"]["mypy"]["python_version"]
     assert "mypy>=1.10" in CONFIG["project"]["optional-dependencies"]["test"]
+
+
+def _loose_returns(*classes: type) -> list[str]:
+    """Public methods and properties of ``classes`` whose return is not annotated, or is ``Any``."""
+    import inspect
+    import re
+
+    found = []
+    for cls in classes:
+        for name, member in inspect.getmembers(cls):
+            function = member.fget if isinstance(member, property) else member
+            if name.startswith("_") or not callable(function):
+                continue
+            returns = getattr(function, "__annotations__", {}).get("return")
+            if returns is None or re.search(r"\bAny\b", str(returns)):
+                found.append(f"{cls.__name__}.{name}")
+    return found
+
+
+def test_the_public_methods_a_host_calls_return_no_any():
+    from pipeline.facade import Patches, Pipeline
+    from pipeline.runtime.conversation import Conversation
+    from pipeline.runtime.loop import Agent
+
+    assert _loose_returns(Pipeline, Patches, Conversation, Agent) == []
+
+
+def test_the_return_check_can_fail():
+    from typing import Any
+
+    class Loose:
+        def typed(self) -> int:
+            return 1
+
+        def loose(self) -> Any:
+            return 1
+
+        def bare(self):
+            return 1
+
+    assert _loose_returns(Loose) == ["Loose.bare", "Loose.loose"]
