@@ -31,6 +31,7 @@ import zipfile
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
 from dataclasses import dataclass, field
 from pathlib import Path
+from multiprocessing.context import BaseContext
 from typing import Callable, Iterator, Sequence
 
 from pipeline import files
@@ -227,13 +228,26 @@ def replay_one(name: str, data: bytes) -> dict[str, SessionReplay]:
             for label, profile in _PROFILES.items()}
 
 
+def _context() -> BaseContext:
+    """How the workers start: forked (no re-import, the fastest start) from a process that runs
+    one thread, as ``pipeline replay`` does; a host that runs other threads (a server, a test
+    runner) gets workers from a fork server, since a fork copies another thread's locks held."""
+    import multiprocessing
+    import threading
+
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
+                                       else "spawn")
+
+
 def replay_archive(
     archive: Path, profiles: dict[str, Profile], window: int, *, workers: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> Iterator[dict[str, SessionReplay]]:
     """Replay every session of ``archive`` under each profile, in parallel; results as they finish."""
     workers = workers or os.cpu_count() or 1
-    with ProcessPoolExecutor(workers, initializer=_init, initargs=(profiles, window)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init, initargs=(profiles, window)) as pool:
         pending, done = set(), 0
         for name, data in archive_members(archive):
             if isinstance(data, Refused):

@@ -193,3 +193,34 @@ def test_a_second_hybrid_compaction_counts_the_masks_already_applied(tmp_path, p
     assert result.compactions >= 2
     assert result.budgets == []  # every compaction was a mask: none fired the trigger after masking
     assert all(b <= 8000 * 0.5 * 1.5 for b in result.before[1:])
+
+
+def test_a_host_with_other_threads_replays_through_a_fork_server(tmp_path, profiles):
+    """A fork copies the locks another thread holds, so workers are forked only from a process
+    running one thread; with a second thread alive they come from a fork server, with the same
+    figures."""
+    import threading
+
+    from pipeline.evaluation import replay
+
+    archive = _tar(tmp_path, 12, tmp_path / "a.tar.gz")
+    loaded = {str(p): compile_profile(p).profile for p in profiles}
+
+    def figures() -> list:
+        out = [{k: (r.name, r.compactions, r.before, r.after, r.error) for k, r in result.items()}
+               for result in replay.replay_archive(archive, loaded, 4000, workers=2)]
+        return sorted(out, key=lambda d: sorted(d.values()))
+
+    alone = threading.active_count() == 1
+    quiet = figures()
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
+        assert replay._context().get_start_method() == "forkserver"
+        assert figures() == quiet
+    finally:
+        stop.set()
+        other.join()
+    assert replay._context().get_start_method() == ("fork" if alone else "forkserver")
+    assert any(r[1] for d in quiet for r in d.values())  # something was compacted
