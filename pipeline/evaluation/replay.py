@@ -30,8 +30,8 @@ import tempfile
 import zipfile
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
 from dataclasses import dataclass, field
-from pathlib import Path
 from multiprocessing.context import BaseContext
+from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from pipeline import files
