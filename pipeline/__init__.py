@@ -97,6 +97,8 @@ _LAZY = {
     "NothingToCompact": "pipeline.compaction",
     "LLMError": "pipeline.llm",
     "LLMAuthError": "pipeline.llm",
+    "Agent": "pipeline.runtime.loop",
+    "Conversation": "pipeline.runtime.conversation",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -106,7 +108,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.facade import Pipeline, compile_profile
     from pipeline.llm import LLMAuthError, LLMError
     from pipeline.prompt import RenderContext
+    from pipeline.runtime.conversation import Conversation
     from pipeline.runtime.host import ModelInfo, Tool
+    from pipeline.runtime.loop import Agent
     from pipeline.session import SessionFile
 
 
@@ -122,8 +126,10 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "Agent",
     "CompactionPlan",
     "CompiledProfile",
+    "Conversation",
     "LoadedProfile",
     "LLMAuthError",
     "LLMError",

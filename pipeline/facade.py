@@ -41,15 +41,18 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 
 class _Identified(Protocol):
-    """A model object: :class:`pipeline.runtime.ModelInfo`, a pydantic-ai or LangChain model wrapper..."""
+    """A model object: :class:`pipeline.runtime.ModelInfo` or any object with these two attributes."""
 
-    provider: str | None
-    id: str | None
+    @property
+    def provider(self) -> str | None: ...
+
+    @property
+    def id(self) -> str | None: ...
 
 
 #: A model for :meth:`Pipeline.compact`: ``"provider/id"``, ``(provider, id)``, an object with
 #: ``provider`` and ``id`` (:class:`pipeline.runtime.ModelInfo`), or ``None`` (the profile's settings).
-ModelSpec = Union[str, "tuple[str | None, str | None]", _Identified, "ModelInfo", None]
+ModelSpec = Union[str, "tuple[str | None, str | None]", _Identified, None]
 #: The tools ``Pipeline.agent`` offers unless told: the read-only ones (``bash``, ``edit``, ``write`` are opt-in).
 DEFAULT_TOOLS = ("read", "ls", "find", "grep")
 #: ``Pipeline.project(leaf=...)`` default: the session's current leaf.

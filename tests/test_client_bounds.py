@@ -25,7 +25,7 @@ def test_pipeline_run_builds_both_clients_with_the_profile_bounds(tmp_path):
                        "  max_response_bytes: 65536\n  max_chars_per_token: 9\n  max_retries: 1\n")
     setup = build_agent(_args(tmp_path, profile))
     try:
-        chat = setup.client._http
+        chat = setup.agent.client._http
         summarizer = setup.conversation.summarizer
         bounds = Limits(42.0, 65536, 9)
         assert (chat.timeout, chat.limits) == (7.5, bounds)

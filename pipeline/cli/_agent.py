@@ -9,11 +9,14 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.cli._options import API_KEY_ENV_HELP, COMPACTION_FLAGS, SUMMARIZER_FLAGS, add_compaction_flags, positive
 from pipeline.cli._output import print_notices
 from pipeline.errors import Location, PipelineError, Problem, UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline import Agent, Conversation, Pipeline
 
 
 def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,16 +57,26 @@ def profile_overrides(args: argparse.Namespace) -> tuple[dict, dict]:
     return overrides(args, _profile_flags())
 
 
-@dataclass
+@dataclass(frozen=True)
 class AgentSetup:
-    pipeline: Any
-    agent: Any
-    conversation: Any
-    client: Any
-    session_path: str
+    """The compiled profile the flags chose and the agent built from it."""
+
+    pipeline: Pipeline
+    agent: Agent
+
+    @property
+    def conversation(self) -> Conversation:
+        return self.agent.conversation
+
+    @property
+    def session_path(self) -> str:
+        return str(self.agent.conversation.session.path)
 
     def close(self) -> None:
-        self.client.close()
+        """Close the model client's connections (``Pipeline.agent`` builds a ``ChatClient``, which has them)."""
+        close = getattr(self.agent.client, "close", None)
+        if close is not None:
+            close()
 
 
 def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
@@ -99,8 +112,7 @@ def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
         )
     except LLMAuthError as err:
         raise _key_problem(err) from None
-    conversation = agent.conversation
-    return AgentSetup(pipeline, agent, conversation, agent.client, str(conversation.session.path))
+    return AgentSetup(pipeline, agent)
 
 
 def status_line(event: Any) -> str | None:

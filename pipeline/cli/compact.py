@@ -217,9 +217,10 @@ def _show_plan(args, session, pipeline) -> int:
     from pipeline import NothingToCompact
     from pipeline.js import js_json
 
-    settings = pipeline.compaction_settings(_model(args))
-    plan = pipeline.plan_compaction(session, model=_model(args))
-    trigger = pipeline.would_compact(session, args.window, model=_model(args)) if args.window is not None else None
+    model = _model(args)
+    settings = pipeline.compaction_settings(model)
+    plan = pipeline.plan_compaction(session, model=model)
+    trigger = pipeline.would_compact(session, args.window, model=model) if args.window is not None else None
     if args.format == "json":
         data = plan.to_json()
         print(js_json(data if trigger is None else {**data, "trigger": trigger.to_json()}))

@@ -235,10 +235,10 @@ def _context() -> BaseContext:
     import multiprocessing
     import threading
 
-    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+    methods = multiprocessing.get_all_start_methods()
+    if threading.active_count() == 1 and "fork" in methods:
         return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
-                                       else "spawn")
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
 def replay_archive(

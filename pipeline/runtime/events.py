@@ -8,21 +8,22 @@ adds run, request and tool events. ``event.to_json()`` (:func:`event_json`) give
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional, Union
 
 if TYPE_CHECKING:
     from pipeline.compaction.driver import CompactionOutcome
     from pipeline.errors import Problem
 
 
+@dataclass(frozen=True)
 class _Event:
-    """What every event has: its ``kind`` (a class attribute) and its JSON form."""
+    """What every event has: its ``kind`` (a class attribute, not a field) and its JSON form."""
 
-    kind: str
+    kind: ClassVar[str]
 
     def to_json(self) -> dict[str, Any]:
         """``{"type": kind, ...fields}`` for a JSON line (``pipeline run --json``)."""
-        return {"type": self.kind, **asdict(self)}  # type: ignore[call-overload]  # every subclass is a dataclass
+        return {"type": self.kind, **asdict(self)}
 
 
 @dataclass(frozen=True)
