@@ -120,6 +120,23 @@ def test_plan_window_answers_would_it_trigger(capsys):
     assert would_trigger(31392, 40000, Compaction()).fires
 
 
+def test_plan_window_answers_with_the_models_settings(capsys, tmp_path):
+    """`--plan --window N --for-model P/M`: the trigger and the plan are those of the model's
+    `compaction.model_overrides` entry; another model gets the block's."""
+    profile = tmp_path / "o.yaml"
+    profile.write_text('extends: builtin:default\nname: o\ncompaction:\n  model_overrides:\n'
+                       '    "p/m": {reserve_tokens: 4000, keep_recent_tokens: 2000}\n', encoding="utf-8")
+    argv = ["compact", str(ROOT / LONG), "--profile", str(profile), "--plan", "--window", "40000", "--format", "json"]
+    code, out, _ = run(capsys, *argv, "--for-model", "p/m")
+    tuned = json.loads(out)
+    assert code == 0 and tuned["trigger"] == {"tokens": 31392, "window": 40000, "threshold": 36000, "fires": False,
+                                              "rule": "tokens > window - 4000"}
+    code, out, _ = run(capsys, *argv, "--for-model", "p/other")
+    other = json.loads(out)
+    assert code == 0 and other["trigger"]["threshold"] == 23616 and other["trigger"]["fires"]
+    assert tuned["firstKeptEntryId"] != other["firstKeptEntryId"]  # the plan keeps 2000 tokens, not 20000
+
+
 def test_summarizer_effort_replaces_the_sessions_level(tmp_path):
     from pipeline.compaction import planned_requests
 
