@@ -349,7 +349,9 @@ class Pipeline(CompiledProfile):
         endpoint = _endpoint(wire, base_url, api_key, api_key_env, anonymous)
         chat: ModelClient = client if client is not None else self._ready_chat_client(info, wire, endpoint)
         toolset = self._tools(tools, folder)
-        opened = _agent_session(session, folder)
+        from pipeline.runtime.driver import open_session
+
+        opened = open_session(session, folder)
         conversation = self.conversation(
             opened, model=info, tools=toolset, cwd=folder, thinking_level=thinking_level,
             summarizer=summarizer or self.summary_client(provider=wire, model=info.id, **endpoint),
@@ -444,23 +446,6 @@ def _endpoint(wire: str, base_url: str | None, api_key: str | None, api_key_env:
 
 #: the variable a key given as a value is read from, by wire (the providers' own default names)
 _KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-
-
-def _agent_session(session: Any, cwd: str) -> Any:
-    """An agent's session: a file continued (it must be appendable), or a new one where the path
-    is missing or empty (as pi does with an empty file)."""
-    if not isinstance(session, (str, os.PathLike)):
-        return session
-    from pipeline.session import SessionFile
-
-    path = Path(session)
-    if path.is_file() and path.stat().st_size == 0:
-        path.unlink()
-    if not path.exists():
-        return SessionFile.create(session, cwd=cwd)
-    opened = SessionFile.open(session)
-    opened.ensure_appendable()
-    return opened
 
 
 def _discovered(cwd: str, discover: bool) -> dict[str, Any]:

@@ -164,8 +164,22 @@ def test_every_host_compacts_through_the_one_driver():
     found = {str(p.relative_to(ROOT)): sorted(_BELOW_THE_DRIVER & _compaction_names(p))
              for p in (ROOT / "pipeline").rglob("*.py") if stage not in p.parents}
     assert {k: v for k, v in found.items() if v} == {}
-    hosts = {"pipeline/runtime/conversation.py", "pipeline/evaluation/replay.py", "pipeline/facade.py"}
+    hosts = {"pipeline/runtime/driver.py", "pipeline/evaluation/replay.py", "pipeline/facade.py"}
     assert all("compact" in _compaction_names(ROOT / h) for h in hosts)  # they do reach the driver
+
+
+def test_every_host_holds_the_one_session_driver():
+    """The conversation and the adapters' bridge hold :class:`pipeline.runtime.driver.SessionDriver`:
+    neither runs the compaction check or compacts on its own, nor opens a session its own way."""
+    import ast
+
+    own = {"check_compaction", "latest_compaction_time", "RecoveryCycle", "compact", "edited_tokens"}
+    for host in ("pipeline/runtime/conversation.py", "pipeline/adapters/_bridge.py"):
+        tree = ast.parse((ROOT / host).read_text(encoding="utf-8"))
+        imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        assert "SessionDriver" in imported and not own & imported, host
+        calls = {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+        assert not {"create", "append_model_change", "append_thinking_level_change"} & calls, host
 
 
 def test_the_one_driver_check_can_fail(tmp_path):

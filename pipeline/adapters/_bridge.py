@@ -35,17 +35,16 @@ import logging
 import os
 import time
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union, cast
 
 from pipeline.compaction import CompactionOutcome
 from pipeline.errors import PipelineError
 from pipeline.facade import Pipeline, compile_profile
 from pipeline.prompt import RenderContext
 from pipeline.llm.convert_reply import error_message
-from pipeline.runtime import (CompactionDecision, CurrentModel, RecoveryCycle, check_compaction, is_context_overflow,
-                              latest_compaction_time)
-from pipeline.runtime.edits import edited_tokens
+from pipeline.runtime import CompactionDecision, CurrentModel, is_context_overflow
+from pipeline.runtime.driver import SessionDriver, open_session
+from pipeline.runtime.host import ModelInfo
 from pipeline.secrets import redact
 from pipeline.session import SessionFile
 
@@ -81,12 +80,15 @@ class ContextBridge:
     """A framework conversation recorded as a pi session, with the profile's policy.
 
     ``profile``: a :class:`Pipeline`, a compiled profile or a profile name/path;
-    ``session``: a :class:`SessionFile` or a path (created when missing); ``context_window``
+    ``session``: a :class:`SessionFile` or a path (a missing or empty file starts a new
+    session: :func:`pipeline.runtime.driver.open_session`); ``context_window``
     (and ``model``/``provider``, the reply's identity in the session) describe the model the
     framework talks to; ``client``: the summary client (default: the profile's summarizer);
     ``context``: a :class:`RenderContext` for everything but the tools (default: ``cwd``);
     ``thinking_level``: recorded when the session is new (with the model);
     ``tool_snippets``: one-line snippets of tools the profile's catalog does not describe.
+    The session, the model, the clock, the check, the recovery cycle and compaction are the
+    bridge's :class:`~pipeline.runtime.driver.SessionDriver`, the one a conversation holds.
     """
 
     def __init__(
@@ -97,17 +99,16 @@ class ContextBridge:
     ) -> None:
         self.pipeline = profile if isinstance(profile, Pipeline) else compile_profile(profile)
         self.cwd = cwd or os.getcwd()
-        self.session = _open(session, self.cwd)
-        self.model = CurrentModel(provider, model, context_window, max_tokens)
-        self.api = api
-        self.client = client
+        opened = open_session(session, self.cwd)
+        info = ModelInfo(id=model, provider=provider, api=api, context_window=context_window, max_tokens=max_tokens)
+        # a new session records the host's level; a continued one keeps the level it recorded
+        self.driver = SessionDriver(self.pipeline.profile, opened, model=info, clock=self._tick, summarizer=client,
+                                    thinking_level=None if opened.entries else thinking_level)
         self.context = context or RenderContext(cwd=self.cwd)
         self.tool_snippets = dict(tool_snippets or {})
         self.compactions: list[Compaction] = []
-        self._last_ms = 0
-        self._cycle = RecoveryCycle()
         self.thinking_level = thinking_level
-        self._started = False  # constructing appends nothing: :meth:`start` does, on first use
+        self._last_ms = 0
 
     @classmethod
     def open(cls, profile: Union[Pipeline, Any, str], session: Union[SessionFile, str, os.PathLike],
@@ -118,12 +119,21 @@ class ContextBridge:
     def start(self) -> "ContextBridge":
         """The bridge's first write, once: a new session starts with its model and thinking
         level, as pi's does. :meth:`sync`, :meth:`after_run` and :meth:`recover` call it first."""
-        if not self._started:
-            self._started = True
-            if not self.session.entries:
-                self.session.append_model_change(self.model.provider, self.model.id)
-                self.session.append_thinking_level_change(self.thinking_level)
+        self.driver.start()
         return self
+
+    @property
+    def session(self) -> SessionFile:
+        return self.driver.session
+
+    @property
+    def model(self) -> CurrentModel:
+        """The policy's view of the framework's model."""
+        return self.driver.model.current()
+
+    @property
+    def api(self) -> str:
+        return self.driver.model.api
 
     # ------------------------------------------------------------------ prompt
 
@@ -135,10 +145,13 @@ class ContextBridge:
 
     # ------------------------------------------------------------------ messages
 
+    def _tick(self) -> float:
+        self._last_ms = max(int(time.time() * 1000), self._last_ms + 1)
+        return float(self._last_ms)
+
     def now(self) -> int:
         """A message timestamp (epoch ms), strictly increasing across the bridge's messages."""
-        self._last_ms = max(int(time.time() * 1000), self._last_ms + 1)
-        return self._last_ms
+        return int(self.driver.now())
 
     def reply_fields(self) -> JSON:
         """pi's identity fields of an assistant reply from this model."""
@@ -151,20 +164,13 @@ class ContextBridge:
         prompt included), else ``None``."""
         self.start()
         for message in new:
-            self._append(message)
+            self.driver.append(message)
         if prompt is None:
             return None
         compacted = self._check()
         for message in prompt:
-            self._append(message)
+            self.driver.append(message)
         return None if compacted is None else self._compacted(*compacted)
-
-    def _append(self, message: JSON) -> None:
-        self.session.append_message(message)
-        if message.get("role") == "user":
-            self._cycle = self._cycle.on_user_message()
-        elif message.get("role") == "assistant":
-            self._cycle = self._cycle.on_reply(message)
 
     # ------------------------------------------------------------------ overflow recovery
 
@@ -177,12 +183,11 @@ class ContextBridge:
         reply = self.error_reply(provider_error_text(error, self.model.provider))
         if not is_context_overflow(reply, self.model.context_window):
             return None
-        self._append(reply)
-        decision = self.decision(attempts=self._cycle.attempts)
-        self._cycle = self._cycle.after(decision)
+        self.driver.append(reply)
+        decision = self.decision(attempts=self.driver.cycle.attempts, record=True)
         if decision.action != "compact" or not decision.retry:
             return None
-        result = self._compact_for_retry()
+        result = self._compact_for_retry(decision)
         if result is None:
             return None
         messages = self._compacted(decision, result)
@@ -190,23 +195,26 @@ class ContextBridge:
             messages = messages[:-1]  # the failed reply is not sent again (our loop drops it from memory)
         return messages
 
-    def _compact_for_retry(self) -> Optional[CompactionOutcome]:
+    def _compact_for_retry(self, decision: CompactionDecision) -> Optional[CompactionOutcome]:
         """The compaction, or ``None`` when it did nothing or the provider failed (the session
         unchanged; logged): then, as in our loop, there is no retry and the caller re-raises the
         overflow. Any other exception is a bug and propagates."""
         try:
-            result = self.compact()
+            result = self._compact(decision)
         except PipelineError as err:
             logger.warning("compaction for the overflow retry failed: %s", err)
             return None
-        return result if result.did_anything else None
+        return result if result is not None and result.did_anything else None
 
     def compact(self, instructions: Optional[str] = None) -> CompactionOutcome:
-        """Compact the session now, as the profile says for this model (:meth:`Pipeline.compact`:
+        """Compact the session now, as the profile says for this model (:meth:`SessionDriver.compact`:
         ``compaction.model_overrides``, ``compaction.strategy``, the context window)."""
         self.start()
-        return self.pipeline.compact(self.session, model=(self.model.provider, self.model.id),
-                                     window=self.model.context_window, instructions=instructions, client=self.client)
+        return cast(CompactionOutcome, self.driver.compact("manual", instructions=instructions))
+
+    def _compact(self, decision: CompactionDecision) -> Optional[CompactionOutcome]:
+        """The compaction a check asked for (the driver's; a failure raised)."""
+        return self.driver.compact(decision.reason or "threshold", will_retry=decision.retry, raise_failure=True)
 
     def error_reply(self, text: str) -> JSON:
         """pi's failed reply from this model with ``text`` as its ``errorMessage``."""
@@ -229,31 +237,22 @@ class ContextBridge:
         decision = self.decision()
         if decision.action != "compact":
             return None
-        result = self.compact()
-        return (decision, result) if result.did_anything else None  # else nothing to compact yet
+        result = self._compact(decision)
+        return (decision, result) if result is not None and result.did_anything else None  # else nothing yet
 
-    def decision(self, attempts: int = 0) -> CompactionDecision:
+    def decision(self, attempts: int = 0, *, record: bool = False) -> CompactionDecision:
         """What the check would decide now (on the session's last reply, ``attempts``
-        compact-and-retry attempts used in this cycle), for callers and tests."""
-        branch = self.session.path_to()
-        reply = _last_reply(branch)
+        compact-and-retry attempts used in this cycle), for callers and tests; ``record``:
+        the decision counts in the recovery cycle."""
+        reply = _last_reply(self.session.path_to())
         if reply is None:
             return CompactionDecision()
-        settings = self.pipeline.profile.compaction.for_model(self.model.provider, self.model.id)
-        return check_compaction(
-            reply, phase="after_run", model=self.model, latest_compaction_ms=latest_compaction_time(branch),
-            recovery_attempts=attempts, messages=self.pipeline.project(self.session).agent_messages,
-            settings=settings, edited_tokens=edited_tokens(self.session, settings),
-        )
-
-
-def _open(session: Union[SessionFile, str, os.PathLike], cwd: str) -> SessionFile:
-    if isinstance(session, SessionFile):
-        return session
-    path = Path(session)
-    if path.exists():
-        return SessionFile.open(path)
-    return SessionFile.create(path, cwd=cwd)
+        cycle = self.driver.cycle
+        decision = self.driver.check(reply, "after_run", self.pipeline.project(self.session).agent_messages,
+                                     attempts=attempts)
+        if not record:
+            self.driver.cycle = cycle
+        return decision
 
 
 def _last_reply(branch: Sequence[Any]) -> Optional[Any]:

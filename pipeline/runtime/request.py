@@ -1,14 +1,17 @@
-"""What a conversation hands its host: the next model request (:class:`ModelRequest`) and,
-after a reply is recorded, what to do next (:class:`Next`)."""
+"""What a conversation hands its host: the next model request (:class:`ModelRequest`, its
+provider body built by :func:`wire_parts`) and, after a reply is recorded, what to do next
+(:class:`Next`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Literal, Optional
+from typing import Any, Callable, Literal, Optional, Sequence
 
-from pipeline.llm.convert import ToolDefinition
+from pipeline.llm.convert import ConvertTexts, ToolDefinition, anthropic_messages, openai_messages
+from pipeline.llm.convert import to_anthropic_messages, to_openai_chat
 from pipeline.runtime.host import ModelInfo
+from pipeline.runtime.memory import Memory
 from pipeline.session.messages import AssistantMessage, ToolCall
 
 Action = Literal["tools", "retry", "compact", "stop", "fail"]
@@ -68,3 +71,36 @@ class ModelRequest:
             body["messages"] = messages
             self._body, self._parts = body, None
         return self._body
+
+
+def wire_parts(wire: str, memory: Memory, llm: list[Any], *, system: str, tools: tuple[ToolDefinition, ...],
+               model: ModelInfo, texts: ConvertTexts, update: Any, thinking_level: Optional[str]) -> tuple[Any, ...]:
+    """The provider body of a request in ``wire`` (``openai`` chat completions, ``anthropic``
+    messages) as :class:`ModelRequest` joins it on first access: (the body with the tail's
+    messages, where the prefix goes, the prefix, its length). The prefix is the memory's
+    converted messages (:meth:`Memory.wire_messages`), unless ``llm`` is not the memory's (a
+    forced prompt) or Anthropic may hold a system message past a cut."""
+    target = model.target()
+    reasoning = thinking_level if model.reasoning and thinking_level not in (None, "off") else None
+
+    def split(convert: Callable[[Sequence[Any]], list[Any]]) -> tuple[list[Any], Sequence[Any]]:
+        if llm is not memory.llm or (wire == "anthropic" and memory.system_in_llm):
+            return [], llm
+        return memory.wire_messages(wire, convert)
+
+    if wire == "openai":
+        prefix, tail = split(lambda m: openai_messages(m, system_prompt=None, model=target, texts=texts,
+                                                       system_update=update))
+        body = to_openai_chat(tail, system_prompt=system, tools=tools, model=target, texts=texts,
+                              reasoning_effort=reasoning, system_update=update)
+        head = 1 if system else 0
+    elif wire == "anthropic":
+        prefix, tail = split(lambda m: anthropic_messages(m, model=target, texts=texts, system_update=update))
+        body = to_anthropic_messages(tail, system_prompt=system, tools=tools, model=target, texts=texts,
+                                     system_update=update)
+        head = 0
+    else:
+        raise ValueError(f"unknown wire format {wire!r}; expected openai or anthropic")
+    if not tools and memory.has_tool_history and wire == "openai":
+        body["tools"] = []
+    return body, head, prefix, len(prefix)

@@ -50,24 +50,25 @@ class _Taken:
 class SessionFile:
     """A session file opened for reading and appending. Use :meth:`open` or :meth:`create`."""
 
-    def __init__(self, path: Path, header: E.SessionHeader, entries: Sequence[E.Entry]) -> None:
+    def __init__(self, path: Path, header: E.SessionHeader, entries: Sequence[E.Entry], *,
+                 clock: Callable[[], str] = iso_timestamp) -> None:
         self.path = Path(path)
         self.header = header
         self.tree = SessionTree(entries)
         self.leaf_id: str | None = self.tree.last_id
         self.migrated_from: Any = None
         self._log = AppendLog(self.path)
-        #: The clock of appended entries' ``timestamp`` (pi's ``new Date().toISOString()``).
-        self.now: Callable[[], str] = iso_timestamp
+        self._clock: Callable[[], str] = clock  # appended entries' ``timestamp`` (pi's ``new Date().toISOString()``)
         self._held: Any = None  # the LockedLog while `exclusive()` holds the lock
 
     # ----------------------------------------------------------------- opening
 
     @classmethod
-    def open(cls, path: str | os.PathLike) -> "SessionFile":
-        """Load a session file; raises :class:`PipelineError` when it is unreadable or not a session."""
+    def open(cls, path: str | os.PathLike, *, clock: Callable[[], str] = iso_timestamp) -> "SessionFile":
+        """Load a session file; raises :class:`PipelineError` when it is unreadable or not a session.
+        ``clock`` stamps the entries appended (an ISO time; default: now)."""
         loaded = load(Path(path))
-        session = cls(Path(path), loaded.header, loaded.entries)
+        session = cls(Path(path), loaded.header, loaded.entries, clock=clock)
         session.migrated_from = loaded.migrated_from
         session._log = AppendLog(Path(path), loaded.scanner)
         return session
@@ -75,15 +76,15 @@ class SessionFile:
     @classmethod
     def create(
         cls, path: str | os.PathLike, *, cwd: str, session_id: str | None = None,
-        parent_session: str | None = None, timestamp: str | None = None,
+        parent_session: str | None = None, timestamp: str | None = None, clock: Callable[[], str] = iso_timestamp,
     ) -> "SessionFile":
-        """Create a new session file (it must not exist) holding just its header."""
+        """Create a new session file (it must not exist) holding just its header; ``clock`` as for :meth:`open`."""
         header = E.SessionHeader.create(
             id=session_id or uuid7(), timestamp=timestamp or iso_timestamp(), cwd=cwd,
             parent_session=parent_session,
         )
         write_new(Path(path), [js_json(header.raw)])
-        return cls.open(path)
+        return cls.open(path, clock=clock)
 
     # ----------------------------------------------------------------- reading
 
@@ -222,6 +223,21 @@ class SessionFile:
             raise SessionError(Problem(f"entry id {entry.id!r} is already taken", where, code="session.duplicate-id"))
         if entry.parent_id is not None and entry.parent_id not in self.tree:
             raise SessionError(Problem(f"parent {entry.parent_id!r} does not exist", where, code="session.no-entry"))
+
+    @contextmanager
+    def stamping(self, clock: Callable[[], str]) -> Iterator[None]:
+        """Entries appended inside the block are stamped by ``clock`` (a host's own clock, which
+        :class:`~pipeline.runtime.driver.SessionDriver` passes for its writes); the session's
+        clock again after it."""
+        kept, self._clock = self._clock, clock
+        try:
+            yield
+        finally:
+            self._clock = kept
+
+    def now(self) -> str:
+        """The timestamp of the next appended entry."""
+        return self._clock()
 
     # ----------------------------------------------------------------- typed helpers
 

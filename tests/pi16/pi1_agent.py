@@ -171,7 +171,7 @@ def _capture(conv: Conversation, run: Run) -> None:
 
     def next_request(wire: Any = None) -> Any:
         request = original(wire)
-        sections = None if conv._forced() else dict(conv.recorded.log.replay().record)
+        sections = None if conv.prompts.forced() else dict(conv.prompts.recorded.log.replay().record)
         run.requests.append(Captured(request.system_prompt, [t.name for t in request.tools],
                                      json.loads(json.dumps(request.messages)), sections))
         return request

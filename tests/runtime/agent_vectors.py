@@ -260,9 +260,9 @@ def _run_step(step: dict, session: SessionFile, cwd: Path, agent_dir: Path, wire
         inputs = request["input"] if isinstance(request["input"], list) else [request["input"]]
         for text in inputs:
             agent.run(text, cancel=threading.Event())
-            result.hook_seen += tuple((seen, conv.base_prompt) for seen in conv.hook_seen)
+            result.hook_seen += tuple((seen, conv.base_prompt) for seen in conv.prompts.hook_seen)
         result.summary_bodies = [r.body for r in summary_server.received]
-        result.render = conv.render_context()
+        result.render = conv.prompts.render_context()
         agent_server.release()
     result.entries = [dict(e.raw) for e in session.entries[before:]]
     return result
