@@ -500,9 +500,9 @@ class Patches:
     def replay_prompt(self, leading: Mapping[str, str], patches: Iterable[Mapping[str, str | None] | None]) -> str:
         """The one system prompt for a model without mid-conversation system messages: ``leading``
         with every patch applied in turn (new names last), joined by the profile's ``join``."""
-        from pipeline.prompt import join_record, replay
+        from pipeline.session.system import SystemState
 
-        return join_record(replay(leading, patches), self.pipeline.profile.system_prompt.join)
+        return SystemState(sections=leading).patched(patches).prompt(self.pipeline.profile.system_prompt.join)
 
     def system_view(
         self, leading: Mapping[str, str], patches: Iterable[Mapping[str, str | None] | None], *,

@@ -13,7 +13,7 @@
 from pipeline.prompt.catalog import catalog_inputs, with_catalog
 from pipeline.prompt.context import ContextFile, RenderContext, Skill
 from pipeline.prompt.patch import (
-    frame_patch, join_record, replay, section_patch, section_record, system_view, turn_patch,
+    frame_patch, section_patch, section_record, system_view, turn_patch,
 )
 from pipeline.prompt.render import (
     RenderedSection,
@@ -23,6 +23,6 @@ from pipeline.prompt.render import (
 
 __all__ = [
     "ContextFile", "RenderContext", "RenderedSection", "Skill", "catalog_inputs", "render_sections",
-    "render_system_prompt", "with_catalog", "frame_patch", "join_record", "replay", "section_patch",
+    "render_system_prompt", "with_catalog", "frame_patch", "section_patch",
     "section_record", "system_view", "turn_patch",
 ]

@@ -6,11 +6,13 @@ A render's *record* maps each section's name to its text, in output order
 * :func:`section_patch`: every wanted section whose text differs from the model's (or
   that the model lacks), in the wanted order, then ``None`` for every section the
   model has that is no longer wanted, in the model's order; ``None`` when nothing changed.
-* :func:`replay`: a record with patches applied in turn by the recorded prompt's replay
-  rule (:func:`pipeline.session.system.apply_sections`: ``None`` deletes a name, a known
-  name keeps its place with the new text, a new name goes last). A model without mid-conversation system messages is
-  sent the replay as its one system prompt (:func:`join_record`), which can order
-  sections differently from a fresh render.
+* the replay of a record and its patches is the recorded prompt's one value,
+  :class:`pipeline.session.system.SystemState` (``SystemState(sections=leading).patched(patches)``,
+  the replay rule of :func:`pipeline.session.system.apply_sections`: ``None`` deletes a name, a
+  known name keeps its place with the new text, a new name goes last). A model without
+  mid-conversation system messages is sent the replay as its one system prompt
+  (:meth:`~pipeline.session.system.SystemState.prompt`), which can order sections differently
+  from a fresh render.
 * :func:`frame_patch`: the patch as the text of a mid-conversation system message, with
   the profile's words (``system_prompt.patch``).
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Optional
 
 from pipeline.prompt.render import RenderedSection
-from pipeline.session.system import apply_sections
+from pipeline.session.system import SystemState
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,9 +32,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 Record = Mapping[str, str]
 Patch = dict[str, Optional[str]]
-
-#: Between sections (and message contents) of a replayed prompt when the profile sets no ``join``.
-DEFAULT_JOIN = "\n\n"
 
 
 def section_record(sections: Iterable[RenderedSection]) -> dict[str, str]:
@@ -45,20 +44,6 @@ def section_patch(previous: Record, current: Record) -> Optional[Patch]:
     patch: Patch = {name: text for name, text in current.items() if name not in previous or previous[name] != text}
     patch.update({name: None for name in previous if name not in current})
     return patch or None
-
-
-def replay(leading: Record, patches: Iterable[Optional[Mapping[str, Optional[str]]]]) -> dict[str, str]:
-    """The record a conversation's system messages add up to: ``leading``, then each patch in turn."""
-    record = dict(leading)
-    for patch in patches:
-        record = apply_sections(record, patch)
-    return record
-
-
-def join_record(record: Record, join: Optional[str] = None, contents: Iterable[str] = ()) -> str:
-    """One system prompt: message ``contents``, then the record's texts; empty parts dropped, the rest joined."""
-    parts = [*contents, *record.values()]
-    return (DEFAULT_JOIN if join is None else join).join(p for p in parts if p)
 
 
 def frame_patch(patch: Mapping[str, Optional[str]], texts: PatchTexts) -> str:
@@ -76,7 +61,7 @@ def turn_patch(
 ) -> Optional[Patch]:
     """The patch to record before a new prompt: ``current`` against the replay of the
     conversation's system messages so far (so the replay's order is the base)."""
-    return section_patch(replay(leading, patches), current)
+    return section_patch(SystemState(sections=leading).patched(patches).sections, current)
 
 
 def system_view(
@@ -90,7 +75,7 @@ def system_view(
     other model gets the replay as its one prompt and no later system messages."""
     changes = [p for p in patches if p]
     if not mid_conversation:
-        return join_record(replay(leading, changes), join), ()
+        return SystemState(sections=leading).patched(changes).prompt(join), ()
     if texts is None:
         raise ValueError("framing patches needs the profile's system_prompt.patch texts")
-    return join_record(leading, join), tuple(frame_patch(p, texts) for p in changes)
+    return SystemState(sections=leading).prompt(join), tuple(frame_patch(p, texts) for p in changes)

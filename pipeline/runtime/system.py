@@ -17,7 +17,8 @@ provider is sent follows from the record (:class:`SystemLog`):
   gets the leading system messages joined as its system prompt — unchanged for the whole
   session, so the cached prefix survives — and each later one in place, framed with the
   profile's ``system_prompt.patch`` words (:func:`frame_update`);
-* any other model gets one system prompt holding the replay (:func:`replay_messages`),
+* any other model gets one system prompt holding the replay
+  (:meth:`~pipeline.session.system.SystemState.prompt` of :func:`~pipeline.session.system.replay`),
   later system messages left out;
 * the tools sent are the replayed tool set.
 
@@ -32,35 +33,17 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from pipeline.llm.convert import ToolDefinition
 from pipeline.model.prompt import PatchTexts, SystemPrompt
-from pipeline.prompt.patch import Patch, frame_patch, join_record, section_patch
+from pipeline.prompt.patch import Patch, frame_patch, section_patch
 from pipeline.session.messages import AgentMessage, SystemMessage
-from pipeline.session.system import content_text, replay
+from pipeline.session.system import SystemState, content_text, replay
 
 Raw = Mapping[str, Any]
 
 
-@dataclass(frozen=True)
-class SystemReplay:
-    """What the system messages of a conversation add up to (:func:`pipeline.session.system.replay`),
-    as a request reads it."""
-
-    contents: tuple[str, ...] = ()
-    record: Mapping[str, str] = field(default_factory=dict)
-    tools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # name → declaration
-
-    def prompt(self, join: Optional[str]) -> str:
-        """The one system prompt a model without mid-conversation system messages is sent."""
-        return join_record(self.record, join, self.contents)
-
-    def tool_definitions(self) -> tuple[ToolDefinition, ...]:
-        return tuple(ToolDefinition(name=d["name"], description=d.get("description") or "",
-                                    parameters=d.get("parameters") or {}) for d in self.tools.values())
-
-
-def replay_messages(messages: Iterable[AgentMessage | Raw]) -> SystemReplay:
-    """The replay of the system messages among ``messages`` (views or raw objects)."""
-    state = replay(messages)
-    return SystemReplay(state.contents, dict(state.sections), dict(state.tools))
+def tool_definitions(state: SystemState) -> tuple[ToolDefinition, ...]:
+    """The tools a replay declares, as the converters send them."""
+    return tuple(ToolDefinition(name=d["name"], description=d.get("description") or "",
+                                parameters=d.get("parameters") or {}) for d in state.tools.values())
 
 
 def declaration(tool: ToolDefinition) -> dict[str, Any]:
@@ -122,8 +105,8 @@ class SystemLog:
     def __init__(self, messages: Iterable[AgentMessage | Raw] = ()) -> None:
         self.messages: list[AgentMessage | Raw] = list(messages)
 
-    def replay(self) -> SystemReplay:
-        return replay_messages(self.messages)
+    def replay(self) -> SystemState:
+        return replay(self.messages)
 
     def next_message(self, record: Mapping[str, str], tools: Sequence[Mapping[str, Any]],
                      timestamp: Any) -> Optional[dict[str, Any]]:
@@ -140,10 +123,10 @@ class SystemLog:
             return None
         return system_message(sections=patch, added=added, removed=removed, timestamp=timestamp)
 
-    def leading(self, in_place: int) -> SystemReplay:
+    def leading(self, in_place: int) -> SystemState:
         """The replay of the system messages a mid-conversation model gets as its leading
         prompt: all but the last ``in_place`` (those sent where they were recorded)."""
-        return replay_messages(self.messages[:len(self.messages) - in_place] if in_place else self.messages)
+        return replay(self.messages[:len(self.messages) - in_place] if in_place else self.messages)
 
 
 class RecordedPrompt:
@@ -188,8 +171,8 @@ class RecordedPrompt:
         whole replay's."""
         replayed = self.log.replay()
         if in_place:
-            return self.log.leading(sent_in_place).prompt(self.join), replayed.tool_definitions()
-        return replayed.prompt(self.join), replayed.tool_definitions()
+            return self.log.leading(sent_in_place).prompt(self.join), tool_definitions(replayed)
+        return replayed.prompt(self.join), tool_definitions(replayed)
 
     def update(self, *, in_place: bool) -> Optional[Callable[[Raw], str]]:
         """How the converters render a later system message (``None``: they are left out)."""

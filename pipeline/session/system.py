@@ -15,21 +15,24 @@ The rules (docs/sessions.md#recorded-system-prompt):
 
 * :func:`apply_sections`, the *replay rule* of a section record: a text sets the name (a
   known name keeps its place, a new one goes last), ``None`` removes it;
-* :func:`replay`: what the system messages among some messages add up to
-  (:class:`SystemState`): contents collected, sections patched by the replay rule, tools
-  removed by name, then added (a redefinition moves to the end);
-* :meth:`SystemState.current_message`: pi-ai's ``getCurrentSystemMessage``, the one system
-  message equal to the replay (``None`` when there is no system message and no tool).
+* :func:`replay`, the one replay: what the system messages among some messages add up to,
+  from nothing or from an earlier state (:class:`SystemState`): contents collected, sections
+  patched by the replay rule, tools removed by name, then added (a redefinition moves to the end);
+* :class:`SystemState`, the one value of the recorded prompt: the replay's contents,
+  sections (its *record*) and tools; :meth:`SystemState.patched` applies bare section patches,
+  :meth:`SystemState.prompt` is the one system prompt a model without mid-conversation system
+  messages is sent, :meth:`SystemState.current_message` is pi-ai's ``getCurrentSystemMessage``
+  (``None`` when there is no system message and no tool).
 
 Everything else that reads the recorded prompt (the prompt's patches and views,
 ``pipeline.prompt.patch``; the token estimate, ``pipeline.compaction.tokens``; the
 conversation, ``pipeline.runtime.system``; a compaction's snapshot,
-:mod:`pipeline.session.snapshot`) calls these.
+:mod:`pipeline.session.snapshot`; the facade's ``Pipeline.patches``) calls these.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Optional
 
 from pipeline.session.entries import ContextEditEntry
@@ -68,17 +71,39 @@ def content_text(content: Any) -> str:
     return ""
 
 
+#: Between sections (and message contents) of a replayed prompt when the profile sets no ``join``.
+DEFAULT_JOIN = "\n\n"
+
+
 @dataclass(frozen=True)
 class SystemState:
-    """What a run of system messages adds up to: the non-empty contents, sections by name,
-    tools by name (their declarations), the first timestamp found and how many messages
-    there were."""
+    """What a run of system messages adds up to: the non-empty contents, sections by name (the
+    *record*), tools by name (their declarations), the first timestamp found and how many
+    messages there were."""
 
     contents: tuple[str, ...] = ()
     sections: Mapping[str, str] = field(default_factory=dict)
     tools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     timestamp: Any = None
     count: int = 0
+
+    @property
+    def record(self) -> Mapping[str, str]:
+        """The sections by name, in the replay's order."""
+        return self.sections
+
+    def patched(self, patches: Iterable[Optional[Mapping[str, Optional[str]]]]) -> "SystemState":
+        """This state with bare section patches applied in turn (the replay rule)."""
+        sections = dict(self.sections)
+        for patch in patches:
+            sections = apply_sections(sections, patch)
+        return replace(self, sections=sections)
+
+    def prompt(self, join: Optional[str] = None) -> str:
+        """The one system prompt a model without mid-conversation system messages is sent: the
+        contents, then the sections' texts, joined by the profile's ``join`` (default a blank line)."""
+        parts = [*self.contents, *self.sections.values()]  # empty parts dropped
+        return (DEFAULT_JOIN if join is None else join).join(p for p in parts if p)
 
     def current_message(self) -> Optional[dict[str, Any]]:
         """pi-ai's ``getCurrentSystemMessage``: the replay as one system message (contents
@@ -100,13 +125,15 @@ def system_messages(messages: Iterable[AgentMessage]) -> list[SystemMessage]:
     return [m for m in messages if isinstance(m, SystemMessage)]
 
 
-def replay(messages: Iterable[AgentMessage | Mapping[str, Any]]) -> SystemState:
-    """The system messages among ``messages`` (views, or raw message objects) replayed in order."""
-    contents: list[str] = []
-    sections: dict[str, str] = {}
-    tools: dict[Any, Mapping[str, Any]] = {}
-    timestamp: Any = None
-    count = 0
+def replay(messages: Iterable[AgentMessage | Mapping[str, Any]], start: Optional[SystemState] = None) -> SystemState:
+    """The system messages among ``messages`` (views, or raw message objects) replayed in order,
+    from ``start`` (default: nothing recorded)."""
+    start = start or SystemState()
+    contents: list[str] = list(start.contents)
+    sections: dict[str, str] = dict(start.sections)
+    tools: dict[Any, Mapping[str, Any]] = dict(start.tools)
+    timestamp: Any = start.timestamp
+    count = start.count
     for item in messages:
         message = _system(item)
         if message is None:
@@ -137,5 +164,5 @@ def current_system_message(messages: Iterable[AgentMessage | Mapping[str, Any]])
     return replay(messages).current_message()
 
 
-__all__ = ["ContextEditEntry", "SystemMessage", "SystemState", "apply_sections", "content_text",
+__all__ = ["DEFAULT_JOIN", "ContextEditEntry", "SystemMessage", "SystemState", "apply_sections", "content_text",
            "current_system_message", "is_context_edit", "is_system_message", "replay", "system_messages"]

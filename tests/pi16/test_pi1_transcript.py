@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from pi1_masks import Masks
 
-from pipeline.prompt import replay, section_patch, system_view, turn_patch
+from pipeline.prompt import section_patch, system_view, turn_patch
+from pipeline.session.system import SystemState
 
 AGENT = json.loads((Path(__file__).resolve().parent.parent / "data" / "pi16" / "agent.json").read_text(encoding="utf-8"))
 MASKS = Masks()
@@ -40,7 +41,7 @@ def test_recorded_transcript_follows_the_rules(group: str, scenario: dict) -> No
         patches = [m["sections"] for m in mids]
         before = leading
         for m in mids:
-            after = replay(before, [m["sections"]])
+            after = dict(SystemState(sections=before).patched([m["sections"]]).sections)
             assert section_patch(before, after) == m["sections"]  # what was sent is exactly what changed
             assert turn_patch(leading, patches[: mids.index(m)], after) == m["sections"]
             before = after

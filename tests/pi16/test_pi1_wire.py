@@ -19,7 +19,8 @@ import pytest
 from pi1_masks import Masks
 
 from pipeline.llm.convert import ConvertTexts, OpenAICompat, TargetModel, to_anthropic_messages, to_openai_chat
-from pipeline.runtime.system import frame_update, replay_messages
+from pipeline.runtime.system import frame_update, tool_definitions
+from pipeline.session.system import replay
 
 WIRE = json.loads((Path(__file__).resolve().parents[1] / "data" / "pi16" / "wire.json").read_text(encoding="utf-8"))
 VECTORS = WIRE["vectors"]
@@ -39,12 +40,12 @@ def _sent(vector: dict) -> dict:
     systems = [m for m in messages if m["role"] == "system"]
     lead = messages[0] if messages and messages[0]["role"] == "system" else None
     rest = messages[1:] if lead is not None else messages
-    tools = replay_messages(systems).tool_definitions()
+    tools = tool_definitions(replay(systems))
     if vector["mid"]:
-        prompt = replay_messages([lead] if lead else []).prompt(PROFILE.system_prompt.join)
+        prompt = replay([lead] if lead else []).prompt(PROFILE.system_prompt.join)
         update = lambda m: frame_update(m, PROFILE.system_prompt.patch)  # noqa: E731
     else:
-        prompt, update = replay_messages(systems).prompt(PROFILE.system_prompt.join), None
+        prompt, update = replay(systems).prompt(PROFILE.system_prompt.join), None
         rest = [m for m in rest if m["role"] != "system"]
     if model.api == "openai-completions":
         compat = OpenAICompat(supports_developer_role=vector["model"]["compat"].get("supportsDeveloperRole", False))

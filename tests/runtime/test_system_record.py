@@ -8,7 +8,8 @@ import pytest
 
 from pipeline import compile_profile
 from pipeline.runtime import Agent, Conversation, HookResult, ModelInfo, builtin_tools, model_client
-from pipeline.runtime.system import SystemLog, replay_messages, tool_changes
+from pipeline.runtime.system import SystemLog, tool_changes
+from pipeline.session.system import replay
 from pipeline.session import SessionFile
 from pipeline.testing.loopback import LoopbackServer
 
@@ -81,9 +82,9 @@ def test_a_redefined_tool_is_removed_and_added_again_and_moves_last():
     changed = {**read, "description": "r2"}
     added, removed = tool_changes({"read": read, "ls": ls}, [changed, ls])
     assert added == [changed] and removed == [{"name": "read"}]
-    replay = replay_messages([{"role": "system", "toolsAdded": [read, ls]},
-                              {"role": "system", "toolsAdded": added, "toolsRemoved": removed}])
-    assert list(replay.tools) == ["ls", "read"] and replay.tools["read"]["description"] == "r2"
+    replayed = replay([{"role": "system", "toolsAdded": [read, ls]},
+                       {"role": "system", "toolsAdded": added, "toolsRemoved": removed}])
+    assert list(replayed.tools) == ["ls", "read"] and replayed.tools["read"]["description"] == "r2"
     extra = {**read, "constrainedSampling": {"type": "json_schema"}}  # another writer's key: the same tool
     assert tool_changes({"read": extra}, [read]) == ([], [])
 

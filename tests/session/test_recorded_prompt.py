@@ -89,3 +89,17 @@ def test_the_store_writes_them(tmp_path):
     assert isinstance(again.get(edit.id), ContextEditEntry)
     assert [json.loads(line)["type"] for line in (tmp_path / "w.jsonl").read_text().splitlines()[1:]] == \
         ["message", "message", "context_edit"]
+
+
+def test_one_value_and_one_replay_for_the_recorded_prompt():
+    """Issue 30, item 5: the replay goes on from an earlier state exactly as over the whole run,
+    bare section patches apply as the sections of system messages would, and the state's
+    prompt is the one a model without mid-conversation system messages is sent."""
+    from pipeline.session.system import SystemState
+
+    whole = replay([SYSTEM, USER, PATCH])
+    assert replay([PATCH], replay([SYSTEM, USER])) == whole
+    assert SystemState(sections=SYSTEM["sections"]).patched([PATCH["sections"]]).sections == whole.sections
+    assert list(whole.record) == ["b", "c"] and whole.prompt() == "note\n\nB2\n\nC"
+    assert whole.prompt(" | ") == "note | B2 | C"
+    assert SystemState(sections={"x": "", "y": "Y"}).prompt() == "Y"  # empty parts dropped
