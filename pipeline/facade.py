@@ -22,6 +22,9 @@ from pipeline.errors import Location, PipelineError, Problem
 from pipeline.model import Profile
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.checks import Budgets
+    from pipeline.model.render_plan import RenderPlan
+    from pipeline.source import SourceMap
     from pipeline.compaction import CompactionOutcome, CompactionPlan, Navigated, NothingToCompact
     from pipeline.compaction.triggers import TriggerAnswer
     from pipeline.model.compaction import Compaction as CompactionSettings
@@ -62,7 +65,7 @@ __all__ = ["DEFAULT_TOOLS", "Patches", "Pipeline", "builtin_tool_names", "compil
 
 
 def compile_profile(
-    source: PathLike | Profile | CompiledProfile = "default",
+    source: "PathLike | Profile | CompiledProfile | Pipeline" = "default",
     overrides: Overrides | None = None,
     origin: Mapping[str, str] | None = None,
 ) -> "Pipeline":
@@ -71,7 +74,8 @@ def compile_profile(
     ``overrides`` (dotted keys) are merged as the last layer and checked like the rest;
     ``origin`` names the flag behind each, for messages: ``--reserve: compaction.reserve_tokens: ...``.
     """
-    return Pipeline.of(compiler.compile_profile(source, overrides, origin))
+    compiled = source.compiled if isinstance(source, Pipeline) else source
+    return Pipeline.of(compiler.compile_profile(compiled, overrides, origin))
 
 
 def builtin_tool_names() -> tuple[str, ...]:
@@ -81,19 +85,78 @@ def builtin_tool_names() -> tuple[str, ...]:
     return (*READ_ONLY, *OPT_IN)
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class Pipeline(CompiledProfile):
-    """A compiled, validated, immutable profile that runtimes execute."""
+class Pipeline:
+    """A compiled, validated, immutable profile that runtimes execute: it wraps the front end's
+    :class:`~pipeline.compiler.CompiledProfile` (``compiled``) and hands each call to its stage.
+    The compiled record's fields are read through (``profile``, ``origin``, ``fingerprint``,
+    ``warnings``, ``source_map``, ``render_plan``, ``files``, ``budgets``, ``template_sources``)."""
 
-    __eq__ = CompiledProfile.__eq__
-    __hash__ = CompiledProfile.__hash__
+    __slots__ = ("compiled",)
+    compiled: CompiledProfile
+
+    def __init__(self, compiled: CompiledProfile) -> None:
+        object.__setattr__(self, "compiled", compiled)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Pipeline) and self.compiled == other.compiled
+
+    def __hash__(self) -> int:
+        return hash(self.compiled)
+
+    def __repr__(self) -> str:
+        return f"Pipeline(origin={self.origin!r}, fingerprint={self.fingerprint!r})"
+
+    def __reduce__(self) -> tuple[type["Pipeline"], tuple[CompiledProfile]]:
+        return Pipeline, (self.compiled,)
 
     @classmethod
-    def of(cls, compiled: CompiledProfile) -> "Pipeline":
-        if isinstance(compiled, Pipeline):
-            return compiled
-        fields = {f.name: getattr(compiled, f.name) for f in dataclasses.fields(CompiledProfile) if f.init}
-        return cls(**fields)
+    def of(cls, compiled: "CompiledProfile | Pipeline") -> "Pipeline":
+        return compiled if isinstance(compiled, Pipeline) else cls(compiled)
+
+    def replace(self, **changes: Any) -> "Pipeline":
+        """The same compiled profile with fields changed (``origin``, ``source_map``...)."""
+        return Pipeline(dataclasses.replace(self.compiled, **changes))
+
+    # ------------------------------------------------------------------ the compiled record, read through
+
+    @property
+    def profile(self) -> Profile:
+        return self.compiled.profile
+
+    @property
+    def origin(self) -> str:
+        return self.compiled.origin
+
+    @property
+    def fingerprint(self) -> str:
+        return self.compiled.fingerprint
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        return self.compiled.warnings
+
+    @property
+    def source_map(self) -> SourceMap:
+        return self.compiled.source_map
+
+    @property
+    def render_plan(self) -> RenderPlan:
+        return self.compiled.render_plan
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return self.compiled.files
+
+    @property
+    def budgets(self) -> Budgets:
+        return self.compiled.budgets
+
+    @property
+    def template_sources(self) -> tuple[Union[str, Path], ...]:
+        return self.compiled.template_sources
 
     def with_overrides(self, overrides: Overrides | None, origin: Mapping[str, str] | None = None) -> "Pipeline":
         """This profile with dotted ``overrides`` as its last layer, checked again (``self`` when there are none)."""
@@ -525,7 +588,7 @@ class Patches:
 # --------------------------------------------------------------------------- prompt templates
 
 
-def template_problems(pipeline: CompiledProfile) -> list[Problem]:
+def template_problems(pipeline: "CompiledProfile | Pipeline") -> list[Problem]:
     """Findings of :func:`pipeline.templates.analyze` for the template files a profile
     lists explicitly in ``templates.sources`` (``global``/``project`` depend on where the
     agent runs, so they are not checked here). Missing paths are already compile warnings.

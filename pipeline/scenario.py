@@ -226,7 +226,7 @@ def _compile_overlay(base: str, overlay: dict[str, Any], scenario_path: str):
         except PipelineError as err:
             raise ProfileError([_from_overlay(p, str(path), scenario_path) for p in err.problems]) from None
     source_map = _relocated(pipeline, str(path), scenario_path)
-    return dataclasses.replace(pipeline, origin=f"{scenario_path} (overlay on {base})", source_map=source_map)
+    return pipeline.replace(origin=f"{scenario_path} (overlay on {base})", source_map=source_map)
 
 
 def _relocated(pipeline, temp_file: str, scenario_path: str):

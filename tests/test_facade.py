@@ -268,3 +268,29 @@ def test_discovery_defaults_honour_the_agent_dir_variable(tmp_path, monkeypatch)
     assert found.custom_prompt == "agent system prompt\n"
     gathered = compile_profile("default").gather(RenderRequest(cwd=str(project), discover=True)).context
     assert [f.content for f in gathered.context_files] == ["agent-wide rules\n"]
+
+
+def test_the_pipeline_wraps_the_compiled_profile_and_reads_its_fields_through():
+    """Issue 30, item 3: ``Pipeline`` holds the front end's record instead of being one."""
+    import dataclasses
+    import pickle
+
+    from pipeline.compiler import CompiledProfile
+
+    pipeline = compile_profile("default")
+    assert not isinstance(pipeline, CompiledProfile) and isinstance(pipeline.compiled, CompiledProfile)
+    for name in ("profile", "origin", "fingerprint", "warnings", "source_map", "render_plan", "files",
+                 "template_sources"):
+        assert getattr(pipeline, name) is getattr(pipeline.compiled, name) or \
+            getattr(pipeline, name) == getattr(pipeline.compiled, name), name
+    assert pipeline == compile_profile("default") and hash(pipeline) == hash(pipeline.compiled)
+    assert pickle.loads(pickle.dumps(pipeline)) == pipeline
+    moved = pipeline.replace(origin="elsewhere")
+    assert moved.origin == "elsewhere" and moved.fingerprint == pipeline.fingerprint and pipeline.origin != "elsewhere"
+    assert compile_profile(pipeline, {"compaction.reserve_tokens": 1234}).profile.compaction.reserve_tokens == 1234
+    try:
+        pipeline.origin = "x"  # type: ignore[misc]
+    except (AttributeError, dataclasses.FrozenInstanceError):
+        pass
+    else:
+        raise AssertionError("a Pipeline is immutable")
