@@ -20,6 +20,8 @@ from pipeline import compiler
 from pipeline.compiler import CompiledProfile, Overrides
 from pipeline.errors import Location, PipelineError, Problem
 from pipeline.model import Profile
+from pipeline.model.ref import ModelRef
+from pipeline.wiring import DEFAULT_TOOLS
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.checks import Budgets
@@ -54,10 +56,9 @@ class _Identified(Protocol):
 
 
 #: A model for :meth:`Pipeline.compact`: ``"provider/id"``, ``(provider, id)``, an object with
-#: ``provider`` and ``id`` (:class:`pipeline.runtime.ModelInfo`), or ``None`` (the profile's settings).
-ModelSpec = Union[str, "tuple[str | None, str | None]", _Identified, None]
-#: The tools ``Pipeline.agent`` offers unless told: the read-only ones (``bash``, ``edit``, ``write`` are opt-in).
-DEFAULT_TOOLS = ("read", "ls", "find", "grep")
+#: ``provider`` and ``id`` (:class:`pipeline.runtime.ModelInfo`), a :class:`~pipeline.model.ref.ModelRef`,
+#: or ``None`` (the profile's settings); read by :meth:`ModelRef.of`, the one place.
+ModelSpec = Union[str, "tuple[str | None, str | None]", _Identified, ModelRef, None]
 #: ``Pipeline.project(leaf=...)`` default: the session's current leaf.
 _CURRENT = object()
 
@@ -275,7 +276,7 @@ class Pipeline:
     def compaction_settings(self, model: ModelSpec = None) -> CompactionSettings:
         """The ``compaction`` block as it applies to ``model`` (a :data:`ModelSpec`): its
         ``compaction.model_overrides`` entry over the block, or the block itself."""
-        return self.profile.compaction.for_model(*model_key(model))
+        return self.profile.compaction.for_model(*ModelRef.of(model))
 
     def plan_compaction(
         self, session: SessionFile | PathLike, overrides: Overrides | None = None, *,
@@ -334,7 +335,7 @@ class Pipeline:
         from pipeline.compaction import compact
 
         pipeline = self.with_overrides(overrides, origin)
-        provider, model_id = model_key(model)
+        provider, model_id = ModelRef.of(model)
         window = window or getattr(model, "context_window", 0) or 0
         return compact(
             _session(session), pipeline.profile, client or pipeline.summary_client(), provider=provider,
@@ -403,24 +404,14 @@ class Pipeline:
         SYSTEM.md as pi does; ``templates`` loads the profile's prompt templates; ``listener`` is given
         every event. A missing key raises :class:`pipeline.llm.LLMAuthError` before any file is
         created."""
-        from pipeline.runtime.loop import Agent
+        from pipeline.wiring import AgentOptions, build_agent
 
-        folder = os.path.abspath(os.fspath(cwd if cwd is not None else os.getcwd()))
-        info = model if model is not None and not isinstance(model, str) else self.model_info(
-            model, wire, context_window=context_window, max_tokens=max_tokens,
-            mid_conversation_system=mid_conversation_system)
-        endpoint = _endpoint(wire, base_url, api_key, api_key_env, anonymous)
-        chat: ModelClient = client if client is not None else self._ready_chat_client(info, wire, endpoint)
-        toolset = self._tools(tools, folder)
-        from pipeline.runtime.driver import open_session
-
-        opened = open_session(session, folder)
-        conversation = self.conversation(
-            opened, model=info, tools=toolset, cwd=folder, thinking_level=thinking_level,
-            summarizer=summarizer or self.summary_client(provider=wire, model=info.id, **endpoint),
-            templates=self.load_templates(folder).templates if templates else (), **_discovered(folder, discover),
-        )
-        return Agent(conversation, chat, wire=wire, listener=listener)
+        options = AgentOptions(
+            model=model, tools=tools, cwd=cwd, wire=wire, base_url=base_url, api_key=api_key, api_key_env=api_key_env,
+            anonymous=anonymous, context_window=context_window, max_tokens=max_tokens,
+            mid_conversation_system=mid_conversation_system, discover=discover, templates=templates,
+            listener=listener, client=client, summarizer=summarizer, thinking_level=thinking_level)
+        return build_agent(self.compiled, session, options)
 
     def model_info(
         self, model: str | None = None, wire: str = "openai", *, context_window: int | None = None,
@@ -428,31 +419,11 @@ class Pipeline:
     ) -> ModelInfo:
         """The :class:`~pipeline.runtime.ModelInfo` of ``model`` (default: ``summarizer.model``) on ``wire``:
         its window defaults to ``summarizer.context_window``, else ``compaction.branch.default_context_window``,
-        its output limit to ``summarizer.max_tokens``."""
-        from pipeline.runtime.host import APIS, ModelInfo
+        its output limit to ``summarizer.max_tokens`` (:func:`pipeline.wiring.model_info`)."""
+        from pipeline.wiring import model_info
 
-        summary = self.profile.summarizer
-        name = model or summary.model
-        if not name:
-            raise PipelineError(Problem("no model given", key="model", hint="pass a model or set summarizer.model",
-                                        code="provider.config"))
-        window = context_window or summary.context_window or self.profile.compaction.branch.default_context_window
-        return ModelInfo(id=name, provider=wire, api=APIS.get(wire, wire), context_window=window,
-                         max_tokens=max_tokens or summary.max_tokens or 0,
-                         mid_conversation_system=mid_conversation_system)
-
-    def _ready_chat_client(self, model: ModelInfo, wire: str, endpoint: Mapping[str, Any]) -> ModelClient:
-        client = self.chat_client(model, wire, **endpoint)
-        client.check_ready()  # a missing key is raised before the session is touched
-        return client
-
-    def _tools(self, tools: Sequence[str | Tool], cwd: str) -> list[Tool]:
-        """Built-in tools by name (in ``cwd``, the profile's texts) and a host's own, in the order given."""
-        from pipeline.runtime.tools import builtin_tools
-
-        names = [t for t in tools if isinstance(t, str)]
-        built = iter(builtin_tools(names, cwd, self.profile) if names else [])
-        return [next(built) if isinstance(t, str) else t for t in tools]
+        return model_info(self.compiled, model, wire, context_window=context_window, max_tokens=max_tokens,
+                          mid_conversation_system=mid_conversation_system)
 
     # ------------------------------------------------------------------ session
 
@@ -479,48 +450,11 @@ def _compaction(overrides: Overrides | None, keep: int | None, reserve: int | No
     return out
 
 
-def model_key(model: ModelSpec) -> tuple[str | None, str | None]:
-    """``(provider, id)`` of a :data:`ModelSpec` (``(None, None)`` for none)."""
-    if model is None:
-        return None, None
-    if isinstance(model, str):
-        provider, sep, name = model.partition("/")
-        if not sep or not provider or not name:
-            raise ValueError(f"a model is named provider/id, got {model!r}")
-        return provider, name
-    if isinstance(model, tuple):
-        return model[0], model[1]
-    current = getattr(model, "current", None)  # a ModelInfo: its current identity
-    model = current() if callable(current) else model
-    return getattr(model, "provider", None), getattr(model, "id", None)
+def key_variables() -> tuple[str, ...]:
+    """Every provider's API-key variable (:data:`pipeline.llm.providers.KEY_VARIABLES`)."""
+    from pipeline.llm.providers import KEY_VARIABLES
 
-
-def _endpoint(wire: str, base_url: str | None, api_key: str | None, api_key_env: str | None,
-              anonymous: bool | None) -> dict[str, Any]:
-    """The client options of one endpoint: a key given as a value is read from a mapping of its own."""
-    options: dict[str, Any] = {"base_url": base_url, "api_key_env": api_key_env}
-    if api_key is not None:
-        name = api_key_env or _KEY_VARIABLES.get(wire, "API_KEY")
-        options.update(api_key_env=name, env={name: api_key})
-    options["anonymous"] = anonymous if anonymous is not None else (
-        base_url is not None and api_key is None and api_key_env is None)
-    return options
-
-
-#: the variable a key given as a value is read from, by wire (the providers' own default names)
-_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-
-
-def _discovered(cwd: str, discover: bool) -> dict[str, Any]:
-    """What pi loads for an agent in ``cwd`` (context files, skills, prompt files), as conversation options."""
-    if not discover:
-        return {}
-    from pipeline.agentdir import agent_dir
-    from pipeline.prompt.discover import discover as scan
-
-    found = scan(cwd, str(agent_dir()))
-    return {"skills": found.skills, "context_files": found.context_files, "custom_prompt": found.custom_prompt,
-            "append_prompts": found.append_prompts}
+    return KEY_VARIABLES
 
 
 def _session(session: Any) -> Any:

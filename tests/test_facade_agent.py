@@ -116,3 +116,31 @@ def test_no_model_anywhere_is_a_located_problem(project):
     [problem] = caught.value.problems
     assert problem.code == "provider.config" and problem.key == "model"
     assert not (project / "chat.jsonl").exists()
+
+
+def test_agent_options_and_the_provider_table():
+    """Issue 30, item 3: the agent's wiring takes one typed options object, and every provider
+    default (API name, endpoint, key variable) comes from one table."""
+    import dataclasses
+    from pathlib import Path
+
+    from pipeline.llm.anthropic_messages import AnthropicMessagesClient
+    from pipeline.llm.openai_chat import OpenAIChatClient
+    from pipeline.llm.providers import PROVIDERS
+    from pipeline.runtime.host import APIS
+    from pipeline.wiring import AgentOptions, Endpoint
+
+    keyed = Endpoint.of(AgentOptions(wire="anthropic", api_key="sk-value"))
+    assert (keyed.api_key_env, dict(keyed.env or {}), keyed.anonymous) == ("ANTHROPIC_API_KEY", {"ANTHROPIC_API_KEY": "sk-value"}, False)
+    assert "sk-value" not in repr(AgentOptions(api_key="sk-value")) and "sk-value" not in repr(keyed)
+    local = Endpoint.of(AgentOptions(base_url="http://127.0.0.1:1"))
+    assert local.anonymous and local.env is None and "env" not in local.client_options()
+    assert Endpoint.of(AgentOptions(base_url="http://x", api_key_env="MINE")).anonymous is False
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        AgentOptions().wire = "anthropic"  # type: ignore[misc]
+    assert (OpenAIChatClient.default_key_env, AnthropicMessagesClient.default_base_url) == (
+        PROVIDERS["openai"].key_env, PROVIDERS["anthropic"].base_url)
+    assert APIS == {"openai": "openai-completions", "anthropic": "anthropic-messages"}
+    package = Path(__file__).resolve().parents[1] / "pipeline"
+    spelled = [p for p in package.rglob("*.py") if '"OPENAI_API_KEY"' in p.read_text(encoding="utf-8")]
+    assert [p.name for p in spelled] == ["providers.py"]

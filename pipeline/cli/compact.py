@@ -299,9 +299,10 @@ def _redactor(summarizer):
     """The redaction rule for what this command prints: the keys in the environment, the base URL's user info."""
     import os
 
+    from pipeline.facade import key_variables
     from pipeline.secrets import Redactor, env_secrets, url_secrets
 
-    names = (summarizer.api_key_env, "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+    names = (summarizer.api_key_env, *key_variables())
     return Redactor((*env_secrets(os.environ, names), *url_secrets(summarizer.base_url or "")))
 
 

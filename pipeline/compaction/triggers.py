@@ -20,11 +20,6 @@ from dataclasses import dataclass
 
 from pipeline.model.compaction import Compaction, PercentTrigger, ReserveTrigger, TokensTrigger
 
-def model_key(provider: str, model: str) -> str:
-    """The key of ``compaction.model_overrides`` for a model: ``provider/model``."""
-    return f"{provider}/{model}"
-
-
 def settings_for(settings: Compaction, provider: str | None, model: str | None) -> Compaction:
     """The compaction settings for ``provider/model``: its override's keys, the profile's for the rest."""
     return settings.for_model(provider, model)

@@ -208,7 +208,7 @@ def _init(profiles: dict[str, Profile], window: int) -> None:
 
 def _session_model(context) -> tuple[str, str] | None:
     model = context.model
-    return (model.provider, model.model_id) if model is not None and model.provider and model.model_id else None
+    return (model.provider, model.id) if model is not None and model.key is not None else None
 
 
 def replay_one(name: str, data: bytes) -> dict[str, SessionReplay]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from pipeline.llm.errors import LLMResponseError
 from pipeline.llm.http import HTTPSummaryClient, JSONObject, count, obj
+from pipeline.llm.providers import PROVIDERS
 from pipeline.llm.types import Completion, StopReason, SummaryRequest
 from pipeline.session.messages import Usage
 
@@ -56,8 +57,8 @@ class AnthropicMessagesClient(HTTPSummaryClient):
     """Client for Anthropic's messages API."""
 
     provider = "anthropic"
-    default_base_url = "https://api.anthropic.com"
-    default_key_env = "ANTHROPIC_API_KEY"
+    default_base_url = PROVIDERS["anthropic"].base_url
+    default_key_env = PROVIDERS["anthropic"].key_env
     path = "/v1/messages"
 
     def build_body(self, request: SummaryRequest) -> JSONObject:

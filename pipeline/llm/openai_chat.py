@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from pipeline.llm.errors import LLMConfigError, LLMResponseError
 from pipeline.llm.http import HTTPSummaryClient, JSONObject, count, obj, text_of
+from pipeline.llm.providers import PROVIDERS
 from pipeline.llm.types import Completion, StopReason, SummaryRequest
 from pipeline.session.messages import Usage
 
@@ -48,8 +49,8 @@ class OpenAIChatClient(HTTPSummaryClient):
     """Client for OpenAI's (and compatible servers') chat completions API."""
 
     provider = "openai"
-    default_base_url = "https://api.openai.com/v1"
-    default_key_env = "OPENAI_API_KEY"
+    default_base_url = PROVIDERS["openai"].base_url
+    default_key_env = PROVIDERS["openai"].key_env
     path = "/chat/completions"
 
     def __init__(self, *, max_tokens_field: MaxTokensField = "max_completion_tokens", **options: Any) -> None:

@@ -7,6 +7,7 @@ from typing import Literal, Optional, Union
 
 from pydantic import Field, field_validator
 
+from pipeline.model.ref import ModelRef
 from pipeline.model.base import MAX_CHARS, MAX_CHARS_PER_TOKEN, MAX_COUNT, MAX_TOKENS, FrozenDict, Strict
 from pipeline.model.text import Text
 
@@ -174,7 +175,8 @@ class Compaction(Strict):
 
     def for_model(self, provider: str | None, model: str | None) -> "Compaction":
         """The settings of ``provider/model``: its ``model_overrides`` keys, these for the rest."""
-        override = self.model_overrides.get(f"{provider}/{model}") if provider and model else None
+        key = ModelRef(provider, model).key
+        override = self.model_overrides.get(key) if key is not None else None
         if override is None:
             return self
         given = {name: getattr(override, name) for name in OVERRIDABLE if getattr(override, name) is not None}

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from pipeline.llm.convert import ModelCost, TargetModel
+from pipeline.llm.providers import PROVIDERS
 from pipeline.runtime.policy import CurrentModel
 
-#: pi's API names for the two wire formats.
-APIS = {"openai": "openai-completions", "anthropic": "anthropic-messages"}
+#: pi's API names for the two wire formats (:data:`pipeline.llm.providers.PROVIDERS`).
+APIS = {wire: provider.api for wire, provider in PROVIDERS.items()}
 
 
 @dataclass(frozen=True, kw_only=True)

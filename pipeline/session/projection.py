@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Protocol, Sequence, Union, overload
 
+from pipeline.model.ref import ModelRef as ModelReference
 from pipeline.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -72,19 +73,23 @@ Source = Union[HasTree, SessionTree, Sequence[Entry]]
 
 
 @dataclass(frozen=True, slots=True)
-class ModelRef:
-    """The model in effect: from the last model change or assistant message on the path.
+class ModelRef(ModelReference):
+    """The model in effect: from the last model change or assistant message on the path, as the
+    one model reference (:class:`pipeline.model.ref.ModelRef`: ``provider``, ``id``, ``key``).
 
     ``raw`` is pi's ``{provider, modelId}`` object with the values as found (a missing
     value is left out, a null one kept).
     """
 
-    provider: str | None
-    model_id: str | None
-    raw: dict[str, Any]
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def model_id(self) -> str | None:
+        """pi's name for ``id`` (``modelId``)."""
+        return self.id
 
     @classmethod
-    def of(cls, source: Any, model_key: str) -> "ModelRef":
+    def recorded(cls, source: Any, model_key: str) -> "ModelRef":
         """From a ``model_change`` entry (``modelId``) or an assistant message (``model``)."""
         raw = js_object([("provider", js_get(source, "provider")), ("modelId", js_get(source, model_key))])
         provider, model = raw.get("provider"), raw.get("modelId")
@@ -336,9 +341,9 @@ def _settings(path: Sequence[Entry]) -> tuple[Any, ModelRef | None]:
         if thinking is None and isinstance(entry, ThinkingLevelChangeEntry):
             thinking = (js_get(entry.raw, "thinkingLevel"),)
         elif model is None and isinstance(entry, ModelChangeEntry):
-            model = ModelRef.of(entry.raw, "modelId")
+            model = ModelRef.recorded(entry.raw, "modelId")
         elif model is None and isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
-            model = ModelRef.of(entry.message.raw, "model")
+            model = ModelRef.recorded(entry.message.raw, "model")
         if thinking is not None and model is not None:
             break
     return (thinking[0] if thinking else "off"), model

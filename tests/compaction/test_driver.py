@@ -7,7 +7,7 @@ import pytest
 
 from pipeline import compile_profile
 from pipeline.compaction import CompactionOutcome, compact
-from pipeline.facade import model_key
+from pipeline.model.ref import ModelRef
 from pipeline.runtime import ModelInfo
 from pipeline.session import SessionFile
 
@@ -58,5 +58,6 @@ def test_an_unknown_strategy_and_model_name_are_refused(copy_session):
     with pytest.raises(ValueError, match="unknown compaction strategy 'fold'"):
         compact(SessionFile.open(copy_session(LONG)), profile, None, strategy="fold")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="provider/id"):
-        model_key("just-a-name")
-    assert model_key("ollama/qwen/coder") == ("ollama", "qwen/coder") and model_key(None) == (None, None)
+        ModelRef.of("just-a-name")
+    assert tuple(ModelRef.of("ollama/qwen/coder")) == ("ollama", "qwen/coder") and tuple(ModelRef.of(None)) == (None, None)
+    assert ModelRef.of(("ollama", "qwen/coder")).key == "ollama/qwen/coder" and ModelRef("ollama").key is None
