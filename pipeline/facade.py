@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Se
 
 from pipeline import compiler
 from pipeline.compiler import CompiledProfile, Overrides
-from pipeline.errors import Location, PipelineError, Problem
+from pipeline.errors import Location, Problem
 from pipeline.model import Profile
 from pipeline.model.ref import ModelRef
 from pipeline.wiring import DEFAULT_TOOLS

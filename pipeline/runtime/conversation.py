@@ -169,6 +169,13 @@ class Conversation:
         (a recording profile: the system prompt the recorded system messages give)."""
         return self.prompts.current(in_place=self.memory.keep_system, sent_in_place=self.memory.system_in_llm)
 
+    def record_system_prompt(self) -> Optional[dict]:
+        """Record what changed in the system prompt (the run's options rendered, against the
+        replay of the recorded system messages) as a system message entry; ``None`` when
+        nothing did (or the profile does not record the prompt)."""
+        self.start()
+        return self.prompts.record(self.driver.now(), self._append)
+
     def set_tools(self, tools: Sequence[Tool]) -> None:
         """Change the active tools; the base prompt is rebuilt (an override stays for its run)."""
         self.prompts.set_tools(tools)
@@ -215,7 +222,7 @@ class Conversation:
         # pi 1.x: a forced prompt only replaces the run's requests' prompt; the structured
         # sections are still compared and recorded (nothing changes for them in most runs)
         self.driver.record_thinking_level()
-        self.prompts.record(self.driver.now(), self._append)
+        self.record_system_prompt()
         self._append({"role": "user", "content": [{"type": "text", "text": expanded}], "timestamp": self.driver.now()})
         for message in added:
             for agent_message in entry_messages(self.driver.append_custom_message(message)):
@@ -252,7 +259,7 @@ class Conversation:
             memory.keep_system = wanted
             self._sync()
         llm = memory.llm
-        self.prompts.record(self.driver.now(), self._append)  # nothing unless the profile records the prompt
+        self.record_system_prompt()  # None unless the profile records the prompt
         system, tools, unrecorded = self.prompts.request(in_place=memory.keep_system, sent_in_place=memory.system_in_llm)
         if unrecorded and memory.system_in_llm:  # a forced prompt: the run's requests have no later system messages
             llm = [m for m in llm if m.get("role") != "system"]
