@@ -89,9 +89,9 @@ class ModelRef(ModelReference):
         return self.id
 
     @classmethod
-    def recorded(cls, source: Any, model_key: str) -> "ModelRef":
+    def recorded(cls, source: Any, id_key: str) -> "ModelRef":
         """From a ``model_change`` entry (``modelId``) or an assistant message (``model``)."""
-        raw = js_object([("provider", js_get(source, "provider")), ("modelId", js_get(source, model_key))])
+        raw = js_object([("provider", js_get(source, "provider")), ("modelId", js_get(source, id_key))])
         provider, model = raw.get("provider"), raw.get("modelId")
         return cls(provider if isinstance(provider, str) else None, model if isinstance(model, str) else None, raw)
 
