@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Optional
 
 from pipeline import files
 from pipeline.errors import Location, PipelineError, Problem
@@ -29,49 +28,13 @@ from pipeline.export.base import Export, SharedJson
 from pipeline.export.manifest import (MANIFEST_VERSION, digest, key_id, read_manifest, read_recorded,
                                       value_digest)
 from pipeline.export.paths import link_in_the_way, path_problem
+from pipeline.export.plan import Action, Change, Plan, conflict, in_the_way
 from pipeline.export.shared import shared_change
 from pipeline.export.toml_lines import toml_value
 from pipeline.export.writer import write_changes
 
 __all__ = ["Action", "Change", "MANIFEST_VERSION", "Plan", "digest", "plan_changes", "read_manifest", "toml_value",
            "write_changes"]
-
-Action = Literal["create", "update", "delete", "unchanged"]
-
-
-@dataclass(frozen=True)
-class Change:
-    """What exporting does to one file."""
-
-    path: str  # relative to the root
-    action: Action
-    text: Optional[str] = None  # the new text (create, update)
-    keys: tuple[str, ...] = ()  # shared JSON: the keys set or removed, as people read them
-    shared: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"path": self.path, "action": self.action}
-        if self.shared:
-            out["keys"] = list(self.keys)
-        return out
-
-
-@dataclass
-class Plan:
-    """The changes of one export, the conflicts found, and the manifest to write."""
-
-    root: Path
-    manifest_path: str
-    changes: list[Change] = field(default_factory=list)
-    conflicts: list[Problem] = field(default_factory=list)
-    manifest: dict[str, Any] = field(default_factory=dict)
-    #: every path the manifest, its journal or this export names (the writer cleans beside them)
-    known: set[str] = field(default_factory=set)
-
-    @property
-    def drift(self) -> list[Change]:
-        return [c for c in self.changes if c.action != "unchanged"]
-
 
 def plan_changes(export: Export, root: Path, manifest_path: str, *, force: bool = False,
                  profile: str = "", agent: str = "") -> Plan:
@@ -117,24 +80,6 @@ def _check_paths(root: Path, manifest_path: str, export: Export) -> None:
                                     code="profile.export-path"))
     if problems:
         raise PipelineError(problems)
-
-
-def conflict(plan: Plan, path: str, message: str) -> None:
-    plan.conflicts.append(Problem(message, Location(str(plan.root / path)),
-                                  hint="move it away, or pass --force to let the export take it over",
-                                  code="profile.export-conflict"))
-
-
-def in_the_way(plan: Plan, path: str, force: bool) -> bool:
-    """Whether a symbolic link (or a file where a folder belongs) is on ``path``; a conflict
-    unless ``force``, which replaces the link itself when the export writes."""
-    found = link_in_the_way(plan.root, path)
-    if found is None:
-        return False
-    part, what = found
-    if not force or not what.startswith("a symbolic link"):
-        conflict(plan, path, f"{part} is {what}")
-    return True
 
 
 def _current(plan: Plan, path: str, force: bool) -> tuple[bool, Optional[str]]:

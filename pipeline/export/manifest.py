@@ -33,7 +33,7 @@ from typing import Any, Optional
 
 from pipeline import files
 from pipeline.errors import Location, PipelineError, Problem
-from pipeline.export import jsontext
+from pipeline import jsontext
 from pipeline.export.base import Key
 from pipeline.export.paths import link_in_the_way, path_problem
 

@@ -20,18 +20,16 @@ import copy
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from pipeline import files
 from pipeline.errors import Location, Problem
-from pipeline.export import jsontext
+from pipeline import jsontext
 from pipeline.export.base import Key, SharedJson, SharedToml, key_text
 from pipeline.export.manifest import Recorded, value_digest
+from pipeline.export.plan import Action, Change, Plan, conflict, in_the_way
 from pipeline.export.toml_lines import toml_edit
 from pipeline.limits import JSON_MAX_DEPTH
-
-if TYPE_CHECKING:
-    from pipeline.export.apply import Plan
 
 
 @dataclass
@@ -49,11 +47,9 @@ def is_toml(item: SharedJson) -> bool:
     return isinstance(item, SharedToml) or item.path.endswith(".toml")
 
 
-def read_shared(plan: "Plan", item: SharedJson, force: bool) -> tuple[Optional[str], Any]:
+def read_shared(plan: Plan, item: SharedJson, force: bool) -> tuple[Optional[str], Any]:
     """The file's text and object (``None, {}`` when it does not exist); ``None, None``
     after a problem was added to the plan."""
-    from pipeline.export.apply import in_the_way
-
     target = plan.root / item.path
     if in_the_way(plan, item.path, force):
         return None, {}  # --force: the link goes, a new file takes its place
@@ -111,10 +107,8 @@ def _error_place(err: ValueError) -> tuple[str, Optional[int], Optional[int]]:
     return text[:m.start()] + text[m.end():], int(m.group(1)), int(m.group(2))
 
 
-def shared_change(plan: "Plan", item: SharedJson, recorded: Recorded, force: bool) -> None:
+def shared_change(plan: Plan, item: SharedJson, recorded: Recorded, force: bool) -> None:
     """The change of one shared file (or the problems that stop it) added to ``plan``."""
-    from pipeline.export.apply import Change
-
     current, data = read_shared(plan, item, force)
     if data is None:
         return
@@ -146,14 +140,8 @@ def shared_change(plan: "Plan", item: SharedJson, recorded: Recorded, force: boo
     if not merged and current is not None and set(owned) >= _leaves(data):
         plan.changes.append(Change(item.path, "delete", None, tuple(edit.touched), shared=True))
         return
-    action = "update" if current is not None else "create"
+    action: Action = "update" if current is not None else "create"
     plan.changes.append(Change(item.path, action, text, tuple(edit.touched), shared=True))
-
-
-def _conflict(plan: "Plan", item: SharedJson, message: str) -> None:
-    plan.conflicts.append(Problem(message, Location(str(plan.root / item.path)),
-                                  hint="move it away, or pass --force to let the export take it over",
-                                  code="profile.export-conflict"))
 
 
 def _edited_since(recorded: Recorded, item: SharedJson, key: Key, value: Any) -> bool:
@@ -161,7 +149,7 @@ def _edited_since(recorded: Recorded, item: SharedJson, key: Key, value: Any) ->
     return shas is not None and value_digest(value) not in shas
 
 
-def _unset(plan: "Plan", edit: _Edit, merged: dict, item: SharedJson, key: Key, recorded: Recorded,
+def _unset(plan: Plan, edit: _Edit, merged: dict, item: SharedJson, key: Key, recorded: Recorded,
            force: bool) -> None:
     found, old = _get(merged, key)
     if not found:
@@ -177,7 +165,7 @@ def _unset(plan: "Plan", edit: _Edit, merged: dict, item: SharedJson, key: Key, 
         if not drop:
             return
     elif not force and _edited_since(recorded, item, key, old):
-        _conflict(plan, item, f"key {key_text(key)} was edited since this export wrote it, and the profile "
+        conflict(plan, item.path, f"key {key_text(key)} was edited since this export wrote it, and the profile "
                               "no longer sets it")
         return
     _remove(merged, key)
@@ -185,16 +173,16 @@ def _unset(plan: "Plan", edit: _Edit, merged: dict, item: SharedJson, key: Key, 
     edit.touched.append(key_text(key))
 
 
-def _set(plan: "Plan", edit: _Edit, merged: dict, item: SharedJson, key: Key, value: Any, recorded: Recorded,
+def _set(plan: Plan, edit: _Edit, merged: dict, item: SharedJson, key: Key, value: Any, recorded: Recorded,
          force: bool) -> None:
     found, old = _get(merged, key)
     if found and value_digest(old) == value_digest(value):
         return
     owned = key in recorded.shared.get(item.path, [])
     if found and not owned and not force:
-        _conflict(plan, item, f"key {key_text(key)} is set in the file, not by this export")
+        conflict(plan, item.path, f"key {key_text(key)} is set in the file, not by this export")
     elif found and not force and _edited_since(recorded, item, key, old):
-        _conflict(plan, item, f"key {key_text(key)} was edited since this export wrote it")
+        conflict(plan, item.path, f"key {key_text(key)} was edited since this export wrote it")
     if not _set_value(merged, key, value):
         plan.conflicts.append(Problem(f"key {key_text(key)} cannot be set: a part of its path is not an object",
                                       Location(str(plan.root / item.path)), code="profile.export-conflict"))
@@ -203,7 +191,7 @@ def _set(plan: "Plan", edit: _Edit, merged: dict, item: SharedJson, key: Key, va
     edit.touched.append(key_text(key))
 
 
-def _extend(plan: "Plan", edit: _Edit, merged: dict, item: SharedJson, key: Key, value: list[Any],
+def _extend(plan: Plan, edit: _Edit, merged: dict, item: SharedJson, key: Key, value: list[Any],
             recorded: Recorded) -> None:
     found, old = _get(merged, key)
     if not found:

@@ -29,14 +29,12 @@ import stat
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import Iterator, Optional
 
 from pipeline.errors import EXIT_OUTPUT, Location, PipelineError, Problem
 from pipeline.export.manifest import PENDING
 from pipeline.export.paths import is_link, replace_links
-
-if TYPE_CHECKING:
-    from pipeline.export.apply import Plan
+from pipeline.export.plan import Plan
 
 NEW, OLD = ".context-pipeline-new", ".context-pipeline-old"
 
@@ -88,7 +86,12 @@ class _Undo:
         for folder in reversed(self.dirs):
             _quietly(lambda: os.rmdir(folder))
         for folder, link in reversed(self.links):
-            _quietly(lambda: (os.rmdir(folder), os.symlink(link, folder)))
+            _quietly(lambda: _relink(folder, link))
+
+
+def _relink(folder: Path, link: str) -> None:
+    os.rmdir(folder)
+    os.symlink(link, folder)
 
 
 def _quietly(action) -> None:
@@ -98,7 +101,7 @@ def _quietly(action) -> None:
         pass
 
 
-def write_changes(plan: "Plan") -> None:
+def write_changes(plan: Plan) -> None:
     """Write every change and the manifest (call only when ``plan.conflicts`` is empty)."""
     undo = _Undo()
     current: Path = plan.root
@@ -186,7 +189,7 @@ def _commit(target: Path, action: str, undo: _Undo) -> None:
         undo.done.append(("deleted", target))
 
 
-def _clean_leftovers(plan: "Plan") -> None:
+def _clean_leftovers(plan: Plan) -> None:
     """The ``-new``/``-old`` copies an interrupted export left beside the files it knows."""
     for rel in {c.path for c in plan.changes} | plan.known | {plan.manifest_path, plan.manifest_path + PENDING}:
         for suffix in (NEW, OLD):

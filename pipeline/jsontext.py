@@ -102,9 +102,9 @@ class _Parser:
         m = _NUMBER.match(text, pos)
         if m is not None and m.end() > pos:
             return Node(pos, m.end(), self.number(m, pos), "scalar")
-        for word, value in _LITERALS.items():
+        for word, literal in _LITERALS.items():
             if text.startswith(word, pos):
-                return Node(pos, pos + len(word), value, "scalar")
+                return Node(pos, pos + len(word), literal, "scalar")
         raise self.fail("expecting a value", pos)
 
     def number(self, m: re.Match, pos: int) -> Any:
