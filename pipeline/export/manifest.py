@@ -103,10 +103,8 @@ def _error(path: Path, message: str, key: Optional[str] = None, line: Optional[i
 
 def _read(root: Path, rel: str, target: str) -> Optional[dict[str, Any]]:
     path = root / rel
-    in_the_way = link_in_the_way(root, rel)
-    if in_the_way is not None:
-        part, what = in_the_way
-        raise _error(path, f"the export manifest's path: {part} is {what}", code="profile.export-conflict")
+    if link_in_the_way(root, rel) is not None:
+        return None  # never read through a link: the files under it are conflicts (--force: replaced)
     if files.missing(path):
         return None
     text = files.read_text(path, "settings file")
