@@ -158,14 +158,17 @@ def _stage(target: Path, text: str) -> Path:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(temp, flags, mode)
-    try:
+    try:  # a temp file that could not be written whole is removed here (the caller never saw it)
         data = text.encode("utf-8")
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
         os.fsync(fd)
-    finally:
+    except BaseException:
         os.close(fd)
+        _quietly(lambda: os.unlink(temp))
+        raise
+    os.close(fd)
     return temp
 
 
