@@ -67,6 +67,8 @@ CODES: dict[str, str] = {
     # ---- profile: pipeline export
     "profile.export-conflict": "a file or key the export would change was not written by it, or was edited since",
     "profile.export-file": "a file the export reads (its manifest, a shared settings file) is not what it expects",
+    "profile.export-path": "a path the export would use (a manifest entry, a template's file name) is not a safe path inside its root",
+    "profile.export-write": "the export's files could not be written; everything it had changed was put back (exit 4)",
     "profile.export-place": "the directory to export into does not exist",
     "profile.override": "a command-line override of a profile value is invalid",
     "profile.internal-error": "a check could not run because of a bug",

@@ -85,12 +85,14 @@ def describe_os_error(err: OSError) -> str:
     return err.strerror or str(err)
 
 
-def open_regular(path: str | os.PathLike, kind: str, label: str | None = None) -> BinaryIO:
+def open_regular(path: str | os.PathLike, kind: str, label: str | None = None, *, follow: bool = True) -> BinaryIO:
     """``path`` opened for reading in binary, once it is known to be a regular file within
-    its kind's limit; a located :class:`PipelineError` otherwise."""
+    its kind's limit; a located :class:`PipelineError` otherwise. ``follow=False`` refuses
+    a symbolic link (``O_NOFOLLOW``) instead of reading what it points to."""
     label = label if label is not None else os.fspath(path)
+    nofollow = 0 if follow else getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | nofollow | getattr(os, "O_CLOEXEC", 0))
     except (UnicodeEncodeError, ValueError):
         raise _error(f"cannot read {kind}: the path cannot be used (a lone surrogate or a NUL byte)",
                      Location(label), kind, "unreadable") from None
@@ -128,11 +130,11 @@ def _too_large(size: int, kind: str, label: str) -> PipelineError:
                   kind, "file-too-large", hint="see docs/limits.md", size=size)
 
 
-def read_bytes(path: str | os.PathLike, kind: str, label: str | None = None) -> bytes:
+def read_bytes(path: str | os.PathLike, kind: str, label: str | None = None, *, follow: bool = True) -> bytes:
     """The bytes of a regular file of ``kind``, at most its limit (a file that grew while
-    being read is refused too)."""
+    being read is refused too); ``follow`` as :func:`open_regular` takes it."""
     label = label if label is not None else os.fspath(path)
-    with open_regular(path, kind, label) as handle:
+    with open_regular(path, kind, label, follow=follow) as handle:
         try:
             data = handle.read(limit(kind) + 1)
         except OSError as err:

@@ -21,7 +21,8 @@ FILE_LIMITS: dict[str, int] = {
     "prompt file": 16 * MiB,  # SYSTEM.md, APPEND_SYSTEM.md, --custom-prompt, --append
     "stdin": 16 * MiB,  # `pipeline expand -`
     "session file": 1024 * MiB,  # a pi session file; read as a stream, line by line
-    "settings file": 1 * MiB,  # a settings.json `pipeline import` reads (pi's, Gemini CLI's)
+    "settings file": 1 * MiB,  # a settings.json `pipeline import` reads or `pipeline export` edits
+    "exported file": 16 * MiB,  # a file `pipeline export` wrote, read back to compare (larger: edited)
     "pre-commit config": 1 * MiB,  # the .pre-commit-config.yaml `pipeline init` adds its hook to
     "tool file": 16 * MiB,  # a file the runtime's built-in tools read or edit (read, grep, edit)
     "pinned file": 1 * MiB,  # a file `compaction.pins.files` names; it goes into every summary
@@ -34,6 +35,9 @@ SESSION_MAX_LINE = 256 * MiB
 YAML_MAX_NODES = 100_000
 #: Deepest nesting of YAML mappings and lists.
 YAML_MAX_DEPTH = 64
+#: Deepest nesting of JSON objects and lists in a file `pipeline export` edits or `pipeline
+#: import` reads (settings files, the export's manifest and compiled profile.json).
+JSON_MAX_DEPTH = 64
 #: Deepest directory level a skills walk descends to.
 WALK_MAX_DEPTH = 64
 

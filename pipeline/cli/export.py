@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from pipeline import compile_profile
     from pipeline.cli._report import report
     from pipeline.errors import Location, PipelineError, Problem
-    from pipeline.export import TARGETS, Place, prepare, undeclared_losses, write_changes
+    from pipeline.export import TARGETS, Place, export_lock, prepare
 
     root = Path(args.user_dir or args.project or ".").expanduser().absolute()
     if not root.is_dir():
@@ -80,7 +80,16 @@ def run(args: argparse.Namespace) -> int:
     target = TARGETS[args.target]
     place = Place(str(root), user=bool(args.user_dir), profile=args.profile,
                   extra={"cwd": str(root) if not args.user_dir else None})
-    export, plan = prepare(target, pipeline, place, force=args.force)
+    writes = not (args.dry_run or args.check)
+    with export_lock(root, exclusive=writes):  # two exports into one root queue; each plans on a complete one
+        export, plan = prepare(target, pipeline, place, force=args.force)
+        return _finish(target, root, export, plan, args, writes)
+
+
+def _finish(target, root, export, plan, args, writes: bool) -> int:
+    from pipeline.errors import PipelineError
+    from pipeline.export import undeclared_losses, write_changes
+
     unallowed = undeclared_losses(export, args.allow_loss)
     if args.format == "json":
         print(json.dumps({
@@ -104,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     if plan.conflicts:
         print("pipeline export: nothing was written", file=sys.stderr)
         raise PipelineError(plan.conflicts)
-    if not args.dry_run:
+    if writes:
         write_changes(plan)
     return 0
 

@@ -2,8 +2,11 @@
 
 * :mod:`.base`: the :class:`~.base.Target` protocol, what an export is (owned files,
   shared JSON keys, the loss report);
-* :mod:`.apply`: the manifest of owned files, the key-by-key merge of shared JSON files,
-  the changes, conflicts and drift of an export, and writing it;
+* :mod:`.apply`: the changes, conflicts and drift of an export; :mod:`.manifest`: the
+  manifest of owned files and keys (and the journal of an export under way);
+  :mod:`.shared`: the keys of shared JSON and TOML files, edited in place
+  (:mod:`.jsontext`, :mod:`.toml_lines`); :mod:`.paths`: confinement to the export root;
+  :mod:`.writer`: the lock and the atomic, rolled-back write;
 * :mod:`.pi`: pi 1.6 (native settings and templates, a generated extension that renders
   the profile's system prompt);
 * :mod:`.claude_code`: Claude Code (an agent definition as the system prompt, commands,
@@ -21,7 +24,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
-from .apply import Change, Plan, plan_changes, write_changes
+from .apply import Change, Plan, plan_changes
+from .writer import ExportWriteError, export_lock, write_changes
 from .base import Carried, Export, OwnedFile, Place, SharedJson, SharedToml, Target
 from .claude_code import ClaudeCodeTarget
 from .codex import CodexTarget
@@ -29,8 +33,8 @@ from .gemini import GeminiTarget
 from .opencode import OpencodeTarget
 from .pi import PiTarget
 
-__all__ = ["Carried", "Change", "Export", "OwnedFile", "Place", "Plan", "SharedJson", "SharedToml", "TARGETS", "Target",
-           "plan_changes", "prepare", "undeclared_losses", "write_changes"]
+__all__ = ["Carried", "Change", "Export", "ExportWriteError", "OwnedFile", "Place", "Plan", "SharedJson", "SharedToml", "TARGETS", "Target",
+           "export_lock", "plan_changes", "prepare", "undeclared_losses", "write_changes"]
 
 #: every target by its TARGET name
 TARGETS: dict[str, Target] = {"pi": PiTarget(), "claude-code": ClaudeCodeTarget(), "codex": CodexTarget(),

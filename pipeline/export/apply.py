@@ -1,361 +1,137 @@
-"""Comparing an :class:`~pipeline.export.base.Export` with the disk, and writing it.
+"""Comparing an :class:`~pipeline.export.base.Export` with the disk: the changes, conflicts and drift.
 
-The manifest (one JSON file per target and root, its path chosen by the target) records
-what the last export wrote: each owned file with the SHA-256 of its text, and each key of
-a shared JSON or TOML file. From it :func:`plan_changes` knows
+The manifest (:mod:`pipeline.export.manifest`) records what the last export wrote: each
+owned file with the SHA-256 of its text, and each key of a shared JSON or TOML file with
+a digest of its value. From it :func:`plan_changes` knows
 
 * which files it may rewrite: one it wrote whose bytes are still the ones it wrote (a file
   it did not write, or one edited since, is a conflict unless ``force``);
 * which files to remove: owned before, no longer produced (again only unedited ones);
-* which keys of a shared JSON file are its own: the others are kept as they are; a key the
-  user set that the export now wants to set is a conflict unless ``force``.
+* which keys of a shared file are its own (:mod:`pipeline.export.shared`).
 
-:func:`write_changes` then writes the files and the manifest. Nothing here knows a target.
+Every path is checked first (:mod:`pipeline.export.paths`): a path that is not a safe,
+relative one is refused whatever ``force`` says, and a symbolic link on the way is a
+conflict (``--force`` replaces the link, never what it points to). Nothing here writes:
+:func:`pipeline.export.writer.write_changes` does, atomically. Nothing here knows a target.
 """
 
 from __future__ import annotations
 
-import copy
-import hashlib
-import json
-import re
-import sys
-from dataclasses import dataclass, field
+import os
+import stat
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Optional
 
+from pipeline import files
 from pipeline.errors import Location, PipelineError, Problem
-from pipeline.export.base import Export, Key, SharedJson, SharedToml, key_text
+from pipeline.export.base import Export, SharedJson
+from pipeline.export.manifest import (MANIFEST_VERSION, digest, key_id, read_manifest, read_recorded,
+                                      value_digest)
+from pipeline.export.paths import link_in_the_way, path_problem
+from pipeline.export.plan import Action, Change, Plan, conflict, in_the_way
+from pipeline.export.shared import shared_change
+from pipeline.export.toml_lines import toml_value
+from pipeline.export.writer import write_changes
 
-Action = Literal["create", "update", "delete", "unchanged"]
-MANIFEST_VERSION = 1
-
-
-@dataclass(frozen=True)
-class Change:
-    """What exporting does to one file."""
-
-    path: str  # relative to the root
-    action: Action
-    text: Optional[str] = None  # the new text (create, update)
-    keys: tuple[str, ...] = ()  # shared JSON: the keys set or removed, as people read them
-    shared: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"path": self.path, "action": self.action}
-        if self.shared:
-            out["keys"] = list(self.keys)
-        return out
-
-
-@dataclass
-class Plan:
-    """The changes of one export, the conflicts found, and the manifest to write."""
-
-    root: Path
-    manifest_path: str
-    changes: list[Change] = field(default_factory=list)
-    conflicts: list[Problem] = field(default_factory=list)
-    manifest: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def drift(self) -> list[Change]:
-        return [c for c in self.changes if c.action != "unchanged"]
-
-
-def digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def read_manifest(root: Path, rel: str, target: str) -> dict[str, Any]:
-    """The manifest at ``root/rel`` (empty when there is none); a broken one is a located error."""
-    path = root / rel
-    if not path.is_file():
-        return {"files": {}, "shared": {}}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as err:
-        raise PipelineError(Problem(f"the export manifest is not valid JSON: {err}", Location(str(path)),
-                                    hint="delete it and export again with --force", code="profile.export-file")) from None
-    if not isinstance(data, dict) or data.get("target") != target or not isinstance(data.get("files"), dict):
-        raise PipelineError(Problem(f"not a manifest of `pipeline export {target}`", Location(str(path)),
-                                    hint="delete it and export again with --force", code="profile.export-file"))
-    data.setdefault("shared", {})
-    return data
-
+__all__ = ["Action", "Change", "MANIFEST_VERSION", "Plan", "digest", "plan_changes", "read_manifest", "toml_value",
+           "write_changes"]
 
 def plan_changes(export: Export, root: Path, manifest_path: str, *, force: bool = False,
                  profile: str = "", agent: str = "") -> Plan:
     """The changes that bring ``root`` to ``export`` (see the module's docstring)."""
-    old = read_manifest(root, manifest_path, export.target)
+    _check_paths(root, manifest_path, export)
+    recorded = read_recorded(root, manifest_path, export.target)
     plan = Plan(root, manifest_path)
-    owned: dict[str, str] = old["files"]
     produced = {f.path for f in export.files} | {s.path for s in export.shared}
     for item in export.files:
-        _owned_change(plan, item.path, item.text, owned.get(item.path), force)
-    for path in sorted(set(owned) - produced):
-        _removal(plan, path, owned[path], force)
-    shared_old: dict[str, list[list[str]]] = old["shared"]
+        _owned_change(plan, item.path, item.text, recorded.files.get(item.path, set()), force)
+    for path in sorted(set(recorded.files) - produced):
+        _removal(plan, path, recorded.files[path], force)
     for shared in export.shared:
-        _shared_change(plan, shared, [tuple(k) for k in shared_old.get(shared.path, [])], force)
-    for gone in sorted(set(shared_old) - produced):
-        _shared_change(plan, SharedJson(gone, ()), [tuple(k) for k in shared_old[gone]], force)
-    plan.manifest = {
-        "version": MANIFEST_VERSION, "target": export.target, "agent": agent, "profile": profile,
-        "files": {f.path: digest(f.text) for f in export.files},
-        "shared": {s.path: [list(k) for k, _ in s.keys] for s in export.shared if s.keys},
-    }
+        shared_change(plan, shared, recorded, force)
+    for gone in sorted(set(recorded.shared) - produced):
+        shared_change(plan, SharedJson(gone, ()), recorded, force)
+    plan.manifest = manifest_of(export, profile, agent)
+    plan.known = produced | set(recorded.files) | set(recorded.shared)
     return plan
 
 
-def _conflict(plan: Plan, path: str, message: str) -> None:
-    plan.conflicts.append(Problem(message, Location(str(plan.root / path)),
-                                  hint="move it away, or pass --force to let the export take it over",
-                                  code="profile.export-conflict"))
+def manifest_of(export: Export, profile: str, agent: str) -> dict[str, Any]:
+    """The manifest that records ``export``."""
+    return {
+        "version": MANIFEST_VERSION, "target": export.target, "agent": agent, "profile": profile,
+        "files": {f.path: digest(f.text) for f in export.files},
+        "shared": {s.path: [list(k) for k, _ in s.keys] for s in export.shared if s.keys},
+        "key_digests": {s.path: {key_id(k): value_digest(v) for k, v in s.keys if k not in s.extend}
+                        for s in export.shared if s.keys},
+        "entries": {s.path: {key_id(k): [value_digest(e) for e in v] for k, v in s.keys if k in s.extend}
+                    for s in export.shared if s.extend},
+    }
 
 
-def _owned_change(plan: Plan, path: str, text: str, recorded: Optional[str], force: bool) -> None:
+def _check_paths(root: Path, manifest_path: str, export: Export) -> None:
+    """Every path the export produces is a safe relative path (a target's bug or a hostile name otherwise)."""
+    problems = []
+    for path in [manifest_path, *(f.path for f in export.files), *(s.path for s in export.shared)]:
+        problem = path_problem(path)
+        if problem is not None:
+            shown = path if isinstance(path, str) and path.isprintable() else repr(path)
+            problems.append(Problem(f"the export will not write {shown[:120]}: {problem}", Location(str(root)),
+                                    code="profile.export-path"))
+    if problems:
+        raise PipelineError(problems)
+
+
+def _current(plan: Plan, path: str, force: bool) -> tuple[bool, Optional[str]]:
+    """Whether something is at ``path`` and, for a regular file within the limit, its
+    UTF-8 text (None: not text, too large, or not a regular file)."""
     target = plan.root / path
-    if not target.exists():
+    try:
+        info = os.lstat(target)
+    except (FileNotFoundError, NotADirectoryError):
+        return False, None
+    if stat.S_ISDIR(info.st_mode):
+        plan.conflicts.append(Problem("a folder is where the export writes a file", Location(str(target)),
+                                      hint="move it away", code="profile.export-conflict"))
+        return True, None
+    if not stat.S_ISREG(info.st_mode):
+        return True, None  # a FIFO, a device: never opened
+    try:
+        data = files.read_bytes(target, "exported file", follow=False)
+        return True, data.decode("utf-8")
+    except (PipelineError, UnicodeDecodeError):
+        return True, None
+
+
+def _owned_change(plan: Plan, path: str, text: str, recorded: set[str], force: bool) -> None:
+    if in_the_way(plan, path, force):
+        plan.changes.append(Change(path, "update", text))
+        return
+    exists, current = _current(plan, path, force)
+    if not exists:
         plan.changes.append(Change(path, "create", text))
         return
-    current = _read(target)
     if current == text:
         plan.changes.append(Change(path, "unchanged"))
         return
-    if not force and recorded is None:
-        _conflict(plan, path, "the file exists and was not written by this export")
-    elif not force and (current is None or digest(current) != recorded):
-        _conflict(plan, path, "the file was edited since this export wrote it")
+    if not force and not recorded:
+        conflict(plan, path, "the file exists and was not written by this export")
+    elif not force and (current is None or digest(current) not in recorded):
+        conflict(plan, path, "the file was edited since this export wrote it")
     plan.changes.append(Change(path, "update", text))
 
 
-def _removal(plan: Plan, path: str, recorded: str, force: bool) -> None:
-    target = plan.root / path
-    if not target.exists():
+def _removal(plan: Plan, path: str, recorded: set[str], force: bool) -> None:
+    found = link_in_the_way(plan.root, path)
+    if found is not None and found[0] != path:
+        in_the_way(plan, path, force)  # a link above it: what is behind it is not the export's to delete
         return
-    current = _read(target)
-    if not force and (current is None or digest(current) != recorded):
-        _conflict(plan, path, "the profile no longer produces this file, but it was edited since it was written")
+    if found is None:
+        exists, current = _current(plan, path, force)
+        if not exists:
+            return
+        if not force and (current is None or digest(current) not in recorded):
+            conflict(plan, path, "the profile no longer produces this file, but it was edited since it was written")
+    elif not force:
+        conflict(plan, path, f"{path} is a symbolic link; the profile no longer produces this file")
     plan.changes.append(Change(path, "delete"))
-
-
-def _read(path: Path) -> Optional[str]:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _parse(item: SharedJson, text: str) -> Any:
-    """The file's object (raises ValueError with ``lineno``/``colno`` where the format gives them)."""
-    if isinstance(item, SharedToml) or item.path.endswith(".toml"):
-        return _tomllib().loads(text)
-    return json.loads(text)
-
-
-def _error_place(err: ValueError) -> tuple[str, Optional[int], Optional[int]]:
-    """The message of a JSON or TOML parse error and its line and column (tomllib puts them in its text)."""
-    if isinstance(err, json.JSONDecodeError):
-        return err.msg, err.lineno, err.colno
-    text = str(err)
-    m = re.search(r" \(at line (\d+), column (\d+)\)", text)
-    if m is None:
-        return text, None, None
-    return text[:m.start()] + text[m.end():], int(m.group(1)), int(m.group(2))
-
-
-def _tomllib() -> Any:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[import-not-found]
-    return tomllib
-
-
-def _shared_change(plan: Plan, item: SharedJson, owned_before: list[Key], force: bool) -> None:
-    target = plan.root / item.path
-    toml = isinstance(item, SharedToml) or item.path.endswith(".toml")
-    kind = "TOML" if toml else "JSON"
-    data: Any = {}
-    if target.exists():
-        current = _read(target)
-        try:
-            data = _parse(item, current) if current is not None and current.strip() else {}
-        except ValueError as err:
-            data = None
-            message, line, col = _error_place(err)
-            plan.conflicts.append(Problem(f"not valid {kind}: {message}", Location(str(target), line, col),
-                                          hint="fix the file; the export merges its keys into it",
-                                          code="profile.export-file"))
-        if data is not None and not isinstance(data, dict):
-            plan.conflicts.append(Problem("the file's top level is not a JSON object", Location(str(target)),
-                                          hint="the export merges its keys into an object",
-                                          code="profile.export-file"))
-            data = None
-        if data is None:
-            return
-    else:
-        current = None
-    merged = copy.deepcopy(data)
-    now = {k for k, _ in item.keys}
-    touched: list[str] = []
-    removed: list[Key] = []
-    for key in owned_before:
-        if key not in now and _remove(merged, key):
-            touched.append(key_text(key))
-            removed.append(key)
-    for key, value in item.keys:
-        found, old = _get(merged, key)
-        if found and old == value:
-            continue
-        if found and key not in owned_before and not force:
-            _conflict(plan, item.path, f"key {key_text(key)} is set in the file, not by this export "
-                                       f"({json.dumps(old, default=str)}; the profile says {json.dumps(value)})")
-        if not _set(merged, key, value):
-            plan.conflicts.append(Problem(f"key {key_text(key)} cannot be set: a part of its path is not an object",
-                                          Location(str(target)), code="profile.export-conflict"))
-        touched.append(key_text(key))
-    if not touched:
-        if current is not None or not item.keys:
-            plan.changes.append(Change(item.path, "unchanged", shared=True))
-        return
-    text: Optional[str]
-    if toml:
-        text = _toml_edit(current or "", removed, [(k, v) for k, v in item.keys if k not in removed])
-        try:
-            same = _tomllib().loads(text) == merged
-        except ValueError:
-            same = False
-        if not same:
-            plan.conflicts.append(Problem("the export cannot edit this TOML file line by line (one of its keys "
-                                          "spans several lines or sits in a table)", Location(str(target)),
-                                          hint="write the export's keys as one `key = value` line each at the top "
-                                               "of the file, or move the file away", code="profile.export-file"))
-            return
-    else:
-        text = json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
-    action: Action = "update" if current is not None else "create"
-    if not merged and current is not None and set(owned_before) >= _leaves(data):
-        action, text = "delete", None  # every key was ours: the file goes as it came
-    plan.changes.append(Change(item.path, action, text, tuple(touched), shared=True))
-
-
-# --------------------------------------------------------------------------- TOML, line by line
-
-_TOML_BARE = re.compile(r"[A-Za-z0-9_-]+")
-_TOML_TABLE = re.compile(r"\s*\[")
-
-
-def toml_value(value: Any) -> str:
-    """One TOML value on one line (strings, numbers, booleans, arrays and inline tables of them)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):  # a JSON string is a TOML basic string once `/` escapes and DEL are avoided
-        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{_toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
-    raise TypeError(f"no TOML form for {value!r}")
-
-
-def _toml_key(key: str) -> str:
-    return key if _TOML_BARE.fullmatch(key) else json.dumps(key, ensure_ascii=False)
-
-
-def _toml_line_key(line: str) -> Optional[str]:
-    """The top-level key a ``key = value`` line sets (bare or quoted), else None."""
-    m = re.match(r'\s*(?:([A-Za-z0-9_-]+)|"((?:[^"\\]|\\.)*)")\s*=', line)
-    if not m:
-        return None
-    return m.group(1) if m.group(1) is not None else json.loads(f'"{m.group(2)}"')
-
-
-def _toml_edit(text: str, removed: list[Key], values: list[tuple[Key, Any]]) -> str:
-    """``text`` with the top-level lines of ``removed`` deleted and each of ``values`` set: its line
-    replaced where it has one before the first table, else added before that table."""
-    lines = text.splitlines(keepends=True)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    head = next((i for i, line in enumerate(lines) if _TOML_TABLE.match(line)), len(lines))
-    wanted = {k[0]: v for k, v in values}
-    gone = {k[0] for k in removed}
-    out: list[str] = []
-    for i, line in enumerate(lines):
-        key = _toml_line_key(line) if i < head else None
-        if key in gone:
-            continue
-        if key is not None and key in wanted:
-            out.append(f"{_toml_key(key)} = {toml_value(wanted.pop(key))}\n")
-            continue
-        out.append(line)
-    new = [f"{_toml_key(k)} = {toml_value(v)}\n" for k, v in wanted.items()]
-    if new:
-        at = next((i for i, line in enumerate(out) if _TOML_TABLE.match(line)), len(out))
-        if at < len(out):
-            while at > 0 and not out[at - 1].strip():
-                at -= 1  # after the last top-level line, before the blank lines above the first table
-        out[at:at] = new + (["\n"] if at == 0 and out else [])
-    return "".join(out)
-
-
-def _leaves(data: Any, prefix: Key = ()) -> set[Key]:
-    if not isinstance(data, dict) or not data:
-        return {prefix} if prefix else set()
-    out: set[Key] = set()
-    for k, v in data.items():
-        out |= _leaves(v, (*prefix, k))
-    return out
-
-
-def _get(data: Any, key: Key) -> tuple[bool, Any]:
-    for part in key:
-        if not isinstance(data, dict) or part not in data:
-            return False, None
-        data = data[part]
-    return True, data
-
-
-def _set(data: dict, key: Key, value: Any) -> bool:
-    for part in key[:-1]:
-        nxt = data.setdefault(part, {})
-        if not isinstance(nxt, dict):
-            return False
-        data = nxt
-    data[key[-1]] = value
-    return True
-
-
-def _remove(data: dict, key: Key) -> bool:
-    """Remove ``key``, then every object it leaves empty; False when it was not there."""
-    chain = [data]
-    for part in key[:-1]:
-        nxt = chain[-1].get(part)
-        if not isinstance(nxt, dict):
-            return False
-        chain.append(nxt)
-    if key[-1] not in chain[-1]:
-        return False
-    del chain[-1][key[-1]]
-    for depth in range(len(key) - 1, 0, -1):
-        if chain[depth]:
-            break
-        del chain[depth - 1][key[depth - 1]]
-    return True
-
-
-def write_changes(plan: Plan) -> None:
-    """Write every change and the manifest (call only when ``plan.conflicts`` is empty)."""
-    for change in plan.changes:
-        path = plan.root / change.path
-        if change.action in ("create", "update"):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(change.text or "", encoding="utf-8")
-        elif change.action == "delete":
-            path.unlink(missing_ok=True)
-    manifest = plan.root / plan.manifest_path
-    manifest.parent.mkdir(parents=True, exist_ok=True)
-    manifest.write_text(json.dumps(plan.manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

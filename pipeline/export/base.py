@@ -45,10 +45,14 @@ Key = tuple[str, ...]  # a path into nested JSON objects (model ids hold dots, s
 
 @dataclass(frozen=True)
 class SharedJson:
-    """Keys of a JSON object file shared with the user: (path, value) pairs, each path a leaf."""
+    """Keys of a JSON object file shared with the user: (path, value) pairs, each path a leaf.
+
+    A key in ``extend`` holds a list the user shares (Claude Code's ``hooks.PreCompact``):
+    its value is the export's items, added to the user's list, never put in its place."""
 
     path: str
     keys: tuple[tuple[Key, Any], ...]
+    extend: tuple[Key, ...] = ()
 
 
 @dataclass(frozen=True)

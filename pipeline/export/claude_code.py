@@ -76,7 +76,8 @@ class ClaudeCodeTarget:
         files += files_c
         keys += keys_c
         report += report_c
-        return Export(self.name, tuple(files), (SharedJson(settings, tuple(keys)),), tuple(report))
+        extend = (("hooks", "PreCompact"),)  # the user's own PreCompact hooks stay beside the export's
+        return Export(self.name, tuple(files), (SharedJson(settings, tuple(keys), extend),), tuple(report))
 
 
 def _agent_file(pipeline: "Pipeline", body: str) -> str:

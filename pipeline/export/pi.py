@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
+from pipeline.export.paths import template_name_problem
 from pipeline.model.render_plan import Condition, RenderPlan, SectionPlan
 from pipeline.model.text import Text
 
@@ -116,6 +117,10 @@ class PiTarget:
             if template.source in ("project", "user") or template.path is None:
                 continue
             key = f"templates.{template.name}"
+            unsafe = template_name_problem(template.name)
+            if unsafe is not None:
+                report.append(Carried(key, "lost", why=unsafe))
+                continue
             if template.dialect != "pi":
                 report.append(Carried(key, "lost", why=f"a {template.dialect} command; pi reads pi templates only"))
                 continue

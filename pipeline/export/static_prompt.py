@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Optional
 
 from pipeline.export.base import Carried, OwnedFile, Place
+from pipeline.export.paths import template_name_problem
 from pipeline.prompt.catalog import with_catalog
 from pipeline.prompt.context import RenderContext
 from pipeline.prompt.render import RenderedSection, render_sections
@@ -104,6 +105,10 @@ def command_files(pipeline: "Pipeline", place: Place, directory: str, translate:
         if template.source in ("project", "user") or template.path is None:
             continue
         key = f"templates.{template.name}"
+        unsafe = template_name_problem(template.name)
+        if unsafe is not None:
+            report.append(Carried(key, "lost", why=unsafe))
+            continue
         relpath, text, reasons, notes = translate(template)
         if reasons or relpath is None or text is None:
             report.append(Carried(key, "lost", why="; ".join(reasons) or "it cannot be written for this target"))

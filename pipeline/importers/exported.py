@@ -35,6 +35,7 @@ from pipeline import files
 from pipeline.errors import Location, Problem, ProfileError
 
 from .build import Overlay, ProfileText
+from .pi import parse_json
 from .yamltext import profile_text
 
 MANIFEST = "context-pipeline-export.json"
@@ -76,7 +77,12 @@ def exported_overlay(tool: str, project: Path, manifest: Path) -> tuple[Overlay,
     overlay = Overlay(f"{tool}-import", [f"Imported from the {NAMES[tool]} export in {project} (profile "
                                          f"{data.get('profile', '?')}) by `pipeline import {tool}`."])
     readers = {"pi": _pi, "claude-code": _claude, "codex": _codex, "opencode": _opencode, "gemini": _gemini}
-    readers[tool](project, overlay)
+    try:
+        readers[tool](project, overlay)
+    except (AttributeError, TypeError, KeyError, ValueError):  # a value of the wrong type in a damaged export
+        raise ProfileError(Problem(f"the files of `pipeline export {tool}` are damaged: a value is not of the type "
+                                   "the export writes", Location(str(manifest)), code="profile.import-settings",
+                                   hint=f"export again (`pipeline export {tool}`), then import")) from None
     note = Problem(f"read back the export of `pipeline export {tool}`; what its loss report calls lost has "
                    "the base profile's value (`pipeline export " + tool + " --dry-run` lists it)",
                    Location(str(manifest)), severity="info", code="profile.import-settings")
@@ -87,12 +93,7 @@ def exported_overlay(tool: str, project: Path, manifest: Path) -> tuple[Overlay,
 
 
 def _json(path: Path, what: str) -> Any:
-    text = files.read_text(path, "settings file")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ProfileError(Problem(f"invalid JSON: {err.msg}", Location(str(path), err.lineno, err.colno),
-                                   code="profile.import-settings")) from None
+    return parse_json(files.read_text(path, "settings file"), path)
 
 
 def _json_object(path: Path, what: str) -> dict:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from pipeline import files
+from pipeline import files, jsontext
 from pipeline.errors import Location, ProfileError, Problem
 
 SETTINGS = {
@@ -52,18 +52,23 @@ class PiSetup:
     notes: tuple[Problem, ...]
 
 
+def parse_json(text: str, path: Path) -> Any:
+    """``text`` as strict JSON within the bounds of :mod:`pipeline.jsontext` (nesting at most
+    ``JSON_MAX_DEPTH``, numbers a float holds, no lone surrogate); a located error otherwise."""
+    try:
+        return jsontext.parse(text).value
+    except jsontext.JsonTextError as err:
+        raise ProfileError(Problem(f"invalid JSON: {err.msg}", Location(str(path), err.lineno, err.colno),
+                                   code="profile.import-settings")) from None
+
+
 def read_settings(path: Path) -> dict:
     """One ``settings.json`` (a missing file is ``{}``); a located error when it is not JSON
     or cannot be read (not a regular file, too large: the bounded reader's errors). Bytes
     that are not UTF-8 are read as pi reads them (U+FFFD)."""
     if files.missing(path):
         return {}
-    text = files.read_text(path, "settings file", lenient=True)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ProfileError(Problem(f"invalid JSON: {err.msg}", Location(str(path), err.lineno, err.colno),
-                                    code="profile.import-settings")) from None
+    data = parse_json(files.read_text(path, "settings file", lenient=True), path)
     if not isinstance(data, dict):
         raise ProfileError(Problem("settings must be a JSON object", Location(str(path), 1, 1),
                                     code="profile.import-settings"))

@@ -22,6 +22,7 @@ from pipeline import files
 from pipeline.errors import Location, PipelineError, Problem
 
 from .build import Overlay
+from .pi import parse_json
 
 TOOLS = ("claude-code", "opencode", "gemini")
 HOME_DIRS = {"claude-code": "~/.claude", "opencode": "~/.config/opencode", "gemini": "~/.gemini"}
@@ -56,8 +57,8 @@ def _context_names(tool: str, home: Path, project: Optional[Path]) -> tuple[tupl
         except PipelineError as err:  # a FIFO, a device, too large: said where, the defaults are used
             return CONTEXT_FILES[tool], tuple(dataclasses.replace(p, severity="warning") for p in err.problems)
         try:
-            value = json.loads(text).get("context", {}).get("fileName")
-        except (json.JSONDecodeError, AttributeError) as err:
+            value = parse_json(text, settings).get("context", {}).get("fileName")
+        except (PipelineError, AttributeError) as err:
             return CONTEXT_FILES[tool], (Problem(f"cannot read `context.fileName`: {err}", Location(str(settings)),
                                                 severity="warning", code="profile.import-settings"),)
         if isinstance(value, str):

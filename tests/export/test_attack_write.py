@@ -1,0 +1,116 @@
+"""The write phase under attack: write errors roll back (exit 4), kills leave files old-or-new, exports queue."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from pipeline.cli import main
+
+# each profile's templates have names of their own: the pi export's copies in .pi/prompts are pi's
+# `project` source, which shadows a profile template of the same name (issue 29, point 5)
+PROFILE = "extends: builtin:default\nname: {name}\ntemplates:\n  sources: [project, global, prompts]\n"
+
+
+def make_profile(folder: Path, name: str, count: int, words: str) -> Path:
+    prompts = folder / "prompts"
+    prompts.mkdir(parents=True)
+    for i in range(count):
+        (prompts / f"{name}{i}.md").write_text(f"{words} {i} $1\n" * 50)
+    (folder / "p.yaml").write_text(PROFILE.format(name=name))
+    return folder / "p.yaml"
+
+
+def files(project: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(project)): p.read_bytes() for p in sorted(project.rglob("*")) if p.is_file()}
+
+
+def cli(project: Path, profile: Path) -> list[str]:
+    return [sys.executable, "-m", "pipeline", "export", "pi", str(profile), "--project", str(project)]
+
+
+def test_a_disk_error_exits_4_and_changes_nothing(tmp_path):
+    old = make_profile(tmp_path / "a", "a", 5, "old")
+    new = make_profile(tmp_path / "b", "b", 8, "new")
+    project = tmp_path / "proj"
+    project.mkdir()
+    assert main(["export", "pi", str(old), "--project", str(project)]) == 0
+    before = files(project)
+
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
+
+    done = subprocess.run(cli(project, new), capture_output=True, text=True, preexec_fn=small_files, timeout=300)
+    assert done.returncode == 4, done.stderr
+    assert "nothing was changed" in done.stderr and str(project) in done.stderr
+    assert files(project) == before
+
+
+def test_a_failure_half_way_through_the_renames_puts_everything_back(tmp_path, capsys):
+    old = make_profile(tmp_path / "a", "a", 5, "old")
+    new = make_profile(tmp_path / "b", "b", 5, "new")
+    project = tmp_path / "proj"
+    project.mkdir()
+    assert main(["export", "pi", str(old), "--project", str(project)]) == 0
+    before = files(project)
+    (project / ".pi/prompts/.a3.md.context-pipeline-old").mkdir()  # the 4th rename cannot keep its old copy
+    assert main(["export", "pi", str(new), "--project", str(project)]) == 4
+    assert "nothing was changed" in capsys.readouterr().err
+    assert files(project) == before
+
+
+def test_kills_during_the_write_leave_files_whole_and_the_next_export_plain(tmp_path):
+    old = make_profile(tmp_path / "a", "a", 40, "old")
+    new = make_profile(tmp_path / "b", "b", 60, "new")
+    versions: dict[str, set[bytes]] = {}
+    for name, profile in (("A", old), ("B", new)):
+        (tmp_path / name).mkdir()
+        assert main(["export", "pi", str(profile), "--project", str(tmp_path / name)]) == 0
+        for path, data in files(tmp_path / name).items():
+            versions.setdefault(path, set()).add(data)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("untouched\n")
+    rng = random.Random(29)
+    for round_ in range(8):
+        project = tmp_path / f"proj{round_}"
+        shutil.copytree(tmp_path / "A", project)
+        proc = subprocess.Popen(cli(project, new), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        pending = project / ".pi/context-pipeline-export.json.pending"
+        while proc.poll() is None and not pending.exists():
+            time.sleep(0.001)
+        time.sleep(rng.random() * 0.02 * (round_ % 4))
+        proc.send_signal(signal.SIGKILL if round_ % 2 else signal.SIGINT)
+        proc.wait(timeout=300)
+        for path, data in files(project).items():
+            if ".context-pipeline-" in path:
+                continue
+            assert data in versions.get(path, set()) or path.endswith(".pending"), path
+        assert main(["export", "pi", str(new), "--project", str(project)]) == 0
+        assert {p: d for p, d in files(project).items()} == files(tmp_path / "B")
+        assert files(outside) == {"keep.txt": b"untouched\n"}
+
+
+def test_concurrent_exports_queue_and_the_manifest_lists_the_files_on_disk(tmp_path):
+    profiles = [make_profile(tmp_path / f"p{i}", f"p{i}", 10 + 5 * i, f"v{i}") for i in range(4)]
+    project = tmp_path / "proj"
+    project.mkdir()
+    procs = [subprocess.Popen(cli(project, p) + ["--force"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             for p in profiles]
+    for proc in procs:
+        proc.wait(timeout=600)
+        assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+    manifest = json.loads((project / ".pi/context-pipeline-export.json").read_text())
+    on_disk = {p for p in files(project) if p not in (".pi/settings.json", ".pi/context-pipeline-export.json")}
+    assert set(manifest["files"]) == on_disk
+    for path, sha in manifest["files"].items():
+        assert hashlib.sha256((project / path).read_bytes()).hexdigest() == sha
