@@ -7,6 +7,8 @@ a shared JSON or TOML file. From it :func:`plan_changes` knows
 * which files it may rewrite: one it wrote whose bytes are still the ones it wrote (a file
   it did not write, or one edited since, is a conflict unless ``force``);
 * which files to remove: owned before, no longer produced (again only unedited ones);
+* which marked block of a shared text file is its own (:class:`~pipeline.export.base.SharedBlock`):
+  the block is rewritten while its text is the one it wrote, the lines around it are kept;
 * which keys of a shared JSON file are its own: the others are kept as they are; a key the
   user set that the export now wants to set is a conflict unless ``force``.
 
@@ -25,7 +27,7 @@ from pathlib import Path
 from typing import Any, Literal, Optional
 
 from pipeline.errors import Location, PipelineError, Problem
-from pipeline.export.base import Export, Key, SharedJson, SharedToml, key_text
+from pipeline.export.base import BLOCK_BEGIN, BLOCK_END, Export, Key, SharedBlock, SharedJson, SharedToml, key_text
 
 Action = Literal["create", "update", "delete", "unchanged"]
 MANIFEST_VERSION = 1
@@ -100,10 +102,16 @@ def plan_changes(export: Export, root: Path, manifest_path: str, *, force: bool 
         _shared_change(plan, shared, [tuple(k) for k in shared_old.get(shared.path, [])], force)
     for gone in sorted(set(shared_old) - produced):
         _shared_change(plan, SharedJson(gone, ()), [tuple(k) for k in shared_old[gone]], force)
+    blocks_old: dict[str, str] = old.get("blocks") or {}
+    for block in export.blocks:
+        _block_change(plan, block.path, block.text, blocks_old.get(block.path), force)
+    for gone in sorted(set(blocks_old) - {b.path for b in export.blocks}):
+        _block_change(plan, gone, None, blocks_old[gone], force)
     plan.manifest = {
         "version": MANIFEST_VERSION, "target": export.target, "agent": agent, "profile": profile,
         "files": {f.path: digest(f.text) for f in export.files},
         "shared": {s.path: [list(k) for k, _ in s.keys] for s in export.shared if s.keys},
+        **({"blocks": {b.path: digest(_body(b.text)) for b in export.blocks}} if export.blocks else {}),
     }
     return plan
 
@@ -138,6 +146,44 @@ def _removal(plan: Plan, path: str, recorded: str, force: bool) -> None:
     if not force and (current is None or digest(current) != recorded):
         _conflict(plan, path, "the profile no longer produces this file, but it was edited since it was written")
     plan.changes.append(Change(path, "delete"))
+
+
+def _block_change(plan: Plan, path: str, text: Optional[str], recorded: Optional[str], force: bool) -> None:
+    """The marked block of ``path`` set to ``text`` (``None``: removed), the user's lines kept."""
+    text = None if text is None else _body(text)
+    target = plan.root / path
+    current = _read(target) if target.exists() else ""
+    if current is None:
+        plan.conflicts.append(Problem("the file is not UTF-8 text", Location(str(target)),
+                                      hint="the export adds a marked block to it", code="profile.export-file"))
+        return
+    lines = current.splitlines(keepends=True)
+    marks = [i for i, line in enumerate(lines) if line.rstrip("\r\n") in (BLOCK_BEGIN, BLOCK_END)]
+    if marks and (len(marks) != 2 or lines[marks[0]].rstrip("\r\n") != BLOCK_BEGIN):
+        plan.conflicts.append(Problem(f"the export's block markers are broken (want one `{BLOCK_BEGIN}` line, then "
+                                      f"one `{BLOCK_END}` line)", Location(str(target), marks[0] + 1),
+                                      hint="mend or remove the markers", code="profile.export-file"))
+        return
+    old = "".join(lines[marks[0] + 1:marks[1]]) if marks else None
+    if old is not None and not force and (recorded is None or digest(old) != recorded):
+        _conflict(plan, path, "the export's marked block was edited since it was written" if recorded else
+                  "the file holds a context-pipeline block this export did not write")
+    if old == text or (old is None and text is None):
+        plan.changes.append(Change(path, "unchanged", shared=True))
+        return
+    block = [] if text is None else [f"{BLOCK_BEGIN}\n", text, f"{BLOCK_END}\n"]
+    if marks:
+        new = "".join(lines[:marks[0]] + block + lines[marks[1] + 1:])
+    else:
+        new = current + ("\n" if current and not current.endswith("\n") else "") + ("\n" if current else "") + "".join(block)
+    action: Action = "create" if not target.exists() else ("delete" if not new.strip() else "update")
+    plan.changes.append(Change(path, action, None if action == "delete" else new, ("context-pipeline block",),
+                               shared=True))
+
+
+def _body(text: str) -> str:
+    """A block's lines as the file holds them (ending with a line break)."""
+    return text if text.endswith("\n") else text + "\n"
 
 
 def _read(path: Path) -> Optional[str]:
