@@ -7,22 +7,12 @@ from pathlib import Path
 
 from pipeline.cli import main
 
+from .profiles import TEAM, replacing
+
 AGENT = ".claude/agents/context-pipeline.md"
 SETTINGS = ".claude/settings.json"
 INSTRUCTIONS = ".claude/context-pipeline/compact-instructions.md"
 RULES = ".claude/rules/context-pipeline.md"
-#: builtin:default with the profile's prompt in place of Claude Code's own (the agent file)
-REPLACE = "extends: builtin:default\nname: replace\nsystem_prompt:\n  base: profile\n"
-TEAM = ("extends: builtin:default\nname: team\nsystem_prompt:\n  sections:\n"
-        "    - {id: house, after: rules, text: Prefer short functions.}\n")
-
-
-def replacing(tmp: Path) -> str:
-    path = tmp / "replace.yaml"
-    path.write_text(REPLACE)
-    return str(path)
-
-
 def export(project: Path, *args: str) -> int:
     return main(["export", "claude-code", *args, "--project", str(project)])
 

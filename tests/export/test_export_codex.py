@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import main
+
+from .profiles import TEAM, replacing
 from pipeline.export.apply import toml_value
 from pipeline.export.base import SharedToml
 from pipeline.export.codex import NEVER
@@ -21,18 +23,6 @@ else:  # Python 3.10
 
 CONFIG = ".codex/config.toml"
 INSTRUCTIONS = ".codex/context-pipeline/instructions.md"
-
-#: builtin:default with the profile's prompt in place of Codex's built-in instructions
-REPLACE = "extends: builtin:default\nname: replace\nsystem_prompt:\n  base: profile\n"
-TEAM = ("extends: builtin:default\nname: team\nsystem_prompt:\n  sections:\n"
-        "    - {id: house, after: rules, text: Prefer short functions.}\n")
-
-
-def replacing(tmp: Path) -> str:
-    path = tmp / "replace.yaml"
-    path.write_text(REPLACE)
-    return str(path)
-
 
 USERS = """\
 # my Codex settings

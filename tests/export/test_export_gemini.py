@@ -7,18 +7,7 @@ from pathlib import Path
 
 from pipeline.cli import main
 
-
-#: builtin:default with the profile's prompt in place of the agent's own
-REPLACE = "extends: builtin:default\nname: replace\nsystem_prompt:\n  base: profile\n"
-TEAM = ("extends: builtin:default\nname: team\nsystem_prompt:\n  sections:\n"
-        "    - {id: house, after: rules, text: Prefer short functions.}\n"
-        "    - {id: where, after: house, text: \"Build in ${cwd}.\"}\n")
-
-
-def replacing(tmp: Path) -> str:
-    path = tmp / "replace.yaml"
-    path.write_text(REPLACE)
-    return str(path)
+from .profiles import TEAM, replacing
 
 
 def export(project: Path, *args: str) -> int:

@@ -10,23 +10,12 @@ import pytest
 
 from pipeline.cli import main
 
+from .profiles import TEAM, replacing
+
 PROMPT = ".opencode/context-pipeline/prompt.md"
 DATA = ".opencode/context-pipeline/plugin.json"
 PLUGIN = ".opencode/plugin/context-pipeline.js"
 INSTRUCTIONS = ".opencode/context-pipeline/instructions.md"
-
-
-#: builtin:default with the profile's prompt in place of the agent's own
-REPLACE = "extends: builtin:default\nname: replace\nsystem_prompt:\n  base: profile\n"
-TEAM = ("extends: builtin:default\nname: team\nsystem_prompt:\n  sections:\n"
-        "    - {id: house, after: rules, text: Prefer short functions.}\n"
-        "    - {id: where, after: house, text: \"Build in ${cwd}.\"}\n")
-
-
-def replacing(tmp: Path) -> str:
-    path = tmp / "replace.yaml"
-    path.write_text(REPLACE)
-    return str(path)
 
 
 def export(project: Path, *args: str) -> int:
