@@ -56,15 +56,11 @@ HOST_KINDS = ("custom_prompt", "append_prompt", "context_files", "skills")
 
 @dataclass(frozen=True)
 class StaticPrompt:
-    """The sections a static file holds, joined as the profile lays them out, and the report.
-
-    ``replaces``: the file replaces the agent's own prompt (``system_prompt.base: profile``);
-    else it holds the team's sections only, for the agent's project instructions."""
+    """The sections a static file holds, joined as the profile lays them out, and the report."""
 
     text: str
     sections: tuple[RenderedSection, ...]
     report: tuple[Carried, ...]
-    replaces: bool
 
 
 def replaces_prompt(pipeline: "Pipeline") -> bool:
@@ -83,7 +79,6 @@ def static_prompt(pipeline: "Pipeline", where: str, host: Mapping[str, str], cwd
     replaces = replaces_prompt(pipeline)
     owners = {s.id: s.owner for s in pipeline.profile.system_prompt.sections}
     tools = ", ".join(plan.default_tools) or "none"
-
     rendered = [rendered_for(pipeline, at) for at in _CWD_PROBES]
     kept: list[RenderedSection] = []
     report: list[Carried] = []
@@ -110,7 +105,7 @@ def static_prompt(pipeline: "Pipeline", where: str, host: Mapping[str, str], cwd
                 kept.append(a)
                 report.append(_kept(key, where, section, mine, replaces, tools, agent))
     text = "".join(("" if i == 0 else s.separator) + s.text for i, s in enumerate(kept))
-    return StaticPrompt(text, tuple(kept), tuple(report), replaces)
+    return StaticPrompt(text, tuple(kept), tuple(report))
 
 
 def rendered_for(pipeline: "Pipeline", cwd: str) -> dict[str, RenderedSection]:
