@@ -103,8 +103,9 @@ def _finish(target, root, export, plan, args, writes: bool) -> int:
     if args.check:
         if plan.drift or unallowed:
             for c in unallowed:
-                print(f"pipeline export: {c.key} would be lost ({c.why}); name it in --allow-loss to accept",
-                      file=sys.stderr)
+                what = (f"would be lost ({c.why})" if c.how == "lost" else
+                        f"does not match the agent's tools ({c.where})")
+                print(f"pipeline export: {c.key} {what}; name it in --allow-loss to accept", file=sys.stderr)
             if plan.drift:
                 print(f"pipeline export: {len(plan.drift)} file(s) differ from what the profile exports; "
                       f"run `pipeline export {target.name}` to update them", file=sys.stderr)

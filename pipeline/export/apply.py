@@ -7,7 +7,8 @@ a digest of its value. From it :func:`plan_changes` knows
 * which files it may rewrite: one it wrote whose bytes are still the ones it wrote (a file
   it did not write, or one edited since, is a conflict unless ``force``);
 * which files to remove: owned before, no longer produced (again only unedited ones);
-* which keys of a shared file are its own (:mod:`pipeline.export.shared`).
+* which keys of a shared file are its own (:mod:`pipeline.export.shared`);
+* which marked block of a shared text file is its own (:mod:`pipeline.export.blocks`).
 
 Every path is checked first (:mod:`pipeline.export.paths`): a path that is not a safe,
 relative one is refused whatever ``force`` says, and a symbolic link on the way is a
@@ -25,6 +26,7 @@ from typing import Any, Optional
 from pipeline import files
 from pipeline.errors import Location, PipelineError, Problem
 from pipeline.export.base import Export, SharedJson
+from pipeline.export.blocks import block_body, block_change
 from pipeline.export.manifest import (MANIFEST_VERSION, digest, key_id, read_manifest, read_recorded,
                                       value_digest)
 from pipeline.export.paths import link_in_the_way, path_problem
@@ -51,8 +53,13 @@ def plan_changes(export: Export, root: Path, manifest_path: str, *, force: bool 
         shared_change(plan, shared, recorded, force)
     for gone in sorted(set(recorded.shared) - produced):
         shared_change(plan, SharedJson(gone, ()), recorded, force)
+    for block in export.blocks:
+        block_change(plan, block.path, block.text, recorded.blocks.get(block.path, set()), force)
+    for gone in sorted(set(recorded.blocks) - {b.path for b in export.blocks}):
+        block_change(plan, gone, None, recorded.blocks[gone], force)
     plan.manifest = manifest_of(export, profile, agent)
-    plan.known = produced | set(recorded.files) | set(recorded.shared)
+    plan.known = produced | set(recorded.files) | set(recorded.shared) | set(recorded.blocks) | {
+        b.path for b in export.blocks}
     return plan
 
 
@@ -66,13 +73,15 @@ def manifest_of(export: Export, profile: str, agent: str) -> dict[str, Any]:
                         for s in export.shared if s.keys},
         "entries": {s.path: {key_id(k): [value_digest(e) for e in v] for k, v in s.keys if k in s.extend}
                     for s in export.shared if s.extend},
+        **({"blocks": {b.path: digest(block_body(b.text)) for b in export.blocks}} if export.blocks else {}),
     }
 
 
 def _check_paths(root: Path, manifest_path: str, export: Export) -> None:
     """Every path the export produces is a safe relative path (a target's bug or a hostile name otherwise)."""
     problems = []
-    for path in [manifest_path, *(f.path for f in export.files), *(s.path for s in export.shared)]:
+    for path in [manifest_path, *(f.path for f in export.files), *(s.path for s in export.shared),
+                 *(b.path for b in export.blocks)]:
         problem = path_problem(path)
         if problem is not None:
             shown = path if isinstance(path, str) and path.isprintable() else repr(path)

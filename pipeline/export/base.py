@@ -10,9 +10,13 @@ A :class:`Target` turns a :class:`~pipeline.facade.Pipeline` into an :class:`Exp
   key of the file is kept as it is;
 * :class:`SharedToml`: the same for a TOML file (Codex's ``config.toml``); only top-level
   keys, edited line by line so the user's comments and layout stay;
+* :class:`SharedBlock`: a marked block of a text file shared with the user (Gemini CLI's
+  ``GEMINI.md``): the export owns the block, the user's lines around it stay;
 * :class:`Carried`: one line of the loss report, a profile setting and how the target
   receives it: ``native`` (a file or key), ``extension`` (through the code the export
-  writes) or ``lost`` (with why).
+  writes), ``own`` (the agent's own prompt stands in its place: ``system_prompt.base:
+  agent``), ``mismatch`` (written, in place of the agent's own prompt, but for pi's tools:
+  ``system_prompt.base: profile``) or ``lost`` (with why).
 
 Targets never write: :mod:`pipeline.export.apply` compares an export with the disk and
 the manifest, and writes.
@@ -29,7 +33,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.facade import Pipeline
 
-How = Literal["native", "extension", "lost"]
+How = Literal["native", "extension", "own", "mismatch", "lost"]
+#: the labels that fail `pipeline export --check` unless `--allow-loss` names the key
+LOSSY: tuple[How, ...] = ("lost", "mismatch")
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,20 @@ class SharedToml(SharedJson):
 
 
 @dataclass(frozen=True)
+class SharedBlock:
+    """A marked block of a text file shared with the user (``GEMINI.md``): the export owns the
+    lines from :data:`BLOCK_BEGIN` to :data:`BLOCK_END`, every other line stays the user's."""
+
+    path: str
+    text: str
+
+
+#: the lines around a :class:`SharedBlock` (tool markers, not prompt text: HTML comments)
+BLOCK_BEGIN = "<!-- context-pipeline: begin -->"
+BLOCK_END = "<!-- context-pipeline: end -->"
+
+
+@dataclass(frozen=True)
 class Carried:
     """How one profile setting reaches the target."""
 
@@ -91,10 +111,11 @@ class Export:
     files: tuple[OwnedFile, ...] = ()
     shared: tuple[SharedJson, ...] = ()
     report: tuple[Carried, ...] = ()
+    blocks: tuple[SharedBlock, ...] = ()
 
     @property
     def losses(self) -> tuple[Carried, ...]:
-        return tuple(c for c in self.report if c.how == "lost")
+        return tuple(c for c in self.report if c.how in LOSSY)
 
 
 @dataclass(frozen=True)

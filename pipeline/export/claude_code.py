@@ -1,12 +1,16 @@
 """The Claude Code target (checked on Claude Code 2.1.328, the pinned CLI of tests/agents).
 
-* **The system prompt**: ``.claude/agents/context-pipeline.md``, an agent definition whose
-  body is the profile's sections rendered for a static file
-  (:mod:`pipeline.export.static_prompt`), and ``.claude/settings.json`` ``agent:
-  "context-pipeline"``, which runs the main thread as that agent: Claude Code then sends the
-  body as its system prompt in place of its own (it keeps one identity line before it, and
-  its ``# Environment`` system message). ``CLAUDE.md`` stays the user's: Claude Code puts
-  it in the first user message, as it does without the export.
+* **The system prompt** (``system_prompt.base: agent``, the default): Claude Code keeps its
+  own system prompt and tool guidance; the team's sections (:mod:`pipeline.export.static_prompt`)
+  are written to ``.claude/rules/context-pipeline.md``, a file of the export's own that
+  Claude Code reads as project memory beside ``CLAUDE.md`` (or ``AGENTS.md``, which 2.1.328
+  reads when a project has no ``CLAUDE.md``) and sends in the first user message. The
+  user's ``CLAUDE.md`` and ``AGENTS.md`` are not touched.
+* With ``system_prompt.base: profile``: ``.claude/agents/context-pipeline.md``, an agent
+  definition whose body is every section rendered for a static file, and
+  ``.claude/settings.json`` ``agent: "context-pipeline"``, which runs the main thread as that
+  agent: Claude Code then sends the body as its system prompt in place of its own (it keeps
+  one identity line before it, and its ``# Environment`` system message).
 * **Templates**: ``.claude/commands/NAME.md``, translated by
   :func:`pipeline.templates.dialects.export.export_template` (pi's 1-based ``$N`` is
   Claude Code's 0-based ``$ARGUMENTS[N-1]``; a slice or a default has no form there, so
@@ -27,7 +31,7 @@ import shlex
 from typing import Any
 
 from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
-from pipeline.export.static_prompt import command_files, static_prompt
+from pipeline.export.static_prompt import command_files, replaces_prompt, static_prompt
 from pipeline.templates.dialects.export import export_template
 
 TYPE_CHECKING = False
@@ -35,17 +39,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.facade import Pipeline
 
 AGENT = "context-pipeline"
+RULES = "rules/context-pipeline.md"
 INSTRUCTIONS = "context-pipeline/compact-instructions.md"
 
 HOST = {
     "custom_prompt": "Claude Code has no prompt file of the user's to put in its place (its --system-prompt is a "
                      "command-line flag)",
     "append_prompt": "Claude Code appends --append-system-prompt (a command-line flag) itself, after the prompt",
-    "context_files": "Claude Code puts the CLAUDE.md files in the first user message in its own layout "
-                     "(it does not read AGENTS.md)",
+    "context_files": "Claude Code puts the CLAUDE.md files (AGENTS.md where a folder has no CLAUDE.md) and "
+                     ".claude/rules in the first user message in its own layout",
     "skills": "Claude Code lists its skills (.claude/skills) itself, in its own layout",
 }
-CWD_WHY = ("the agent file is shared by every checkout, so it cannot hold the working directory; Claude Code "
+CWD_WHY = ("the exported file is shared by every checkout, so it cannot hold the working directory; Claude Code "
            "states it in its own # Environment message")
 
 
@@ -62,13 +67,7 @@ class ClaudeCodeTarget:
     def export(self, pipeline: "Pipeline", place: Place) -> Export:
         pre = self._prefix(place)
         settings = f"{pre}settings.json"
-        agent_file = f"{pre}agents/{AGENT}.md"
-        prompt = static_prompt(pipeline, agent_file, HOST, CWD_WHY)
-        keys: list[tuple[Key, Any]] = [(("agent",), AGENT)]
-        report = [Carried("system_prompt", "native", f"{agent_file}, selected by {settings} agent (Claude Code "
-                                                     "sends it as its system prompt, after its identity line)"),
-                  *prompt.report]
-        files = [OwnedFile(agent_file, _agent_file(pipeline, prompt.text))]
+        files, keys, report = _prompt(pipeline, pre)
         commands, carried = command_files(pipeline, place, f"{pre}commands", _translate)
         files += commands
         report += carried
@@ -78,6 +77,22 @@ class ClaudeCodeTarget:
         report += report_c
         extend = (("hooks", "PreCompact"),)  # the user's own PreCompact hooks stay beside the export's
         return Export(self.name, tuple(files), (SharedJson(settings, tuple(keys), extend),), tuple(report))
+
+
+def _prompt(pipeline: "Pipeline", pre: str) -> tuple[list[OwnedFile], list[tuple[Key, Any]], list[Carried]]:
+    """The agent file that replaces Claude Code's prompt (``base: profile``), else the rules file."""
+    settings = f"{pre}settings.json"
+    agent_file, rules = f"{pre}agents/{AGENT}.md", f"{pre}{RULES}"
+    if replaces_prompt(pipeline):
+        prompt = static_prompt(pipeline, agent_file, HOST, CWD_WHY, "Claude Code")
+        head = Carried("system_prompt", "native", f"{agent_file}, selected by {settings} agent (Claude Code sends it "
+                                                  "as its system prompt, after its identity line)")
+        return [OwnedFile(agent_file, _agent_file(pipeline, prompt.text))], [(("agent",), AGENT)], [head, *prompt.report]
+    prompt = static_prompt(pipeline, rules, HOST, CWD_WHY, "Claude Code")
+    head = Carried("system_prompt", "own", "Claude Code's own system prompt" + (
+        f"; the team's sections in {rules} (Claude Code reads it as project memory and sends it in the first user "
+        "message)" if prompt.text else ""))
+    return ([OwnedFile(rules, prompt.text + "\n")] if prompt.text else []), [], [head, *prompt.report]
 
 
 def _agent_file(pipeline: "Pipeline", body: str) -> str:

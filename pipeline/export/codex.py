@@ -1,11 +1,15 @@
 """The Codex CLI target (checked on codex-cli 0.169.0, the pinned CLI of tests/agents).
 
-* **The system prompt**: ``.codex/context-pipeline/instructions.md``, the profile's sections
-  rendered for a static file (:mod:`pipeline.export.static_prompt`), and ``.codex/config.toml``
-  ``model_instructions_file`` naming it (relative to ``.codex/``): Codex then sends that text
-  as its first ``developer`` message in place of its built-in instructions. Its other
-  developer blocks (skills, permissions), the user's ``AGENTS.md`` (a user message) and its
-  ``<environment_context>`` stay Codex's own.
+* **The system prompt** (``system_prompt.base: agent``, the default): Codex keeps its
+  built-in instructions and tool guidance; the team's sections
+  (:mod:`pipeline.export.static_prompt`) are ``.codex/config.toml`` ``developer_instructions``,
+  which Codex sends as a developer message of its own, beside its instructions. The user's
+  ``AGENTS.md`` is not touched (Codex sends it as a user message, as without the export).
+* With ``system_prompt.base: profile``: ``.codex/context-pipeline/instructions.md``, every
+  section rendered for a static file, and ``model_instructions_file`` naming it (relative to
+  ``.codex/``): Codex then sends that text in place of its built-in instructions. Its other
+  developer blocks (skills, permissions), ``AGENTS.md`` and its ``<environment_context>``
+  stay Codex's own.
 * **Compaction**: ``model_auto_compact_token_limit`` from a fixed-tokens trigger (or a limit
   no context reaches when the profile turns compaction off: Codex has no ``enabled`` key),
   and ``compact_prompt``, the profile's initial summary instructions with the schema: Codex
@@ -28,7 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedToml
-from pipeline.export.static_prompt import static_prompt
+from pipeline.export.static_prompt import replaces_prompt, static_prompt
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,13 +45,12 @@ NEVER = 9_223_372_036_854_775_807
 HOST = {
     "custom_prompt": "Codex has no prompt file of the user's to put in its place (model_instructions_file is the "
                      "export's)",
-    "append_prompt": "Codex sends the user's developer_instructions (config.toml) itself, as a developer message "
-                     "after the instructions",
+    "append_prompt": "Codex has no appended prompt of the user's beside developer_instructions (config.toml)",
     "context_files": "Codex reads AGENTS.md itself and sends it as a user message (`# AGENTS.md instructions for "
                      "<cwd>`), not in the instructions",
     "skills": "Codex lists its skills (.agents/skills) itself, in a developer message of its own",
 }
-CWD_WHY = ("the instructions file is shared by every checkout, so it cannot hold the working directory; Codex "
+CWD_WHY = ("the exported text is shared by every checkout, so it cannot hold the working directory; Codex "
            "states it in its <environment_context> message")
 NO_PROMPTS = ("Codex 0.169.0 has no custom prompts (removed in 0.117.0): `codex exec \"/prompts:NAME args\"` "
               "reaches the model as typed")
@@ -66,19 +69,30 @@ class CodexTarget:
     def export(self, pipeline: "Pipeline", place: Place) -> Export:
         pre = self._prefix(place)
         config = f"{pre}config.toml"
-        instructions = f"{pre}{INSTRUCTIONS}"
-        prompt = static_prompt(pipeline, instructions, HOST, CWD_WHY)
-        keys: list[tuple[Key, Any]] = [(("model_instructions_file",), INSTRUCTIONS)]
-        report = [Carried("system_prompt", "native", f"{instructions}, named by {config} model_instructions_file "
-                                                     "(Codex sends it as its first developer message, in place of "
-                                                     "its built-in instructions)"),
-                  *prompt.report]
-        files = [OwnedFile(instructions, prompt.text + "\n")]
+        files, keys, report = _prompt(pipeline, pre)
         report += _templates(pipeline, place)
         compaction_keys, compaction_report = _compaction(pipeline, config)
         keys += compaction_keys
         report += compaction_report
         return Export(self.name, tuple(files), (SharedToml(config, tuple(keys)),), tuple(report))
+
+
+def _prompt(pipeline: "Pipeline", pre: str) -> tuple[list[OwnedFile], list[tuple[Key, Any]], list[Carried]]:
+    """The instructions file that replaces Codex's (``base: profile``), else ``developer_instructions``."""
+    config, instructions = f"{pre}config.toml", f"{pre}{INSTRUCTIONS}"
+    if replaces_prompt(pipeline):
+        prompt = static_prompt(pipeline, instructions, HOST, CWD_WHY, "Codex")
+        head = Carried("system_prompt", "native", f"{instructions}, named by {config} model_instructions_file (Codex "
+                                                  "sends it as its first developer message, in place of its built-in "
+                                                  "instructions)")
+        return ([OwnedFile(instructions, prompt.text + "\n")], [(("model_instructions_file",), INSTRUCTIONS)],
+                [head, *prompt.report])
+    where = f"{config} developer_instructions"
+    prompt = static_prompt(pipeline, where, HOST, CWD_WHY, "Codex")
+    head = Carried("system_prompt", "own", "Codex's built-in instructions" + (
+        f"; the team's sections in {where} (Codex sends them as a developer message of their own)"
+        if prompt.text else ""))
+    return [], ([(("developer_instructions",), prompt.text)] if prompt.text else []), [head, *prompt.report]
 
 
 def _templates(pipeline: "Pipeline", place: Place) -> list[Carried]:

@@ -1,11 +1,17 @@
 """The Gemini CLI target (checked on Gemini CLI 0.61.0, the pinned CLI of tests/agents).
 
-* **The system prompt**: ``.gemini/system.md`` holds the profile's sections rendered for a
-  static file (:mod:`pipeline.export.static_prompt`), and ``.gemini/.env`` sets
+* **The system prompt** (``system_prompt.base: agent``, the default): Gemini CLI keeps its
+  own system instruction and tool guidance; the team's sections
+  (:mod:`pipeline.export.static_prompt`) are a marked block of the project's ``GEMINI.md``
+  (:class:`~pipeline.export.base.SharedBlock`: the user's lines around it stay), which
+  Gemini CLI puts in the first user message (``<loaded_context>``). Gemini CLI 0.61.0 reads
+  neither a file under ``.gemini/`` nor one named in the project's ``context.fileName``
+  there (tried), so the block is the one place it reads.
+* With ``system_prompt.base: profile``: ``.gemini/system.md`` holds every section rendered
+  for a static file, and ``.gemini/.env`` sets
   ``GEMINI_SYSTEM_MD=true``, which Gemini CLI reads from that file (it loads
   ``.gemini/.env`` itself): the file's text is then the whole ``systemInstruction``, in
-  place of Gemini CLI's own prompt. ``GEMINI.md`` stays the user's: Gemini CLI puts it in
-  the first user message (``<loaded_context>``), as it does without the export.
+  place of Gemini CLI's own prompt.
   ``GEMINI_SYSTEM_MD=true`` names ``.gemini/system.md`` relative to the folder Gemini CLI
   starts in, so a project export works when it is started in the project's root; with
   ``--user-dir`` the variable holds the file's absolute path.
@@ -22,8 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
-from pipeline.export.static_prompt import command_files, static_prompt
+from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedBlock, SharedJson
+from pipeline.export.static_prompt import command_files, replaces_prompt, static_prompt
 from pipeline.templates.dialects.export import _file, _literal
 from pipeline.templates.nodes import AllArgs, Default, Literal, Positional, Slice
 
@@ -39,7 +45,7 @@ HOST = {
     "skills": "Gemini CLI lists skills only where a system.md holds its ${AgentSkills} placeholder, "
               "which the export does not write",
 }
-CWD_WHY = ("system.md is shared by every checkout, so it cannot hold the working directory; Gemini CLI "
+CWD_WHY = ("the exported file is shared by every checkout, so it cannot hold the working directory; Gemini CLI "
            "states it in its own session context (the first user message)")
 
 
@@ -55,18 +61,31 @@ class GeminiTarget:
 
     def export(self, pipeline: "Pipeline", place: Place) -> Export:
         pre = self._prefix(place)
-        system_md = f"{pre}system.md"
-        prompt = static_prompt(pipeline, system_md, HOST, CWD_WHY)
-        value = f"{place.root}/system.md" if place.user else "true"
-        files = [OwnedFile(system_md, prompt.text + "\n"), OwnedFile(f"{pre}.env", f"GEMINI_SYSTEM_MD={value}\n")]
-        report = [Carried("system_prompt", "native", f"{system_md}, named by {pre}.env GEMINI_SYSTEM_MD (Gemini CLI "
-                                                     "sends it as the whole systemInstruction)"), *prompt.report]
+        files, blocks, report = _prompt(pipeline, place, pre)
         commands, carried = command_files(pipeline, place, f"{pre}commands", _translate)
         files += commands
         report += carried
         keys, compaction = _compaction(pipeline, f"{pre}settings.json")
         return Export(self.name, tuple(files), (SharedJson(f"{pre}settings.json", tuple(keys)),),
-                      tuple(report + compaction))
+                      blocks=tuple(blocks), report=tuple(report + compaction))
+
+
+def _prompt(pipeline: "Pipeline", place: Place, pre: str) -> tuple[list[OwnedFile], list[SharedBlock], list[Carried]]:
+    """system.md in place of Gemini CLI's prompt (``base: profile``), else the block of GEMINI.md."""
+    if replaces_prompt(pipeline):
+        system_md = f"{pre}system.md"
+        prompt = static_prompt(pipeline, system_md, HOST, CWD_WHY, "Gemini CLI")
+        value = f"{place.root}/system.md" if place.user else "true"
+        files = [OwnedFile(system_md, prompt.text + "\n"), OwnedFile(f"{pre}.env", f"GEMINI_SYSTEM_MD={value}\n")]
+        head = Carried("system_prompt", "native", f"{system_md}, named by {pre}.env GEMINI_SYSTEM_MD (Gemini CLI "
+                                                  "sends it as the whole systemInstruction)")
+        return files, [], [head, *prompt.report]
+    where = "GEMINI.md"
+    prompt = static_prompt(pipeline, f"{where} (the export's marked block)", HOST, CWD_WHY, "Gemini CLI")
+    head = Carried("system_prompt", "own", "Gemini CLI's own system instruction" + (
+        f"; the team's sections in the export's marked block of {where} (Gemini CLI sends it in the first user "
+        "message)" if prompt.text else ""))
+    return [], ([SharedBlock(where, prompt.text)] if prompt.text else []), [head, *prompt.report]
 
 
 def _translate(template) -> tuple:

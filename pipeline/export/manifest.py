@@ -6,11 +6,13 @@ One JSON file per target and root (its path chosen by the target)::
      "files": {".pi/prompts/fix.md": "<sha256 of its text>", ...},
      "shared": {".pi/settings.json": [["compaction", "reserveTokens"], ...]},
      "key_digests": {".pi/settings.json": {"[\\"compaction\\", \\"reserveTokens\\"]": "<sha256>"}},
-     "entries": {".claude/settings.json": {"[\\"hooks\\", \\"PreCompact\\"]": ["<sha256>"]}}}
+     "entries": {".claude/settings.json": {"[\\"hooks\\", \\"PreCompact\\"]": ["<sha256>"]}},
+     "blocks": {"GEMINI.md": "<sha256 of the marked block's lines>"}}
 
 ``key_digests`` holds a digest of each owned key's value (a user's edit of it is a
 conflict, as an edited file is); ``entries`` the digests of the items the export added
-to a list the user shares (Claude Code's ``hooks.PreCompact``). Manifests written before
+to a list the user shares (Claude Code's ``hooks.PreCompact``); ``blocks`` the digest of
+the marked block the export keeps in a text file the user shares (Gemini CLI's ``GEMINI.md``). Manifests written before
 these two existed are read as before (no check of the keys' values).
 
 While an export writes, the manifest it is about to record sits beside the old one as
@@ -63,10 +65,13 @@ class Recorded:
     shared: dict[str, list[Key]] = field(default_factory=dict)  # path -> the keys that are the export's
     key_digests: dict[tuple[str, Key], set[str]] = field(default_factory=dict)
     entries: dict[tuple[str, Key], set[str]] = field(default_factory=dict)
+    blocks: dict[str, set[str]] = field(default_factory=dict)  # path -> digests of the export's block
 
     def add(self, data: dict[str, Any]) -> None:
         for path, sha in data["files"].items():
             self.files.setdefault(path, set()).add(sha)
+        for path, sha in data["blocks"].items():
+            self.blocks.setdefault(path, set()).add(sha)
         for path, keys in data["shared"].items():
             known = self.shared.setdefault(path, [])
             known += [k for k in keys if k not in known]
@@ -91,7 +96,7 @@ def read_recorded(root: Path, rel: str, target: str) -> Recorded:
 def read_manifest(root: Path, rel: str, target: str) -> dict[str, Any]:
     """The manifest at ``root/rel`` as written (``files`` and ``shared`` empty when there is none)."""
     data = _read(root, rel, target)
-    return data if data is not None else {"files": {}, "shared": {}, "key_digests": {}, "entries": {}}
+    return data if data is not None else {"files": {}, "shared": {}, "key_digests": {}, "entries": {}, "blocks": {}}
 
 
 def _error(path: Path, message: str, key: Optional[str] = None, line: Optional[int] = None,
@@ -115,7 +120,7 @@ def _read(root: Path, rel: str, target: str) -> Optional[dict[str, Any]]:
                      col=err.colno) from None
     if not isinstance(data, dict) or data.get("target") != target or not isinstance(data.get("files"), dict):
         raise _error(path, f"not a manifest of `pipeline export {target}`")
-    for name in ("shared", "key_digests", "entries"):
+    for name in ("shared", "key_digests", "entries", "blocks"):
         data.setdefault(name, {})
         if not isinstance(data[name], dict):
             raise _error(path, "not an object", key=name)
@@ -126,7 +131,7 @@ def _read(root: Path, rel: str, target: str) -> Optional[dict[str, Any]]:
 
 def _check(path: Path, data: dict[str, Any]) -> None:
     """Every entry a relative, normalised path inside the root, with well-formed digests and keys."""
-    for name in ("files", "shared", "key_digests", "entries"):
+    for name in ("files", "shared", "key_digests", "entries", "blocks"):
         for entry, value in data[name].items():
             problem = path_problem(entry)
             if problem is not None:
@@ -153,7 +158,7 @@ def _kid(value: Any) -> bool:
 
 
 def _well_formed(name: str, value: Any) -> bool:
-    if name == "files":
+    if name in ("files", "blocks"):
         return _sha(value)
     if name == "shared":
         return isinstance(value, list) and all(_key(k) for k in value)

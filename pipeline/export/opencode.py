@@ -1,12 +1,17 @@
 """The opencode target (checked on opencode 1.18.33, the pinned CLI of tests/agents).
 
-* **The system prompt**: ``.opencode/context-pipeline/prompt.md``, the profile's sections
-  rendered for a static file, and ``opencode.json`` ``agent.build.prompt`` naming it
+* **The system prompt** (``system_prompt.base: agent``, the default): opencode keeps its own
+  prompt and tool guidance; the team's sections (:mod:`pipeline.export.static_prompt`) are
+  ``.opencode/context-pipeline/instructions.md``, named in ``opencode.json`` ``instructions``:
+  opencode appends that file to its system prompt (``Instructions from: <path>``), beside the
+  user's ``AGENTS.md``, which is not touched.
+* With ``system_prompt.base: profile``: ``.opencode/context-pipeline/prompt.md``, every
+  section rendered for a static file, and ``opencode.json`` ``agent.build.prompt`` naming it
   (``{file:...}``): opencode then sends it in place of its own prompt for its default agent,
-  and appends its environment block, the user's ``AGENTS.md`` and its skills after it. A
-  section holding the working directory is written with a marker that the generated plugin
-  (``.opencode/plugin/context-pipeline.js``, ``experimental.chat.system.transform``)
-  replaces with the session's directory.
+  and appends its environment block, ``AGENTS.md`` and its skills after it.
+* In both, a section holding the working directory is written with a marker that the
+  generated plugin (``.opencode/plugin/context-pipeline.js``,
+  ``experimental.chat.system.transform``) replaces with the session's directory.
 * **Templates**: ``.opencode/command/NAME.md``, translated by
   :func:`pipeline.templates.dialects.export.export_template` (``$N`` as in pi, ``$@`` as
   ``$ARGUMENTS``; slices and defaults lost per template).
@@ -28,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
-from pipeline.export.static_prompt import command_files, static_prompt
+from pipeline.export.static_prompt import command_files, rendered_for, replaces_prompt, static_prompt
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,7 +47,7 @@ CWD_MARKER = "${cwd}"
 HOST = {
     "custom_prompt": "opencode has no prompt file of the user's to put in its place (agent.build.prompt is the "
                      "export's)",
-    "append_prompt": "opencode appends the user's `instructions` files itself, after the prompt",
+    "append_prompt": "opencode appends the `instructions` files of opencode.json itself, after the prompt",
     "context_files": "opencode reads AGENTS.md itself and appends it after the prompt (`Instructions from: <path>`)",
     "skills": "opencode lists its skills itself, after the prompt",
 }
@@ -62,14 +67,8 @@ class OpencodeTarget:
     def export(self, pipeline: "Pipeline", place: Place) -> Export:
         pre = self._prefix(place)
         config = "opencode.json"
-        prompt_file, plugin, data_file = f"{pre}{DATA}/prompt.md", f"{pre}{PLUGIN}", f"{pre}{DATA}/plugin.json"
-        text, sections, marked = _prompt(pipeline, prompt_file, plugin)
-        keys: list[tuple[Key, Any]] = [(("agent", "build", "prompt"), "{file:./" + prompt_file + "}")]
-        report = [Carried("system_prompt", "native", f"{prompt_file}, named by {config} agent.build.prompt "
-                                                     "(opencode's default agent; opencode appends its environment, "
-                                                     "AGENTS.md and skills after it)"),
-                  *sections]
-        files = [OwnedFile(prompt_file, text + "\n")]
+        plugin, data_file = f"{pre}{PLUGIN}", f"{pre}{DATA}/plugin.json"
+        files, keys, report, marked = _prompt_files(pipeline, place, plugin)
         commands, carried = command_files(pipeline, place, f"{pre}command", _translate)
         files += commands
         report += carried
@@ -83,21 +82,40 @@ class OpencodeTarget:
         return Export(self.name, tuple(files), (SharedJson(config, tuple(keys)),), tuple(report))
 
 
+def _prompt_files(pipeline: "Pipeline", place: Place, plugin: str) -> tuple[
+        list[OwnedFile], list[tuple[Key, Any]], list[Carried], bool]:
+    """The prompt file that replaces opencode's (``base: profile``), else the team's instructions file."""
+    pre = "" if place.user else ".opencode/"
+    config = "opencode.json"
+    if replaces_prompt(pipeline):
+        where = f"{pre}{DATA}/prompt.md"
+        text, sections, marked = _prompt(pipeline, where, plugin)
+        head = Carried("system_prompt", "native", f"{where}, named by {config} agent.build.prompt (opencode's default "
+                                                  "agent; opencode appends its environment, AGENTS.md and skills "
+                                                  "after it)")
+        return ([OwnedFile(where, text + "\n")], [(("agent", "build", "prompt"), "{file:./" + where + "}")],
+                [head, *sections], marked)
+    where = f"{pre}{DATA}/instructions.md"
+    text, sections, marked = _prompt(pipeline, where, plugin)
+    head = Carried("system_prompt", "own", "opencode's own prompt" + (
+        f"; the team's sections in {where}, named by {config} instructions (opencode appends it to its system "
+        "prompt)" if text else ""))
+    if not text:
+        return [], [], [head, *sections], marked
+    named = f"{place.root}/{where}" if place.user else where
+    return [OwnedFile(where, text + "\n")], [(("instructions",), [named])], [head, *sections], marked
+
+
 def _prompt(pipeline: "Pipeline", where: str, plugin: str) -> tuple[str, list[Carried], bool]:
     """The prompt file's text, the sections' report, and whether a section holds the marker."""
-    from pipeline.prompt.catalog import with_catalog
-    from pipeline.prompt.context import RenderContext
-    from pipeline.prompt.render import render_sections
-
-    plan = pipeline.render_plan
-    marked = {s.id: s for s in render_sections(plan, with_catalog(plan, RenderContext(cwd=CWD_MARKER)))}
-    static = static_prompt(pipeline, where, HOST, CWD_WHY)
+    marked = rendered_for(pipeline, CWD_MARKER)
+    static = static_prompt(pipeline, where, HOST, CWD_WHY, "opencode")
     kept = []
     report: list[Carried] = []
     uses_marker = False
     for c in static.report:
         sid = c.key.removeprefix("system_prompt.sections.")
-        if c.how == "native":
+        if c.how in ("native", "mismatch"):
             kept.append(marked[sid])
             report.append(c)
         elif c.why == CWD_WHY and sid in marked and CWD_MARKER in marked[sid].text:

@@ -1,10 +1,25 @@
 """What of a profile's system prompt a static file can hold, for targets without code in-process.
 
-Claude Code and Gemini CLI read prompt text from files (an agent definition, a system
-prompt file) that are written once and checked in. Such a file cannot follow the inputs
-pi hands its extension at every turn, so the sections are rendered once, for fixed inputs:
-the profile's ``default_tools`` with the catalog's snippets and guidelines, no custom or
-appended prompt, no context files, no skills, no caller sections. Then, section by section:
+Claude Code, Codex, opencode and Gemini CLI read prompt text from files that are written
+once and checked in. Such a file cannot follow the inputs pi hands its extension at every
+turn, so the sections are rendered once, for fixed inputs: the profile's ``default_tools``,
+no custom or appended prompt, no context files, no skills, no caller sections.
+
+What the file is depends on ``system_prompt.base``:
+
+* ``agent`` (the default): the agent keeps its own system prompt and tool guidance. The
+  sections marked ``owner: agent`` (pi's own prompt in the built-in profiles) are reported
+  ``own``: the agent's own prompt stands in their place, and nothing of them is written.
+  The team's sections (``owner: team``) are rendered without the tool catalog (a rule
+  ``from: tool_guidelines`` brings none: the agent's own tools bring their guidance) and go
+  where the agent reads project instructions; a team ``tool_list`` section is lost (the
+  agent lists its own tools).
+* ``profile``: the file replaces the agent's whole prompt, and every section is rendered
+  with the catalog. A section marked ``owner: agent``, or one whose text follows the
+  profile's tools (a tool list, rules), is reported ``mismatch``: its text is in the file,
+  but it was written for pi's tools, not the agent's.
+
+Then, section by section, in both modes:
 
 * a section whose text depends on the working directory (it renders differently for two
   working directories) is **lost**: the file is shared by every checkout;
@@ -49,36 +64,64 @@ class StaticPrompt:
     report: tuple[Carried, ...]
 
 
-def static_prompt(pipeline: "Pipeline", where: str, host: Mapping[str, str], cwd_why: str) -> StaticPrompt:
+def replaces_prompt(pipeline: "Pipeline") -> bool:
+    """Whether the profile replaces an agent's whole prompt (``system_prompt.base: profile``)."""
+    return pipeline.profile.system_prompt.base == "profile"
+
+
+def static_prompt(pipeline: "Pipeline", where: str, host: Mapping[str, str], cwd_why: str,
+                  agent: str) -> StaticPrompt:
     """The profile's sections rendered for a static file ``where``.
 
     ``host``: for each of :data:`HOST_KINDS`, why the target does not take that section
-    from the profile; ``cwd_why``: why a section using the working directory is lost."""
+    from the profile; ``cwd_why``: why a section using the working directory is lost;
+    ``agent``: the target's name in the report (``Claude Code``)."""
     plan = pipeline.render_plan
+    replaces = replaces_prompt(pipeline)
+    owners = {s.id: s.owner for s in pipeline.profile.system_prompt.sections}
     tools = ", ".join(plan.default_tools) or "none"
-    rendered = [
-        {s.id: s for s in render_sections(plan, with_catalog(plan, RenderContext(cwd=cwd)))} for cwd in _CWD_PROBES
-    ]
+    rendered = [rendered_for(pipeline, at) for at in _CWD_PROBES]
     kept: list[RenderedSection] = []
     report: list[Carried] = []
     for section in plan.sections:
         key = f"system_prompt.sections.{section.id}"
+        mine = owners.get(section.id) == "agent"
         if section.kind in HOST_KINDS:
             report.append(Carried(key, "lost", why=host[section.kind]))
-            continue
-        a, b = rendered[0].get(section.id), rendered[1].get(section.id)
-        if a is None:
-            report.append(Carried(key, "lost", why="it renders nothing for the inputs a static file is rendered for "
-                                                    f"(the profile's default tools: {tools}; no custom prompt, context "
-                                                    "files or skills)"))
-        elif b is None or a.text != b.text:
-            report.append(Carried(key, "lost", why=cwd_why))
+        elif mine and not replaces:
+            report.append(Carried(key, "own", f"{agent}'s own system prompt and tool guidance stand in its place "
+                                              "(system_prompt.base: agent)"))
+        elif section.kind == "tool_list" and not replaces:
+            report.append(Carried(key, "lost", why=f"{agent} lists its own tools in its own prompt "
+                                                   "(system_prompt.base: agent)"))
         else:
-            kept.append(a)
-            detail = f" (rendered for the profile's default tools: {tools})" if _tool_dependent(section) else ""
-            report.append(Carried(key, "native", where + detail))
+            a, b = rendered[0].get(section.id), rendered[1].get(section.id)
+            if a is None:
+                report.append(Carried(key, "lost", why="it renders nothing for the inputs a static file is rendered "
+                                                        f"for (the profile's default tools: {tools}; no custom "
+                                                        "prompt, context files or skills)"))
+            elif b is None or a.text != b.text:
+                report.append(Carried(key, "lost", why=cwd_why))
+            else:
+                kept.append(a)
+                report.append(_kept(key, where, section, mine, replaces, tools, agent))
     text = "".join(("" if i == 0 else s.separator) + s.text for i, s in enumerate(kept))
     return StaticPrompt(text, tuple(kept), tuple(report))
+
+
+def rendered_for(pipeline: "Pipeline", cwd: str) -> dict[str, RenderedSection]:
+    """The sections rendered for a static file in ``cwd``, by id: with the tool catalog when the
+    profile replaces the agent's prompt, else without (the agent's own tools bring their guidance)."""
+    plan = pipeline.render_plan
+    bare = RenderContext(cwd=cwd)
+    return {s.id: s for s in render_sections(plan, with_catalog(plan, bare) if replaces_prompt(pipeline) else bare)}
+
+
+def _kept(key: str, where: str, section, mine: bool, replaces: bool, tools: str, agent: str) -> Carried:
+    if replaces and (mine or _tool_dependent(section)):
+        return Carried(key, "mismatch", f"{where}, in place of {agent}'s own prompt; written for the profile's "
+                                        f"tools ({tools}), not {agent}'s (system_prompt.base: profile)")
+    return Carried(key, "native", where)
 
 
 def _tool_dependent(section) -> bool:

@@ -45,6 +45,8 @@ NAMES = {"pi": "pi", "claude-code": "Claude Code", "codex": "Codex CLI", "openco
 ASK_EVERY_TURN = 1_000_000_000
 #: Codex's limit the export writes when compaction is off (pipeline.export.codex.NEVER)
 NEVER = 9_223_372_036_854_775_807
+#: the lines around the export's marked block of GEMINI.md (pipeline.export.base.BLOCK_BEGIN/BLOCK_END)
+BLOCK = ("<!-- context-pipeline: begin -->", "<!-- context-pipeline: end -->")
 PI_SETTINGS = (
     (("compaction", "enabled"), ("compaction", "enabled")),
     (("compaction", "reserveTokens"), ("compaction", "reserve_tokens")),
@@ -122,19 +124,47 @@ def _get(data: Any, *key: str) -> Any:
 
 
 def _static_prompt(overlay: Overlay, text: Optional[str], cwd_marker: Optional[str] = None) -> None:
-    """Every base section removed; the prompt file's text as the one ``exported`` section."""
+    """A prompt file that replaced the agent's (``system_prompt.base: profile``): every base
+    section removed, the file's text as the one ``exported`` section."""
     from pipeline.facade import compile_profile
 
     if text is None:
         return
     base = compile_profile("default").profile.system_prompt.sections
     overlay.sections += [(s.id, {"remove": True}) for s in base]
-    if cwd_marker:
-        written = "${cwd}".join(profile_text(part) for part in text.split(cwd_marker))
-    else:
-        written = profile_text(text)
+    overlay.prompt_keys["base"] = "profile"
+    written = _written(text, cwd_marker)
     if written:
         overlay.sections.append(("exported", {"text": ProfileText(written)}))
+
+
+def _team_prompt(overlay: Overlay, text: Optional[str], cwd_marker: Optional[str] = None) -> None:
+    """The team's sections the agent reads beside its own prompt (``system_prompt.base: agent``):
+    ``builtin:default``'s sections (pi's own prompt) stay, the text is one ``exported`` team section."""
+    if text is None or overlay.prompt_keys.get("base") == "profile":
+        return
+    written = _written(text, cwd_marker)
+    if written:
+        overlay.sections.append(("exported", {"text": ProfileText(written)}))
+
+
+def _written(text: str, cwd_marker: Optional[str]) -> str:
+    if cwd_marker:
+        return "${cwd}".join(profile_text(part) for part in text.split(cwd_marker))
+    return profile_text(text)
+
+
+def _block(path: Path) -> Optional[str]:
+    """The text of the export's marked block of ``path`` (``GEMINI.md``), if it has one."""
+    begin, end = BLOCK
+    text = _text_file(path, "context file")
+    if text is None:
+        return None
+    lines = text.split("\n")
+    if begin not in lines or end not in lines:
+        return None
+    first, last = lines.index(begin), lines.index(end)
+    return "\n".join(lines[first + 1:last]) if first < last else None
 
 
 def _summary_initial(overlay: Overlay, text: Optional[str]) -> None:
@@ -328,6 +358,7 @@ def _claude(project: Path, overlay: Overlay) -> None:
         end = agent.find("\n---\n", 3)
         agent = agent[end + 5:] if end >= 0 else agent
     _static_prompt(overlay, agent)
+    _team_prompt(overlay, _text_file(project / ".claude" / "rules" / "context-pipeline.md", "rules file"))
     overlay.sources = ["claude-code"]
     settings = _json_object(project / ".claude" / "settings.json", "settings file")
     if _get(settings, "env", "DISABLE_AUTO_COMPACT") not in (None, "", "0"):
@@ -356,6 +387,8 @@ def _codex(project: Path, overlay: Overlay) -> None:
         overlay.values[("compaction", "enabled")] = False
     elif isinstance(limit, int):
         overlay.values[("compaction", "trigger")] = {"tokens": limit}
+    if isinstance(config.get("developer_instructions"), str):
+        _team_prompt(overlay, config["developer_instructions"])
     if isinstance(config.get("compact_prompt"), str):
         _summary_initial(overlay, config["compact_prompt"])
 
@@ -364,6 +397,8 @@ def _opencode(project: Path, overlay: Overlay) -> None:
     data = _json_object(project / ".opencode" / "context-pipeline" / "plugin.json", "plugin data")
     _static_prompt(overlay, _text_file(project / ".opencode" / "context-pipeline" / "prompt.md", "prompt file"),
                    data.get("cwd_marker"))
+    _team_prompt(overlay, _text_file(project / ".opencode" / "context-pipeline" / "instructions.md",
+                                     "instructions file"), data.get("cwd_marker"))
     overlay.sources = ["opencode"]
     config = _json_object(project / "opencode.json", "opencode.json")
     for theirs, ours in (("auto", ("compaction", "enabled")), ("reserved", ("compaction", "reserve_tokens")),
@@ -382,6 +417,7 @@ def _opencode(project: Path, overlay: Overlay) -> None:
 
 def _gemini(project: Path, overlay: Overlay) -> None:
     _static_prompt(overlay, _text_file(project / ".gemini" / "system.md", "system prompt file"))
+    _team_prompt(overlay, _block(project / "GEMINI.md"))
     overlay.sources = ["gemini"]
     settings = _json_object(project / ".gemini" / "settings.json", "settings file")
     threshold = _get(settings, "model", "compressionThreshold")

@@ -79,6 +79,14 @@ class Section(Strict):
         ),
     )
     kind: SectionKind = "text"
+    owner: Literal["agent", "team"] = Field(
+        "team",
+        description=(
+            "whose text the section is: `agent` = part of the agent's own system prompt (pi's default in the"
+            " built-in profiles), which an export to another agent leaves to that agent's own prompt (see"
+            " `system_prompt.base`); `team` = the team's, exported where the agent reads project instructions"
+        ),
+    )
     when: Optional[When] = None
     replaced_by_custom_prompt: bool = Field(
         False, description="left out when the caller gives a custom prompt"
@@ -152,6 +160,15 @@ class PatchTexts(Strict):
 
 
 class SystemPrompt(Strict):
+    base: Literal["agent", "profile"] = Field(
+        "agent",
+        description=(
+            "what an export to an agent other than pi starts from: `agent` keeps that agent's own system prompt"
+            " and tool guidance in place of the `owner: agent` sections and adds the team's sections where it"
+            " reads project instructions; `profile` replaces the agent's whole prompt with every section of the"
+            " profile (sections written for pi's tools are then reported as not matching the agent's tools)"
+        ),
+    )
     context_file_names: tuple[Annotated[str, Field(min_length=1, pattern=r"^[^/\\]+$")], ...] = Field(
         DEFAULT_CONTEXT_FILES,
         description=(

@@ -28,6 +28,14 @@ def _pipeline(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
+def _replacing(tmp_path: Path, profile: str) -> str:
+    """``profile`` with ``system_prompt.base: profile``: its whole prompt in place of the agent's own
+    (the default keeps the agent's prompt: tests/agents/test_agent_prompt_kept.py)."""
+    path = tmp_path / "replacing.yaml"
+    path.write_text(f"extends: {profile}\nname: replacing\nsystem_prompt:\n  base: profile\n")
+    return str(path)
+
+
 @pytest.fixture(scope="module")
 def claude_env() -> dict:
     try:
@@ -85,14 +93,14 @@ def test_claude_code_sends_every_native_section_as_its_system_prompt(tmp_path, c
     project = tmp_path / "project"
     project.mkdir()
     (project / "CLAUDE.md").write_text("Run the tests with make check before committing.\n")
-    report = {c["key"]: c for c in _export(profile, project)["report"]}
+    report = {c["key"]: c for c in _export(_replacing(tmp_path, profile), project)["report"]}
     bodies = _claude(tmp_path, claude_env, project, "hi", ["ok"])
     system = [b["text"] for b in bodies[0]["system"]]
     rendered = _pipeline("render", profile, "--cwd", str(project), "--format", "json", cwd=project)
     assert rendered.returncode == 0, rendered.stderr
     sections = {s["id"]: s["text"] for s in json.loads(rendered.stdout)["sections"]}
     native = [k.removeprefix("system_prompt.sections.") for k, c in report.items()
-              if k.startswith("system_prompt.sections.") and c["how"] == "native"]
+              if k.startswith("system_prompt.sections.") and c["how"] in ("native", "mismatch")]
     assert native, report
     agent = (project / ".claude/agents/context-pipeline.md").read_text()
     body = agent.split("\n---\n", 1)[1]

@@ -31,6 +31,14 @@ def _pipeline(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
+def _replacing(tmp_path: Path, profile: str) -> str:
+    """``profile`` with ``system_prompt.base: profile``: its whole prompt in place of the agent's own
+    (the default keeps the agent's prompt: tests/agents/test_agent_prompt_kept.py)."""
+    path = tmp_path / "replacing.yaml"
+    path.write_text(f"extends: {profile}\nname: replacing\nsystem_prompt:\n  base: profile\n")
+    return str(path)
+
+
 @pytest.fixture(scope="module")
 def codex_env() -> dict:
     try:
@@ -108,7 +116,7 @@ def _project(tmp_path: Path) -> Path:
 def test_codex_sends_every_native_section_as_its_instructions(tmp_path, codex_env, profile):
     profile = _profile(tmp_path, profile)
     project = _project(tmp_path)
-    report = {c["key"]: c for c in _export(profile, project)["report"]}
+    report = {c["key"]: c for c in _export(_replacing(tmp_path, profile), project)["report"]}
     bodies = _codex(tmp_path, codex_env, project, "hi", ["ok"])
     developer = _texts(bodies[0], "developer")
     instructions = (project / ".codex/context-pipeline/instructions.md").read_text()
@@ -118,7 +126,7 @@ def test_codex_sends_every_native_section_as_its_instructions(tmp_path, codex_en
     assert rendered.returncode == 0, rendered.stderr
     sections = {s["id"]: s["text"] for s in json.loads(rendered.stdout)["sections"]}
     native = [k.removeprefix("system_prompt.sections.") for k, c in report.items()
-              if k.startswith("system_prompt.sections.") and c["how"] == "native"]
+              if k.startswith("system_prompt.sections.") and c["how"] in ("native", "mismatch")]
     assert native, report
     for section in native:
         assert sections[section] in developer[0], section
@@ -136,7 +144,7 @@ def test_codex_sends_every_native_section_as_its_instructions(tmp_path, codex_en
 def test_without_the_export_codex_sends_its_own_instructions(tmp_path, codex_env):
     """The control: the profile's sections arrive through the export only."""
     project = _project(tmp_path)
-    _export("builtin:default", project)
+    _export(_replacing(tmp_path, "builtin:default"), project)
     bodies = _codex(tmp_path, codex_env, project, "hi", ["ok"], trust=False)  # untrusted: .codex/ is not read
     instructions = (project / ".codex/context-pipeline/instructions.md").read_text().strip()
     assert all(instructions not in t for t in _texts(bodies[0], "developer"))
@@ -149,7 +157,7 @@ def test_a_user_dir_export_is_codex_home(tmp_path, codex_env):
     home = tmp_path / "codex-home"
     home.mkdir()
     (home / "config.toml").write_text("# the user's own settings\n")
-    _export("builtin:default", home, where="--user-dir")
+    _export(_replacing(tmp_path, "builtin:default"), home, where="--user-dir")
     config = (home / "config.toml").read_text()
     assert config.startswith("# the user's own settings\n") and "model_instructions_file" in config
     bodies = _codex(tmp_path, codex_env, project, "hi", ["ok"], home=home)

@@ -29,6 +29,14 @@ def _pipeline(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
+def _replacing(tmp_path: Path, profile: str) -> str:
+    """``profile`` with ``system_prompt.base: profile``: its whole prompt in place of the agent's own
+    (the default keeps the agent's prompt: tests/agents/test_agent_prompt_kept.py)."""
+    path = tmp_path / "replacing.yaml"
+    path.write_text(f"extends: {profile}\nname: replacing\nsystem_prompt:\n  base: profile\n")
+    return str(path)
+
+
 @pytest.fixture(scope="module")
 def gemini_env() -> dict:
     try:
@@ -80,7 +88,7 @@ def test_gemini_sends_every_native_section_as_its_system_instruction(tmp_path, g
     project = tmp_path / "project"
     project.mkdir()
     (project / "GEMINI.md").write_text("Run the tests with make check before committing.\n")
-    report = _export(profile, project)
+    report = _export(_replacing(tmp_path, profile), project)
     bodies = _gemini(tmp_path, gemini_env, project, "hi")
     system = "".join(_texts(bodies[0]["systemInstruction"]))
     assert system == (project / ".gemini/system.md").read_text().strip()  # the whole instruction, Gemini's own gone
@@ -88,7 +96,7 @@ def test_gemini_sends_every_native_section_as_its_system_instruction(tmp_path, g
     assert rendered.returncode == 0, rendered.stderr
     sections = {s["id"]: s["text"] for s in json.loads(rendered.stdout)["sections"]}
     native = [k.removeprefix("system_prompt.sections.") for k, c in report.items()
-              if k.startswith("system_prompt.sections.") and c["how"] == "native"]
+              if k.startswith("system_prompt.sections.") and c["how"] in ("native", "mismatch")]
     assert native
     for section in native:
         assert sections[section] in system, section

@@ -32,6 +32,14 @@ def _pipeline(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
+def _replacing(tmp_path: Path, profile: str) -> str:
+    """``profile`` with ``system_prompt.base: profile``: its whole prompt in place of the agent's own
+    (the default keeps the agent's prompt: tests/agents/test_agent_prompt_kept.py)."""
+    path = tmp_path / "replacing.yaml"
+    path.write_text(f"extends: {profile}\nname: replacing\nsystem_prompt:\n  base: profile\n")
+    return str(path)
+
+
 @pytest.fixture(scope="module")
 def opencode_env() -> dict:
     try:
@@ -110,14 +118,14 @@ def test_opencode_sends_every_native_and_plugin_section(tmp_path, opencode_env, 
         (tmp_path / "overlay.yaml").write_text(OVERLAY)
         profile = str(tmp_path / "overlay.yaml")
     project = _project(tmp_path)
-    report = {c["key"]: c for c in _export(profile, project)["report"]}
+    report = {c["key"]: c for c in _export(_replacing(tmp_path, profile), project)["report"]}
     bodies = _opencode(tmp_path, opencode_env, project, ["hi"], ["ok"])
     system = _text(bodies[0]["messages"][0])
     rendered = _pipeline("render", profile, "--cwd", str(project), "--format", "json", cwd=project)
     assert rendered.returncode == 0, rendered.stderr
     sections = {s["id"]: s["text"] for s in json.loads(rendered.stdout)["sections"]}
     carried = [k.removeprefix("system_prompt.sections.") for k, c in report.items()
-               if k.startswith("system_prompt.sections.") and c["how"] in ("native", "extension")]
+               if k.startswith("system_prompt.sections.") and c["how"] in ("native", "extension", "mismatch")]
     assert carried, report
     for section in carried:
         assert sections[section] in system, section
@@ -200,7 +208,7 @@ def test_a_user_dir_export_is_opencodes_config_folder(tmp_path, opencode_env):
     config = tmp_path / "home" / ".config" / "opencode"
     config.mkdir(parents=True)
     (config / "opencode.json").write_text(json.dumps({"theme": "system"}))
-    _export("builtin:default", config, where="--user-dir")
+    _export(_replacing(tmp_path, "builtin:default"), config, where="--user-dir")
     project = _project(tmp_path)
     bodies = _opencode(tmp_path, opencode_env, project, ["hi"], ["ok"])
     system = _text(bodies[0]["messages"][0])

@@ -63,11 +63,11 @@ def test_an_edited_owned_key_is_a_conflict_that_names_the_key_not_the_value(tmp_
 
 
 def test_a_users_key_is_a_conflict_without_its_value(tmp_path, capsys):
-    (tmp_path / ".claude").mkdir()
-    (tmp_path / ".claude/settings.json").write_text('{"agent": "Bearer sk-live-456"}')
-    assert export(tmp_path, target="claude-code") == 1
+    (tmp_path / ".pi").mkdir()
+    (tmp_path / SETTINGS).write_text('{"retry": {"baseDelayMs": "Bearer sk-live-456"}}')
+    assert export(tmp_path) == 1
     err = capsys.readouterr().err
-    assert "key agent is set in the file" in err and "sk-live" not in err
+    assert "key retry.baseDelayMs is set in the file" in err and "sk-live" not in err
 
 
 def test_a_users_pre_compact_hooks_are_extended_and_kept(tmp_path):

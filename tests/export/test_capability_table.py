@@ -18,6 +18,16 @@ EXTENSION = {"pi": "extension", "claude-code": "hook", "codex": "extension", "op
              "gemini": "extension"}
 EVERY_SETTING = """extends: builtin:default
 name: every-setting
+system_prompt:
+  base: {base}
+  sections:
+    - {{id: team_note, after: rules, text: "Run make check before you call a change done."}}
+    - {{id: team_cwd, after: team_note, text: "Build from ${{cwd}} with make."}}
+    - id: team_rules
+      after: team_cwd
+      kind: rules
+      item: "- ${{rule}}"
+      rules: [{{from: tool_guidelines}}, {{text: Never commit secrets.}}]
 templates:
   sources: [project, ./prompts, global]
 compaction:
@@ -30,12 +40,23 @@ compaction:
 retry: {{enabled: true, max_retries: 2, base_delay_ms: 100, max_agent_delay_ms: 1000}}
 """
 TRIGGERS = {"percent": "{percent_of_window: 60}", "tokens": "{tokens: 90000}", "reserve": "{reserve_tokens: 20000}"}
+#: the variants of the profile: (trigger, system_prompt.base)
+VARIANTS = {**{name: (name, "agent") for name in TRIGGERS}, "base-profile": ("reserve", "profile")}
 #: row label (the table's first cell) -> (the trigger the profile declares, the report keys of the row)
 ROWS = {
-    "`text` section": ("reserve", ("system_prompt.sections.identity", "system_prompt.sections.other_tools")),
-    "`text` section holding `${cwd}`": ("reserve", ("system_prompt.sections.cwd",)),
-    "`tool_list` section": ("reserve", ("system_prompt.sections.tools",)),
-    "`rules` section": ("reserve", ("system_prompt.sections.rules",)),
+    "`text` section, `owner: agent`": ("reserve", ("system_prompt.sections.identity",
+                                                   "system_prompt.sections.other_tools")),
+    "`text` section holding `${cwd}`, `owner: agent`": ("reserve", ("system_prompt.sections.cwd",)),
+    "`tool_list` section, `owner: agent`": ("reserve", ("system_prompt.sections.tools",)),
+    "`rules` section, `owner: agent`": ("reserve", ("system_prompt.sections.rules",)),
+    "`text` section, `owner: team`": ("reserve", ("system_prompt.sections.team_note",)),
+    "`text` section holding `${cwd}`, `owner: team`": ("reserve", ("system_prompt.sections.team_cwd",)),
+    "`rules` section, `owner: team`": ("reserve", ("system_prompt.sections.team_rules",)),
+    "`owner: agent` sections with `system_prompt.base: profile`": (
+        "base-profile", ("system_prompt.sections.identity", "system_prompt.sections.other_tools",
+                         "system_prompt.sections.tools", "system_prompt.sections.rules")),
+    "`owner: team` `text` section with `system_prompt.base: profile`": (
+        "base-profile", ("system_prompt.sections.team_note",)),
     "`custom_prompt` section": ("reserve", ("system_prompt.sections.custom",)),
     "`append_prompt` section": ("reserve", ("system_prompt.sections.append",)),
     "`context_files` section": ("reserve", ("system_prompt.sections.project_context",)),
@@ -103,11 +124,11 @@ def reports(tmp_path_factory):
     from pipeline.export import TARGETS as ALL, Place
 
     out = {}
-    for name, trigger in TRIGGERS.items():
+    for name, (trigger, base) in VARIANTS.items():
         tmp = tmp_path_factory.mktemp(name)
         (tmp / "prompts").mkdir()
         (tmp / "prompts" / "review.md").write_text("Review these files: $@\n")
-        (tmp / "p.yaml").write_text(EVERY_SETTING.format(trigger=trigger))
+        (tmp / "p.yaml").write_text(EVERY_SETTING.format(trigger=TRIGGERS[trigger], base=base))
         pipeline = compile_profile(str(tmp / "p.yaml"))
         out[name] = {t: ALL[t].export(pipeline, Place(str(tmp / "project"))).report for t in TARGETS}
     return out
@@ -125,5 +146,6 @@ def test_every_cell_is_what_the_export_reports(row, reports):
         hows = set().union(*(_how(reports[trigger][target], k) for k in keys))
         assert len(hows) == 1, (row, target, hows)
         how = hows.pop()
-        want = {"native": "native", "lost": "lost", "extension": EXTENSION[target]}[how]
+        want = {"native": "native", "lost": "lost", "own": "own", "mismatch": "mismatch",
+                "extension": EXTENSION[target]}[how]
         assert cells[target] == want, (row, target, cells[target], how)

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import main
+
+from .profiles import TEAM, replacing
 from pipeline.export.apply import toml_value
 from pipeline.export.base import SharedToml
 from pipeline.export.codex import NEVER
@@ -41,8 +43,24 @@ def report(project: Path, capsys, *args: str) -> dict:
     return {c["key"]: c for c in json.loads(capsys.readouterr().out)["report"]}
 
 
-def test_writes_the_instructions_and_names_them_in_config_toml(tmp_path):
+def test_the_default_keeps_codexs_instructions_and_the_team_gets_developer_instructions(tmp_path, capsys):
     assert export(tmp_path) == 0
+    config = tomllib.loads((tmp_path / CONFIG).read_text())
+    assert "model_instructions_file" not in config and "developer_instructions" not in config
+    assert not (tmp_path / INSTRUCTIONS).exists()
+    got = report(tmp_path, capsys)
+    assert got["system_prompt"]["how"] == "own" and got["system_prompt.sections.rules"]["how"] == "own"
+    (tmp_path / "team.yaml").write_text(TEAM)
+    assert export(tmp_path, str(tmp_path / "team.yaml")) == 0
+    assert tomllib.loads((tmp_path / CONFIG).read_text())["developer_instructions"] == "Prefer short functions."
+    got = report(tmp_path, capsys, str(tmp_path / "team.yaml"))
+    assert got["system_prompt.sections.house"]["how"] == "native"
+    assert export(tmp_path) == 0
+    assert "developer_instructions" not in tomllib.loads((tmp_path / CONFIG).read_text())
+
+
+def test_writes_the_instructions_and_names_them_in_config_toml(tmp_path):
+    assert export(tmp_path, replacing(tmp_path)) == 0
     config = tomllib.loads((tmp_path / CONFIG).read_text())
     assert config["model_instructions_file"] == "context-pipeline/instructions.md"
     assert config["compact_prompt"].startswith("Above is a transcript")  # builtin:default's initial instructions
@@ -57,13 +75,14 @@ def test_writes_the_instructions_and_names_them_in_config_toml(tmp_path):
 def test_the_users_config_keeps_its_lines_comments_and_tables(tmp_path):
     (tmp_path / ".codex").mkdir()
     (tmp_path / CONFIG).write_text(USERS)
-    assert export(tmp_path) == 0
+    assert export(tmp_path, replacing(tmp_path)) == 0
     text = (tmp_path / CONFIG).read_text()
     assert text.startswith('# my Codex settings\nmodel = "gpt-5"  # the one we pay for\nmodel_instructions_file = ')
     assert text.endswith('\n\n[model_providers.work]\nbase_url = "https://example.invalid/v1"\n')
     config = tomllib.loads(text)
     assert config["model"] == "gpt-5" and config["model_providers"]["work"]["base_url"]
-    assert export(tmp_path, "--check", "--allow-loss", "compaction", "summary", "retry", "system_prompt") == 0
+    assert export(tmp_path, replacing(tmp_path), "--check", "--allow-loss", "compaction", "summary", "retry",
+                  "system_prompt") == 0
 
 
 def test_a_key_the_user_set_is_a_conflict_until_force(tmp_path, capsys):
@@ -82,10 +101,10 @@ def test_a_re_export_removes_the_keys_the_profile_no_longer_sets(tmp_path):
                                         "compaction:\n  strategy: mask_tool_results\n")
     (tmp_path / ".codex").mkdir()
     (tmp_path / CONFIG).write_text(USERS)
-    assert export(tmp_path) == 0
+    assert export(tmp_path, replacing(tmp_path)) == 0
     assert export(tmp_path, str(tmp_path / "mask.yaml")) == 0
     text = (tmp_path / CONFIG).read_text()
-    assert "compact_prompt" not in text and "model_instructions_file" in text and text.startswith("# my Codex")
+    assert "compact_prompt" not in text and "model_instructions_file" not in text and text.startswith("# my Codex")
 
 
 def test_a_config_with_only_the_exports_keys_goes_when_they_go(tmp_path):
@@ -123,9 +142,9 @@ def test_toml_values_are_one_line_and_read_back():
 
 
 def test_the_report_names_every_setting(tmp_path, capsys):
-    got = report(tmp_path, capsys)
+    got = report(tmp_path, capsys, replacing(tmp_path))
     assert got["system_prompt"]["how"] == "native"
-    assert got["system_prompt.sections.identity"]["how"] == "native"
+    assert got["system_prompt.sections.identity"]["how"] == "mismatch"  # pi's own identity, in place of Codex's
     assert got["system_prompt.sections.project_context"]["how"] == "lost"
     assert "AGENTS.md" in got["system_prompt.sections.project_context"]["why"]
     assert got["system_prompt.sections.cwd"]["how"] == "lost"
@@ -158,7 +177,7 @@ def test_compaction_settings(tmp_path, capsys, extra, key, how):
 
 
 def test_user_dir_is_laid_out_as_codex_home(tmp_path):
-    assert main(["export", "codex", "--user-dir", str(tmp_path)]) == 0
+    assert main(["export", "codex", replacing(tmp_path), "--user-dir", str(tmp_path)]) == 0
     assert (tmp_path / "context-pipeline/instructions.md").is_file()
     assert tomllib.loads((tmp_path / "config.toml").read_text())["model_instructions_file"] == \
         "context-pipeline/instructions.md"

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from pipeline.cli import main
 
+from .profiles import TEAM, replacing
+
 
 def export(project: Path, *args: str) -> int:
     return main(["export", "gemini", *args, "--project", str(project)])
@@ -18,10 +20,33 @@ def report(project: Path, capsys, *args: str) -> dict:
     return {c["key"]: c for c in json.loads(capsys.readouterr().out)["report"]}
 
 
+def test_the_default_keeps_geminis_prompt_and_the_team_gets_a_block_of_gemini_md(tmp_path, capsys):
+    assert export(tmp_path) == 0
+    assert not (tmp_path / "GEMINI.md").exists() and not (tmp_path / ".gemini/system.md").exists()
+    assert report(tmp_path, capsys)["system_prompt.sections.tools"]["how"] == "own"
+    (tmp_path / "team.yaml").write_text(TEAM)
+    (tmp_path / "GEMINI.md").write_text("# Ours\nUse tabs.\n")
+    assert export(tmp_path, str(tmp_path / "team.yaml")) == 0
+    block = "<!-- context-pipeline: begin -->\nPrefer short functions.\n<!-- context-pipeline: end -->\n"
+    assert (tmp_path / "GEMINI.md").read_text() == "# Ours\nUse tabs.\n\n" + block
+    got = report(tmp_path, capsys, str(tmp_path / "team.yaml"))
+    assert got["system_prompt.sections.house"]["how"] == "native"
+    assert got["system_prompt.sections.where"]["how"] == "lost"  # it holds ${cwd}
+    assert export(tmp_path, str(tmp_path / "team.yaml")) == 0  # unchanged: no conflict with its own block
+    text = (tmp_path / "GEMINI.md").read_text()
+    (tmp_path / "GEMINI.md").write_text(text.replace("Prefer short", "Prefer long"))
+    capsys.readouterr()
+    assert export(tmp_path, str(tmp_path / "team.yaml")) == 1  # the user edited the export's block
+    assert "marked block was edited" in capsys.readouterr().err
+    (tmp_path / "GEMINI.md").write_text("Top.\n" + text)  # a line of the user's above the block is theirs
+    assert export(tmp_path) == 0  # builtin:default has no team section: the block goes, the user's lines stay
+    assert (tmp_path / "GEMINI.md").read_text() == "Top.\n# Ours\nUse tabs.\n\n"
+
+
 def test_writes_system_md_the_env_file_and_a_manifest(tmp_path):
     from pipeline import compile_profile
 
-    assert export(tmp_path) == 0
+    assert export(tmp_path, replacing(tmp_path)) == 0
     manifest = json.loads((tmp_path / ".gemini/context-pipeline-export.json").read_text())
     assert set(manifest["files"]) == {".gemini/system.md", ".gemini/.env"}
     assert (tmp_path / ".gemini/.env").read_text() == "GEMINI_SYSTEM_MD=true\n"
@@ -49,7 +74,7 @@ def test_a_share_of_window_trigger_is_the_compression_threshold(tmp_path, capsys
 def test_the_report_names_every_section_and_the_losses(tmp_path, capsys):
     from pipeline import compile_profile
 
-    carried = report(tmp_path, capsys)
+    carried = report(tmp_path, capsys, replacing(tmp_path))
     for section in compile_profile("default").profile.system_prompt.sections:
         assert f"system_prompt.sections.{section.id}" in carried
     assert carried["system_prompt.sections.skills"]["how"] == "lost"
@@ -80,18 +105,19 @@ def test_commands_translate_all_arguments_and_lose_positional_ones(tmp_path, cap
 def test_check_and_a_users_env_file(tmp_path, capsys):
     (tmp_path / ".gemini").mkdir()
     (tmp_path / ".gemini/.env").write_text("GEMINI_API_KEY=mine\n")
-    assert export(tmp_path) == 1  # the user's .env is not the export's
+    profile = replacing(tmp_path)
+    assert export(tmp_path, profile) == 1  # the user's .env is not the export's
     assert ".env" in capsys.readouterr().err
     assert (tmp_path / ".gemini/.env").read_text() == "GEMINI_API_KEY=mine\n"
     (tmp_path / ".gemini/.env").unlink()
-    assert export(tmp_path) == 0
-    assert export(tmp_path, "--check", "--allow-loss", "system_prompt.sections", "compaction", "retry",
+    assert export(tmp_path, profile) == 0
+    assert export(tmp_path, profile, "--check", "--allow-loss", "system_prompt.sections", "compaction", "retry",
                   "summary") == 0
 
 
 def test_user_dir_names_system_md_by_its_path(tmp_path):
     home = tmp_path / "dot-gemini"
     home.mkdir()
-    assert main(["export", "gemini", "--user-dir", str(home)]) == 0
+    assert main(["export", "gemini", replacing(tmp_path), "--user-dir", str(home)]) == 0
     assert (home / ".env").read_text() == f"GEMINI_SYSTEM_MD={home}/system.md\n"
     assert (home / "system.md").is_file() and (home / "context-pipeline-export.json").is_file()

@@ -10,9 +10,12 @@ import pytest
 
 from pipeline.cli import main
 
+from .profiles import TEAM, replacing
+
 PROMPT = ".opencode/context-pipeline/prompt.md"
 DATA = ".opencode/context-pipeline/plugin.json"
 PLUGIN = ".opencode/plugin/context-pipeline.js"
+INSTRUCTIONS = ".opencode/context-pipeline/instructions.md"
 
 
 def export(project: Path, *args: str) -> int:
@@ -25,8 +28,24 @@ def report(project: Path, capsys, *args: str) -> dict:
     return {c["key"]: c for c in json.loads(capsys.readouterr().out)["report"]}
 
 
-def test_writes_the_prompt_the_plugin_and_the_config_keys(tmp_path):
+def test_the_default_keeps_opencodes_prompt_and_the_team_gets_an_instructions_file(tmp_path, capsys):
     assert export(tmp_path) == 0
+    config = json.loads((tmp_path / "opencode.json").read_text())
+    assert "build" not in config["agent"] and "instructions" not in config and not (tmp_path / PROMPT).exists()
+    (tmp_path / "team.yaml").write_text(TEAM)
+    assert export(tmp_path, str(tmp_path / "team.yaml")) == 0
+    config = json.loads((tmp_path / "opencode.json").read_text())
+    assert config["instructions"] == [INSTRUCTIONS]
+    assert (tmp_path / INSTRUCTIONS).read_text() == "Prefer short functions.\n\nBuild in ${cwd}.\n"
+    assert json.loads((tmp_path / DATA).read_text())["cwd_marker"] == "${cwd}"
+    got = report(tmp_path, capsys, str(tmp_path / "team.yaml"))
+    assert got["system_prompt.sections.identity"]["how"] == "own"
+    assert got["system_prompt.sections.house"]["how"] == "native"
+    assert got["system_prompt.sections.where"]["how"] == "extension"  # the plugin writes the directory
+
+
+def test_writes_the_prompt_the_plugin_and_the_config_keys(tmp_path):
+    assert export(tmp_path, replacing(tmp_path)) == 0
     config = json.loads((tmp_path / "opencode.json").read_text())
     assert config["agent"]["build"]["prompt"] == "{file:./" + PROMPT + "}"
     assert config["agent"]["compaction"]["prompt"].startswith("Your only job is to condense")
@@ -44,13 +63,15 @@ def test_the_users_opencode_json_keeps_its_keys_and_a_key_of_theirs_is_a_conflic
     users = {"$schema": "https://opencode.ai/config.json", "model": "loop/m",
              "agent": {"build": {"prompt": "mine", "temperature": 0.2}}}
     (tmp_path / "opencode.json").write_text(json.dumps(users))
-    assert export(tmp_path) == 1
+    profile = replacing(tmp_path)
+    assert export(tmp_path, profile) == 1
     assert "key agent.build.prompt is set in the file, not by this export" in capsys.readouterr().err
-    assert export(tmp_path, "--force") == 0
+    assert export(tmp_path, profile, "--force") == 0
     config = json.loads((tmp_path / "opencode.json").read_text())
     assert config["$schema"] == users["$schema"] and config["model"] == "loop/m"
     assert config["agent"]["build"] == {"prompt": "{file:./" + PROMPT + "}", "temperature": 0.2}
-    assert export(tmp_path, "--check", "--allow-loss", "system_prompt", "compaction", "summary", "retry") == 0
+    assert export(tmp_path, profile, "--check", "--allow-loss", "system_prompt", "compaction", "summary",
+                  "retry") == 0
 
 
 def test_templates_become_commands_or_are_reported_lost(tmp_path, capsys):
@@ -71,8 +92,8 @@ def test_templates_become_commands_or_are_reported_lost(tmp_path, capsys):
 
 
 def test_the_report_names_every_section(tmp_path, capsys):
-    got = report(tmp_path, capsys)
-    assert got["system_prompt.sections.identity"]["how"] == "native"
+    got = report(tmp_path, capsys, replacing(tmp_path))
+    assert got["system_prompt.sections.identity"]["how"] == "mismatch"
     assert got["system_prompt.sections.cwd"]["how"] == "extension"
     assert got["system_prompt.sections.project_context"]["how"] == "lost"
     assert got["summary.instructions.initial"]["how"] == "extension"
@@ -102,7 +123,7 @@ def test_compaction_settings(tmp_path, capsys, extra, key, how):
 
 
 def test_user_dir_is_laid_out_as_opencodes_config_folder(tmp_path):
-    assert main(["export", "opencode", "--user-dir", str(tmp_path)]) == 0
+    assert main(["export", "opencode", replacing(tmp_path), "--user-dir", str(tmp_path)]) == 0
     config = json.loads((tmp_path / "opencode.json").read_text())
     assert config["agent"]["build"]["prompt"] == "{file:./context-pipeline/prompt.md}"
     for path in ("context-pipeline/prompt.md", "context-pipeline/plugin.json", "plugin/context-pipeline.js",

@@ -27,6 +27,8 @@ system_prompt:
   sections:
     - id: house
       text: "House rule: run the checks in ${{cwd}} before you commit; a literal $${{x}} stays."
+    - id: style
+      text: "Prefer short functions with one purpose."
 templates:
   sources: [project, ./prompts, global]
 compaction:
@@ -34,12 +36,15 @@ compaction:
 
 
 def _profile(target: str, which: str, tmp: Path) -> str:
-    if which != "overlay":
+    if not which.startswith("overlay"):
         return which
     (tmp / "prompts").mkdir()
     (tmp / "prompts" / "review.md").write_text("---\ndescription: review files\n---\nReview these files: $@\n")
     path = tmp / "overlay.yaml"
-    path.write_text(OVERLAY.format(compaction=COMPACTION[target]))
+    text = OVERLAY.format(compaction=COMPACTION[target])
+    if which == "overlay-replacing":  # the profile's whole prompt in place of the agent's own
+        text = text.replace("system_prompt:\n", "system_prompt:\n  base: profile\n")
+    path.write_text(text)
     return str(path)
 
 
@@ -55,16 +60,22 @@ def _roundtrip(target: str, profile: str, tmp: Path, capsys) -> tuple[dict, Path
     return report, project, back
 
 
-def _static_expected(original, report: dict, cwd: str) -> str:
-    """The original's sections the report calls native/extension, joined as the file joins them."""
+def _static_expected(original, report: dict, cwd: str, rendered=None) -> str:
+    """The original's sections the report calls native/extension (``base: profile``: mismatch too),
+    joined as the file joins them."""
     from pipeline.prompt.catalog import with_catalog
     from pipeline.prompt.context import RenderContext
     from pipeline.prompt.render import render_sections
 
     plan = original.render_plan
-    kept = [s for s in render_sections(plan, with_catalog(plan, RenderContext(cwd=cwd)))
-            if report.get(f"system_prompt.sections.{s.id}", {}).get("how") in ("native", "extension")]
-    return "".join(("" if i == 0 else s.separator) + s.text for i, s in enumerate(kept))
+    if rendered is None:
+        rendered = {s.id: s for s in render_sections(plan, with_catalog(plan, RenderContext(cwd=cwd)))}
+    return _joined([s for s in rendered.values() if report.get(f"system_prompt.sections.{s.id}", {}).get("how")
+                    in ("native", "extension", "mismatch")])
+
+
+def _joined(sections) -> str:
+    return "".join(("" if i == 0 else s.separator) + s.text for i, s in enumerate(sections))
 
 
 def _effective_trigger(comp) -> dict:
@@ -100,7 +111,8 @@ NOT_READ_BACK = ("compaction.model_overrides",)
 COMPARED_PREFIXES = ("compaction.", "retry.", "summary.")
 
 
-@pytest.mark.parametrize("which", ["builtin:default", "builtin:pi-1", "configs/examples/team.yaml", "overlay"])
+@pytest.mark.parametrize("which", ["builtin:default", "builtin:pi-1", "configs/examples/team.yaml", "overlay",
+                                   "overlay-replacing"])
 @pytest.mark.parametrize("target", TARGETS)
 def test_import_of_an_export_renders_expands_and_compacts_as_the_original(target, which, tmp_path, capsys):
     from pipeline import compile_profile
@@ -114,6 +126,18 @@ def test_import_of_an_export_renders_expands_and_compacts_as_the_original(target
         for ctx in (RenderContext(cwd=CWD), RenderContext(cwd=CWD, tools=("read", "bash")),
                     RenderContext(cwd="/elsewhere", custom_prompt="Custom words.", append_prompts=("More words.",))):
             assert imported.render_system_prompt(ctx) == original.render_system_prompt(ctx)
+    elif original.profile.system_prompt.base == "agent":
+        # the agent's own prompt stays; the team's sections come back as team sections, which the
+        # imported profile exports again as the same text
+        from pipeline.export.static_prompt import rendered_for
+
+        assert imported.profile.system_prompt.base == "agent"
+        for cwd in (CWD, "/elsewhere"):
+            expected = _static_expected(original, report, cwd, rendered_for(original, cwd))
+            team = [s.id for s in imported.profile.system_prompt.sections if s.owner == "team"]
+            back_text = _joined([rendered_for(imported, cwd)[i] for i in team if i in rendered_for(imported, cwd)])
+            assert back_text == expected
+            assert bool(expected) is (which in ("configs/examples/team.yaml", "overlay"))  # the defaults: none
     else:
         for cwd in (CWD, "/elsewhere"):
             expected = _static_expected(original, report, cwd)
@@ -122,7 +146,7 @@ def test_import_of_an_export_renders_expands_and_compacts_as_the_original(target
     # the templates
     natives = [k.removeprefix("templates.") for k, c in report.items()
                if k.startswith("templates.") and c["how"] == "native"]
-    if which == "overlay" and target != "codex":
+    if which.startswith("overlay") and target != "codex":
         assert natives == ["review"]
     ours, theirs = original.load_templates(str(project)), imported.load_templates(str(project))
     for name in natives:

@@ -25,8 +25,9 @@ from pipeline.scenario import load_scenario, scenario_pipeline
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted((ROOT / "tests" / "scenarios").glob("*.yaml"))
 BUILTINS = sorted(builtin_profiles())
-#: Model fields the system prompt's rendering does not read (a tool's description goes to the model request).
-NOT_RENDERED = {Tool: {"description"}}
+#: Model fields the system prompt's rendering does not read (a tool's description goes to the model request;
+#: a section's owner only tells an export whose text it is).
+NOT_RENDERED = {Tool: {"description"}, Section: {"owner"}}
 
 
 @pytest.fixture
