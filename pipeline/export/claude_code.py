@@ -69,7 +69,7 @@ class ClaudeCodeTarget:
                                                      "sends it as its system prompt, after its identity line)"),
                   *prompt.report]
         files = [OwnedFile(agent_file, _agent_file(pipeline, prompt.text))]
-        commands, carried = command_files(pipeline, place, f"{pre}commands", _translate)
+        commands, carried = command_files(pipeline, place, f"{pre}commands", _translate, "claude-code")
         files += commands
         report += carried
         files_c, keys_c, report_c = _compaction(pipeline, place, pre)

@@ -61,7 +61,7 @@ class GeminiTarget:
         files = [OwnedFile(system_md, prompt.text + "\n"), OwnedFile(f"{pre}.env", f"GEMINI_SYSTEM_MD={value}\n")]
         report = [Carried("system_prompt", "native", f"{system_md}, named by {pre}.env GEMINI_SYSTEM_MD (Gemini CLI "
                                                      "sends it as the whole systemInstruction)"), *prompt.report]
-        commands, carried = command_files(pipeline, place, f"{pre}commands", _translate)
+        commands, carried = command_files(pipeline, place, f"{pre}commands", _translate, "gemini")
         files += commands
         report += carried
         keys, compaction = _compaction(pipeline, f"{pre}settings.json")

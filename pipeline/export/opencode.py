@@ -70,7 +70,7 @@ class OpencodeTarget:
                                                      "AGENTS.md and skills after it)"),
                   *sections]
         files = [OwnedFile(prompt_file, text + "\n")]
-        commands, carried = command_files(pipeline, place, f"{pre}command", _translate)
+        commands, carried = command_files(pipeline, place, f"{pre}command", _translate, "opencode")
         files += commands
         report += carried
         compaction_keys, compaction_report, compaction_prompt = _compaction(pipeline, config, plugin)
