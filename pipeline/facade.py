@@ -539,7 +539,8 @@ def template_problems(pipeline: "CompiledProfile | Pipeline") -> list[Problem]:
         if not path.exists():
             continue
         try:
-            loaded = load_sources(profile_sources([pipeline.template_sources[i]], pipeline.profile.templates))
+            loaded = load_sources(profile_sources([pipeline.template_sources[i]], pipeline.profile.templates),
+                                  skip_exported=True)
             found = list(loaded.problems) + [p for t in loaded.templates for p in t.problems()]
         except Exception as err:  # a bug in the template stage must not hide the other results
             where = pipeline.source_map.value_location(("templates", "sources", i))

@@ -26,6 +26,7 @@ FILE_LIMITS: dict[str, int] = {
     "pre-commit config": 1 * MiB,  # the .pre-commit-config.yaml `pipeline init` adds its hook to
     "tool file": 16 * MiB,  # a file the runtime's built-in tools read or edit (read, grep, edit)
     "pinned file": 1 * MiB,  # a file `compaction.pins.files` names; it goes into every summary
+    "export manifest": 1 * MiB,  # context-pipeline-export.json, read back to recognise an export's copies
     "session file in an archive": 1024 * MiB,  # a member `pipeline replay` reads whole (a directory, tar or zip)
 }
 #: Longest single line of a session file (one entry), in bytes.

@@ -68,7 +68,7 @@ class ClaudeCodeTarget:
         pre = self._prefix(place)
         settings = f"{pre}settings.json"
         files, keys, report = _prompt(pipeline, pre)
-        commands, carried = command_files(pipeline, place, f"{pre}commands", _translate)
+        commands, carried = command_files(pipeline, place, f"{pre}commands", _translate, "claude-code")
         files += commands
         report += carried
         files_c, keys_c, report_c = _compaction(pipeline, place, pre)

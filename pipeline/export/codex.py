@@ -97,8 +97,7 @@ def _prompt(pipeline: "Pipeline", pre: str) -> tuple[list[OwnedFile], list[tuple
 
 def _templates(pipeline: "Pipeline", place: Place) -> list[Carried]:
     loaded = pipeline.load_templates(place.extra.get("cwd") or place.root)
-    return [Carried(f"templates.{t.name}", "lost", why=NO_PROMPTS)
-            for t in loaded.templates if t.source not in ("project", "user") and t.path is not None]
+    return [Carried(f"templates.{t.name}", "lost", why=NO_PROMPTS) for t in loaded.templates if t.path is not None]
 
 
 def _compaction(pipeline: "Pipeline", config: str) -> tuple[list[tuple[Key, Any]], list[Carried]]:

@@ -62,7 +62,7 @@ class GeminiTarget:
     def export(self, pipeline: "Pipeline", place: Place) -> Export:
         pre = self._prefix(place)
         files, blocks, report = _prompt(pipeline, place, pre)
-        commands, carried = command_files(pipeline, place, f"{pre}commands", _translate)
+        commands, carried = command_files(pipeline, place, f"{pre}commands", _translate, "gemini")
         files += commands
         report += carried
         keys, compaction = _compaction(pipeline, f"{pre}settings.json")

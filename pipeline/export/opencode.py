@@ -69,7 +69,7 @@ class OpencodeTarget:
         config = "opencode.json"
         plugin, data_file = f"{pre}{PLUGIN}", f"{pre}{DATA}/plugin.json"
         files, keys, report, marked = _prompt_files(pipeline, place, plugin)
-        commands, carried = command_files(pipeline, place, f"{pre}command", _translate)
+        commands, carried = command_files(pipeline, place, f"{pre}command", _translate, "opencode")
         files += commands
         report += carried
         compaction_keys, compaction_report, compaction_prompt = _compaction(pipeline, config, plugin)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
-from pipeline.export.paths import template_name_problem
+from pipeline.export.static_prompt import command_files
 from pipeline.model.render_plan import Condition, RenderPlan, SectionPlan
 from pipeline.model.text import Text
 
@@ -110,23 +110,19 @@ class PiTarget:
         return keys
 
     def _templates(self, pipeline: "Pipeline", place: Place, pre: str, report: list[Carried]) -> list[OwnedFile]:
-        """The profile's own templates (sources other than pi's project and user folders)."""
-        loaded = pipeline.load_templates(place.extra.get("cwd") or place.root)
-        out: list[OwnedFile] = []
-        for template in loaded.templates:
-            if template.source in ("project", "user") or template.path is None:
-                continue
-            key = f"templates.{template.name}"
-            unsafe = template_name_problem(template.name)
-            if unsafe is not None:
-                report.append(Carried(key, "lost", why=unsafe))
-                continue
-            if template.dialect != "pi":
-                report.append(Carried(key, "lost", why=f"a {template.dialect} command; pi reads pi templates only"))
-                continue
-            out.append(OwnedFile(f"{pre}prompts/{template.name}.md", Path(template.path).read_text(encoding="utf-8")))
-            report.append(Carried(key, "native", f"{pre}prompts/{template.name}.md"))
-        return out
+        """Every template the profile sees: those of pi's own folders stay where pi reads them,
+        the profile's other pi templates are copied to ``prompts/`` (see
+        :func:`~pipeline.export.static_prompt.command_files`)."""
+        files, carried = command_files(pipeline, place, f"{pre}prompts", _copy, "pi")
+        report += carried
+        return files
+
+
+def _copy(template) -> tuple:
+    """A pi template as pi reads it: the file, byte for byte."""
+    if template.dialect != "pi":
+        return None, None, (f"a {template.dialect} command; pi reads pi templates only",), ()
+    return f"{template.name}.md", Path(template.path).read_text(encoding="utf-8"), (), ()
 
 
 def _compaction_losses(pipeline: "Pipeline", pre: str) -> list[Carried]:

@@ -36,10 +36,12 @@ Template translation shared by these targets is here too: :func:`command_files`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Mapping, Optional
 
 from pipeline.export.base import Carried, OwnedFile, Place
 from pipeline.export.paths import template_name_problem
+from pipeline.manifests import ExportedCopies
 from pipeline.prompt.catalog import with_catalog
 from pipeline.prompt.context import RenderContext
 from pipeline.prompt.render import RenderedSection, render_sections
@@ -132,22 +134,46 @@ def _tool_dependent(section) -> bool:
 
 
 Translate = Callable[["PromptTemplate"], tuple[Optional[str], Optional[str], tuple[str, ...], tuple[str, ...]]]
+#: why a template of a user-level folder is not written into a project
+USER_WHY = ("a template of the user's own folder ({path}), not of the project: a project export writes the "
+            "project's templates (export to the user's folder with --user-dir)")
+#: why an export's copy whose template the profile no longer has is not exported
+ORPHAN_WHY = ("{path} is a copy an export wrote of a template the profile no longer has (the export that wrote it "
+              "removes it; edit it to keep it as the project's own)")
 
 
-def command_files(pipeline: "Pipeline", place: Place, directory: str, translate: Translate) -> tuple[
+def command_files(pipeline: "Pipeline", place: Place, directory: str, translate: Translate, dialect: str) -> tuple[
         list[OwnedFile], list[Carried]]:
-    """The profile's own templates (its ``templates.sources`` other than pi's ``project`` and
-    ``user`` folders, as the pi target takes them) as command files under ``directory``.
+    """Every template the profile sees (:meth:`Pipeline.load_templates` for the project: its
+    ``project`` source too; an export's copies yield to the templates they were made from) as a line of the
+    report, and as a command file under ``directory`` where it needs one:
 
-    ``translate(template)`` gives ``(relpath, text, reasons, notes)``: a template with
-    reasons is not written and is reported lost with them; notes say what differs."""
+    * a template in ``dialect`` from the target's own folder (``.pi/prompts`` for pi,
+      ``.claude/commands`` for Claude Code...) is read by the agent where it is: native;
+    * an export's copy the profile sees because it has no other template of that name any
+      more (see :func:`pipeline.templates.load_sources`) is lost: the export that wrote it
+      removes it;
+    * one of a user-level folder (``~/.pi/agent/prompts``) is lost in a project export;
+    * any other is written: ``translate(template)`` gives ``(relpath, text, reasons, notes)``;
+      a template with reasons is not written and is reported lost with them; notes say what
+      differs."""
     loaded = pipeline.load_templates(place.extra.get("cwd") or place.root)
+    copies = ExportedCopies()
     files: list[OwnedFile] = []
     report: list[Carried] = []
     for template in loaded.templates:
-        if template.source in ("project", "user") or template.path is None:
+        if template.path is None:
             continue
         key = f"templates.{template.name}"
+        if copies.is_copy(template.path, "template"):
+            report.append(Carried(key, "lost", why=ORPHAN_WHY.format(path=_shown(template.path, place))))
+            continue
+        if _read_in_place(template, dialect, pipeline):
+            report.append(Carried(key, "native", f"{_shown(template.path, place)} (the agent reads its own folder)"))
+            continue
+        if template.source == "user" and not place.user:
+            report.append(Carried(key, "lost", why=USER_WHY.format(path=template.path)))
+            continue
         unsafe = template_name_problem(template.name)
         if unsafe is not None:
             report.append(Carried(key, "lost", why=unsafe))
@@ -160,3 +186,27 @@ def command_files(pipeline: "Pipeline", place: Place, directory: str, translate:
         files.append(OwnedFile(path, text))
         report.append(Carried(key, "native", path + (f" (note: {'; '.join(notes)})" if notes else "")))
     return files, report
+
+
+def _read_in_place(template: "PromptTemplate", dialect: str, pipeline: "Pipeline") -> bool:
+    """Whether the agent of ``dialect`` reads ``template`` from where the profile found it:
+    one of that agent's own folders (for pi: the default ``project_dir`` and ``global_dir``;
+    the other dialects' ``project`` sources are their tools' folders)."""
+    if template.dialect != dialect or template.source not in ("project", "user"):
+        return False
+    if dialect != "pi":
+        return True
+    from pipeline.model.templates import DEFAULT_GLOBAL_DIR, Templates
+
+    settings = pipeline.profile.templates
+    if template.source == "user":
+        return settings.global_dir == DEFAULT_GLOBAL_DIR
+    return settings.project_dir == Templates.model_fields["project_dir"].default
+
+
+def _shown(path: "Path", place: Place) -> str:
+    """``path`` relative to the export's root when it is inside it."""
+    try:
+        return Path(path).resolve().relative_to(Path(place.root).resolve()).as_posix()
+    except ValueError:
+        return str(path)

@@ -31,6 +31,7 @@ from pipeline import files
 from pipeline.agentdir import CONFIG_DIR, agent_dir, expand_home
 from pipeline.errors import Location, PipelineError, Problem
 from pipeline.js import js_trim
+from pipeline.manifests import ExportedCopies
 
 from .dialects import DIALECTS, default_dirs, dialect_files, read_dialect_file
 from .files import PromptTemplate, SourceKind, read_template
@@ -171,20 +172,39 @@ def load_profile_templates(
 ) -> LoadedTemplates:
     """The templates of a profile's ``templates`` block for ``cwd``: :func:`profile_sources`
     of ``sources`` (its ``templates.sources``, paths resolved; ``Pipeline.template_sources``),
-    loaded in order; the first template of a name wins."""
-    return load_sources(profile_sources(sources, settings, cwd, agent=agent, home=home, trusted=trusted))
+    loaded in order; the first template of a name wins. A file an export wrote and left as
+    written (the pi export's copy in ``.pi/prompts/``) yields to the profile's own template of
+    its name (``skip_exported`` of :func:`load_sources`)."""
+    return load_sources(profile_sources(sources, settings, cwd, agent=agent, home=home, trusted=trusted),
+                        skip_exported=True)
 
 
-def load_sources(sources: Iterable[TemplateSource]) -> LoadedTemplates:
-    """Load every source in order; first template of a name wins."""
+def load_sources(sources: Iterable[TemplateSource], *, skip_exported: bool = False) -> LoadedTemplates:
+    """Load every source in order; first template of a name wins.
+
+    ``skip_exported``: a file an export's manifest lists with its bytes unchanged
+    (:class:`pipeline.manifests.ExportedCopies`) is a copy of a template, not a source: it
+    is read only when no other file gives its name (an edited copy is the user's, read in
+    its place), so an export's copies never shadow or collide with what they were made from."""
     found: list[PromptTemplate] = []
     problems: list[Problem] = []
     seen: set[str] = set()
+    copies = ExportedCopies() if skip_exported else None
+    deferred: list[tuple[Path, TemplateSource]] = []
     for source in sources:
         files, trouble = _source_files(source)
         problems += trouble
         for path in _first_sight(source, files, seen):
-            _load_one(path, source, found, problems)
+            if copies is not None and copies.is_copy(path, "template"):
+                deferred.append((path, source))
+            else:
+                _load_one(path, source, found, problems)
+    taken = {t.name for t in found}
+    for path, source in deferred:
+        spare: list[PromptTemplate] = []
+        _load_one(path, source, spare, problems)
+        found += [t for t in spare if t.name not in taken]
+        taken.update(t.name for t in spare)
     return _dedupe(found, problems)
 
 
