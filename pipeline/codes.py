@@ -61,6 +61,8 @@ CODES: dict[str, str] = {
     "profile.summarizer-rule": "a rule about the summarizer settings is broken",
     "profile.templates-rule": "a rule about template sources is broken",
     "profile.template-source-missing": "a template path listed in templates.sources does not exist",
+    # ---- profile: the repository's profile setting
+    "profile.repo-setting": "the repository's profile setting (.context-pipeline.toml, pyproject.toml) is malformed",
     # ---- profile: pipeline import
     "profile.import-settings": "another agent's settings file cannot be read",
     "profile.not-imported": "a setting of another agent that a profile has no place for",

@@ -19,15 +19,16 @@ name: {name}
 """
 
 PRE_COMMIT_LOCAL = """\
-  # context-pipeline: check the profiles before each commit (uses the `pipeline`
-  # installed in the environment that runs pre-commit).
+  # context-pipeline: check the profiles before each commit that changes them or the
+  # templates they load (uses the `pipeline` installed in the environment that runs pre-commit).
   - repo: local
     hooks:
       - id: pipeline-validate
         name: validate context-pipeline profiles
-        entry: pipeline validate --strict --project .
+        entry: pipeline validate --strict --project . {dir}/
         language: system
-        files: ^{dir}/.*\\.ya?ml$
+        pass_filenames: false
+        files: '{files}'
 """
 
 PRE_COMMIT_REMOTE = """\
@@ -45,9 +46,9 @@ WORKFLOW = """\
 name: context profiles
 on:
   pull_request:
-    paths: ["{dir}/**", ".pi/prompts/**"]
+    paths: {paths}
   push:
-    paths: ["{dir}/**", ".pi/prompts/**"]
+    paths: {paths}
 permissions:
   contents: read
   pull-requests: write
@@ -84,6 +85,20 @@ jobs:
         run: gh pr comment "${{{{ github.event.pull_request.number }}}}" --body-file profile-diff.md
 """
 
+#: the repository's profile setting, in a file of its own (no pyproject.toml)
+SETTING = """\
+# The repository's context-pipeline profile (written by `pipeline init`): `pipeline export`,
+# `validate`, `render`, `diff` and `explain` use it when no PROFILE is given.
+profile = {profile}
+"""
+
+#: the same, as a table added to pyproject.toml
+SETTING_TABLE = """\
+[tool.context-pipeline]
+# the profile `pipeline export`, `validate`, `render`, `diff` and `explain` use when none is given
+profile = {profile}
+"""
+
 #: what the install step says when no --install was given
 PLACEHOLDER_INSTALL = "context-pipeline @ git+https://github.com/<your-org>/context-pipeline@<rev>"
 PLACEHOLDER_NOTE = ("replace <your-org>/context-pipeline with where your copy of context-pipeline lives "
@@ -92,19 +107,20 @@ GIVEN_NOTE = "written by `pipeline init --install`"
 
 #: with ``--target T``: a hook that fails when the files `pipeline export T` writes are stale
 EXPORT_HOOK = """\
-  # context-pipeline: the {target} files exported from {dir}/{name}.yaml are up to date.
+  # context-pipeline: the {target} files exported from the repository's profile
+  # ({profile}) are up to date; it runs when the profile, its templates or those files change.
   - repo: local
     hooks:
       - id: pipeline-export-{target}
         name: check the {target} files exported from the profile
-        entry: pipeline export {target} {dir}/{name}.yaml --check{allow}
+        entry: pipeline export {target} --check{allow}
         language: system
         pass_filenames: false
-        files: ^{dir}/.*\\.ya?ml$
+        files: '{files}'
 """
 
 #: with ``--target T``: the CI step after `validate`
 EXPORT_STEP = """\
       - name: export {target} is up to date
-        run: pipeline export {target} {dir}/{name}.yaml --check{allow}
+        run: pipeline export {target} --check{allow}
 """

@@ -14,6 +14,10 @@ With --patch it prints instead the section patch a model that holds OLD's prompt
 be sent to have NEW's (changed and added sections, then removed ones), framed in NEW's
 words (`system_prompt.patch`); exit 0 when nothing would be sent, 1 otherwise.
 
+Without NEW, OLD is compared with the repository's profile (the one `pipeline init`
+records, docs/profile.md#the-repositorys-profile): `pipeline diff main:agent-profiles/team.yaml`
+shows what your branch changes.
+
 examples:
   pipeline diff builtin:pi-1 my-pi-overlay.yaml --patch
   pipeline diff HEAD~1:configs/default.yaml configs/default.yaml
@@ -35,7 +39,8 @@ EPILOG = None
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("old", metavar="OLD", help="profile file, built-in name or REV:path")
-    parser.add_argument("new", metavar="NEW", help="profile file, built-in name or REV:path")
+    parser.add_argument("new", metavar="NEW", nargs="?",
+                        help="profile file, built-in name or REV:path (default: the repository's profile)")
     parser.add_argument("--scenario", action="append", default=[], metavar="FILE", help="render this scenario (repeatable)")
     parser.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)")
     parser.add_argument("--context", type=int, default=3, metavar="N", help="lines of context in prompt diffs (default: 3)")
@@ -47,6 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.new is None:
+        args.new = _repository_profile()
     if args.context < 0:
         raise UsageError("--context must be 0 or more")
     if args.patch:
@@ -120,6 +127,17 @@ def _compare(args: argparse.Namespace):
         except PipelineError as err:  # problems in REV:path files name the revision, not the temp copy
             raise PipelineError([_relabel(p, args, Path(tmp)) for p in err.problems]) from None
         return diff_profiles(args.old, args.new, profiles[0], profiles[1], renders, args.context)
+
+
+def _repository_profile() -> str:
+    """NEW when it is not given: the repository's profile, the one its commands use."""
+    from pipeline.cli._repo_profile import find
+
+    repo = find()
+    if repo is None:
+        raise UsageError("NEW is missing, and no repository profile is set here to compare OLD with "
+                         "(name NEW, or run `pipeline init`)")
+    return repo.path
 
 
 def _profile_path(spec: str, workdir) -> str:

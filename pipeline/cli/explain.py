@@ -15,6 +15,10 @@ A KEY under a section an overlay removed says so instead of "no key":
 (exit 0; in JSON, "values" is empty and "dropped" says which section, how and where).
 A key a `replace: true` section no longer has is reported the same way.
 
+Without PROFILE, the repository's profile is explained (the one `pipeline init` records,
+docs/profile.md#the-repositorys-profile); `pipeline explain compaction.reserve_tokens`
+then looks up that key in it (an argument that is no file and no built-in name is a KEY).
+
 examples:
   pipeline explain configs/examples/team.yaml
   pipeline explain team.yaml compaction.reserve_tokens
@@ -33,13 +37,15 @@ HELP = "show each effective value of a profile and which file set it"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("profile", metavar="PROFILE", help="a profile file, builtin:NAME or a built-in name")
+    parser.add_argument("profile", metavar="PROFILE", nargs="?",
+                        help="a profile file, builtin:NAME or a built-in name (default: the repository's profile)")
     parser.add_argument("key", nargs="?", metavar="KEY", help="a dotted key path, e.g. compaction.reserve_tokens")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
 
 
 def run(args: argparse.Namespace) -> int:
     tolerant_output()
+    _choose_profile(args)
     from pipeline import load_profile
     from pipeline.source.explain import dropped_by, effective_values, known_prefixes, select
 
@@ -61,6 +67,26 @@ def run(args: argparse.Namespace) -> int:
             where = str(value.location) if value.location else "(default)"
             print(f"{where}: {value.key} = {json.dumps(value.value, ensure_ascii=False)}")
     return 0
+
+
+def _choose_profile(args: argparse.Namespace) -> None:
+    """No PROFILE: the repository's. One argument that names no profile (no such file, not a
+    built-in) in a repository with a profile: a KEY of the repository's profile."""
+    import os
+
+    from pipeline.cli._repo_profile import find
+    from pipeline.resources import builtin_profiles
+
+    if args.profile is not None and args.key is not None:
+        return
+    repo = find()
+    names_profile = args.profile is not None and (
+        os.path.exists(args.profile) or args.profile.startswith("builtin:") or args.profile in builtin_profiles())
+    if args.profile is not None and (names_profile or repo is None):
+        return
+    if repo is None:
+        raise UsageError("PROFILE is missing, and no repository profile is set here (name one, or run `pipeline init`)")
+    args.profile, args.key = repo.path, args.profile
 
 
 def _print_dropped(args: argparse.Namespace, loaded, section: str, how: str, where) -> int:

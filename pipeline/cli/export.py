@@ -32,7 +32,14 @@ examples:
   pipeline export pi team.yaml --check --allow-loss summary.branch_schema summary.instructions.branch
   pipeline export pi --user-dir ~/.pi/agent --format json
 
---format json prints {"target", "agent", "root", "changes": [{path, action, keys?}],
+Without PROFILE the export uses the repository's profile (the `profile` setting
+`pipeline init` records in .context-pipeline.toml or pyproject.toml's
+[tool.context-pipeline], looked up from --project or the current directory up to the git
+root; docs/profile.md#the-repositorys-profile), else `default`; the report's first line
+names the profile used. With --check, drift is reported with the command that fixes it.
+
+--format json prints {"target", "agent", "root", "profile", "profile_setting" (the file
+that names it, when it is the repository's), "changes": [{path, action, keys?}],
 "report": [{key, how, where?, why?}], "drift", "undeclared_losses", "conflicts"}.
 """
 
@@ -48,8 +55,9 @@ HELP = "write a profile into a coding agent's files (pi, claude-code, codex, ope
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", choices=("pi", "claude-code", "codex", "opencode", "gemini"),
                         help="the agent to export to (pi 1.6, Claude Code 2.1, Codex CLI 0.169, opencode 1.18, Gemini CLI 0.61)")
-    parser.add_argument("profile", nargs="?", default="default", metavar="PROFILE",
-                        help="a profile file or built-in name (default: default)")
+    parser.add_argument("profile", nargs="?", default=None, metavar="PROFILE",
+                        help="a profile file or built-in name (default: the repository's profile, "
+                             "else default; not looked up with --user-dir)")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--project", metavar="DIR", help="the project to write into (default: the current directory)")
     where.add_argument("--user-dir", metavar="DIR", help="write into DIR, laid out as the agent's home folder")
@@ -75,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
         flag = "--user-dir" if args.user_dir else "--project"
         raise PipelineError(Problem("not a directory", Location(str(root)), key=flag,
                                     hint="create it first, or name an existing directory", code="profile.export-place"))
+    from pipeline.cli import _repo_profile
+
+    args.profile, repo = (_repo_profile.choose(args.profile, args.project or ".") if not args.user_dir
+                          else (args.profile or "default", None))
     pipeline = compile_profile(args.profile)
     report(pipeline.warnings)
     target = TARGETS[args.target]
@@ -83,23 +95,24 @@ def run(args: argparse.Namespace) -> int:
     writes = not (args.dry_run or args.check)
     with export_lock(root, exclusive=writes):  # two exports into one root queue; each plans on a complete one
         export, plan = prepare(target, pipeline, place, force=args.force)
-        return _finish(target, root, export, plan, args, writes)
+        return _finish(target, root, export, plan, args, writes, repo)
 
 
-def _finish(target, root, export, plan, args, writes: bool) -> int:
+def _finish(target, root, export, plan, args, writes: bool, repo) -> int:
     from pipeline.errors import PipelineError
     from pipeline.export import undeclared_losses, write_changes
 
     unallowed = undeclared_losses(export, args.allow_loss)
     if args.format == "json":
         print(json.dumps({
-            "target": target.name, "agent": target.agent, "root": str(root),
+            "target": target.name, "agent": target.agent, "root": str(root), "profile": args.profile,
+            "profile_setting": str(repo.setting) if repo is not None and repo.same(args.profile) else None,
             "changes": [c.to_json() for c in plan.changes], "report": [c.to_json() for c in export.report],
             "drift": [c.path for c in plan.drift], "undeclared_losses": [c.key for c in unallowed],
             "conflicts": [p.to_json() for p in plan.conflicts],
         }, indent=2, ensure_ascii=False))
     else:
-        _text(target, root, export, plan, args)
+        _text(target, root, export, plan, args, repo)
     if args.check:
         if plan.drift or unallowed:
             for c in unallowed:
@@ -107,8 +120,7 @@ def _finish(target, root, export, plan, args, writes: bool) -> int:
                         f"does not match the agent's tools ({c.where})")
                 print(f"pipeline export: {c.key} {what}; name it in --allow-loss to accept", file=sys.stderr)
             if plan.drift:
-                print(f"pipeline export: {len(plan.drift)} file(s) differ from what the profile exports; "
-                      f"run `pipeline export {target.name}` to update them", file=sys.stderr)
+                _drift_hint(plan, args, repo)
             return 1
         return 0
     if plan.conflicts:
@@ -119,9 +131,39 @@ def _finish(target, root, export, plan, args, writes: bool) -> int:
     return 0
 
 
-def _text(target, root, export, plan, args) -> None:
+def _drift_hint(plan, args, repo) -> None:
+    """The drifted files and the one command that brings them up to date (run from here)."""
+    import shlex
+
+    command = ["pipeline", "export", args.target]
+    implicit = repo.same(args.profile) if repo is not None else args.profile == "default"
+    if not implicit:  # what the command without PROFILE would export is another profile
+        command.append(args.profile)
+    for flag, value in (("--project", args.project), ("--user-dir", args.user_dir)):
+        if value:
+            command += [flag, value]
+    if plan.conflicts:
+        command.append("--force")
+    paths = ", ".join(c.path for c in plan.drift)
+    print(f"pipeline export: {len(plan.drift)} file(s) differ from what the profile exports ({paths}); "
+          f"run `{shlex.join(command)}` to update them", file=sys.stderr)
+    if plan.conflicts:
+        print("pipeline export: --force because the files above were edited by hand; their edits are replaced",
+              file=sys.stderr)
+
+
+def _profile_line(args, repo) -> str:
+    """The report's first line: the profile exported, and why that one."""
+    if repo is not None and repo.same(args.profile):
+        return f"profile {args.profile} (the repository's, set in {repo.where})"
+    if args.profile in ("default", "builtin:default") and args.user_dir is None and repo is None:
+        return f"profile {args.profile} (built-in; no repository profile is set here)"
+    return f"profile {args.profile}"
+
+
+def _text(target, root, export, plan, args, repo) -> None:
     verb = "would " if args.dry_run or args.check or plan.conflicts else ""
-    out = [f"{target.agent} in {root}:"]
+    out = [_profile_line(args, repo), f"{target.agent} in {root}:"]
     for change in plan.changes:
         if change.action == "unchanged":
             continue

@@ -1,6 +1,7 @@
 """Print the system prompt a profile renders, as text, JSON or one HTML page.
 
-With no flags, renders the built-in `default` profile for the current directory with
+With no flags, renders the repository's profile (the one `pipeline init` records; see
+docs/profile.md#the-repositorys-profile), else the built-in `default`, for the current directory with
 the profile's default tools (their snippets and guidelines come from the profile's tool
 catalog, `system_prompt.tools`). No network, no keys, nothing read but the profile.
 
@@ -37,7 +38,7 @@ INPUT_FLAGS = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_profile_arguments(parser)
+    add_profile_arguments(parser, repository=True)
     inputs = parser.add_argument_group("inputs")
     inputs.add_argument("--cwd", metavar="DIR", help="working directory, shown as given (default: the current one; must exist with --discover)")
     inputs.add_argument("--tools", metavar="A,B,C", help='selected tools in order ("" = none; default: the profile\'s)')
@@ -59,7 +60,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pipeline.cli._profile import resolve_profile
     from pipeline.report.output import write_output
+
+    resolve_profile(args)
 
     if args.scenario is None and args.format == "text":
         write_output(_text(args), args.output)

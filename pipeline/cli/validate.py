@@ -28,9 +28,12 @@ instance a 50000-token window with `keep_recent_tokens: 40000` means every turn 
 to compact and every compaction finds nothing to summarize, an error located at the
 key. Repeat it for every model the profile is used with.
 
+Without PATH, the repository's profile is checked (the one `pipeline init` records,
+looked up from --project or the current directory: docs/profile.md#the-repositorys-profile).
+
 Exit status: 0 all valid (warnings allowed unless --strict), 1 a problem was
 found (a PATH that does not exist or holds no profile included), 2 usage error
-(no PATH, an unknown flag).
+(no PATH and no repository profile, an unknown flag).
 
 examples:
   pipeline validate configs/
@@ -59,7 +62,8 @@ FORMATS = ("text", "json", "github")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="profile files or directories")
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="profile files or directories (default: the repository's profile)")
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
     parser.add_argument(
@@ -90,7 +94,7 @@ def _window(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     tolerant_output()
     skipped: list[str] = []
-    files = collect(args.paths, skipped)
+    files = collect(args.paths or _repository_profile(args.project), skipped)
     if skipped and args.format != "json":
         print(_skipped_line(skipped), file=sys.stderr)
     results = [check_file(path, args.model_window, args.project) for path in files]
@@ -131,6 +135,19 @@ def is_profile(path: str) -> bool:
     except Exception:  # a syntax error: shown by the profile check
         return True
     return isinstance(data, dict) and any(key in PROFILE_KEYS for key in data)
+
+
+def _repository_profile(project: str | None) -> list[str]:
+    """No PATH: the repository's profile file (none found: no PATH, a usage error below)."""
+    from pipeline.cli._repo_profile import find
+    from pipeline.resources import builtin_profiles
+
+    repo = find(project)
+    if repo is None:
+        return []
+    name = repo.value.removeprefix("builtin:")
+    return [str(builtin_profiles()[name])] if repo.value.startswith("builtin:") and name in builtin_profiles() \
+        else [repo.path]
 
 
 def collect(paths: list[str], skipped: list[str] | None = None) -> list[str]:
