@@ -68,6 +68,9 @@ CODES: dict[str, str] = {
     "profile.export-conflict": "a file or key the export would change was not written by it, or was edited since",
     "profile.export-file": "a file the export reads (its manifest, a shared settings file) is not what it expects",
     "profile.export-place": "the directory to export into does not exist",
+    "profile.export-verify-agent": "the agent CLI `pipeline export --verify` runs is not installed (or --agent-bin "
+                                   "names no executable)",
+    "profile.export-verify-usage": "`--verify` is combined with a flag it cannot work with",
     "profile.override": "a command-line override of a profile value is invalid",
     "profile.internal-error": "a check could not run because of a bug",
     # ---- profile: what renders with it

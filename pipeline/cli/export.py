@@ -25,15 +25,25 @@ since) unless --force: such a conflict is an error and nothing is written.
   --check      write nothing; exit 1 when the files on disk differ from what the profile
                exports (drift) or when a setting would be lost that --allow-loss does not
                name (a key, or a key above it: --allow-loss summary)
+  --verify     then run the agent's CLI installed here (pi, claude, codex, opencode or
+               gemini on PATH, or --agent-bin PATH) headless in the project against a
+               loopback capture server (no network, no key, a throwaway home) and compare
+               what it sends with the profile: each section and template the report
+               carries, the compaction settings it read (or the file and key that carry
+               them), and what in this environment shadows the export. Exit 1 on a
+               mismatch, 2 when the CLI is not installed, 3 when a run of it failed.
+               With --check: verifies the files as they are, writing nothing.
 
 examples:
   pipeline export pi
   pipeline export pi team.yaml --project ~/src/app --dry-run
   pipeline export pi team.yaml --check --allow-loss summary.branch_schema summary.instructions.branch
   pipeline export pi --user-dir ~/.pi/agent --format json
+  pipeline export claude-code team.yaml --verify
 
 --format json prints {"target", "agent", "root", "changes": [{path, action, keys?}],
-"report": [{key, how, where?, why?}], "drift", "undeclared_losses", "conflicts"}.
+"report": [{key, how, where?, why?}], "drift", "undeclared_losses", "conflicts", "verify"?: {"binary", "version", "written_for", "runs", "ok", "items": [{key,
+status (ok, mismatch, not_observable, failed), detail, diff?}], "shadows": [{path, what}]}}.
 """
 
 from __future__ import annotations
@@ -60,6 +70,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="profile keys whose loss --check accepts (repeatable)")
     parser.add_argument("--force", action="store_true", help="take over files and keys the export did not write")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    parser.add_argument("--verify", action="store_true",
+                        help="run the installed agent CLI against a loopback server and compare what it sends "
+                             "with the profile (exit 1 on a mismatch, 2 CLI not installed, 3 its run failed)")
+    parser.add_argument("--agent-bin", metavar="PATH", help="the agent CLI --verify runs (default: its usual name "
+                                                            "on PATH: pi, claude, codex, opencode, gemini)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,13 +83,14 @@ def run(args: argparse.Namespace) -> int:
     from pipeline import compile_profile
     from pipeline.cli._report import report
     from pipeline.errors import Location, PipelineError, Problem
-    from pipeline.export import TARGETS, Place, prepare, undeclared_losses, write_changes
+    from pipeline.export import TARGETS, Place, prepare, undeclared_losses
 
     root = Path(args.user_dir or args.project or ".").expanduser().absolute()
     if not root.is_dir():
         flag = "--user-dir" if args.user_dir else "--project"
         raise PipelineError(Problem("not a directory", Location(str(root)), key=flag,
                                     hint="create it first, or name an existing directory", code="profile.export-place"))
+    _verify_usage(args)
     pipeline = compile_profile(args.profile)
     report(pipeline.warnings)
     target = TARGETS[args.target]
@@ -82,15 +98,28 @@ def run(args: argparse.Namespace) -> int:
                   extra={"cwd": str(root) if not args.user_dir else None})
     export, plan = prepare(target, pipeline, place, force=args.force)
     unallowed = undeclared_losses(export, args.allow_loss)
+    document: dict = {}
     if args.format == "json":
-        print(json.dumps({
+        document.update({
             "target": target.name, "agent": target.agent, "root": str(root),
             "changes": [c.to_json() for c in plan.changes], "report": [c.to_json() for c in export.report],
             "drift": [c.path for c in plan.drift], "undeclared_losses": [c.key for c in unallowed],
             "conflicts": [p.to_json() for p in plan.conflicts],
-        }, indent=2, ensure_ascii=False))
+        })
+        if not args.verify:
+            _print_json(document)
     else:
         _text(target, root, export, plan, args)
+    if args.verify:
+        code = _export(target, export, plan, unallowed, args)
+        return max(code, _verify(target, pipeline, export, root, args, document))
+    return _export(target, export, plan, unallowed, args)
+
+
+def _export(target, export, plan, unallowed, args: argparse.Namespace) -> int:
+    from pipeline.errors import PipelineError
+    from pipeline.export import write_changes
+
     if args.check:
         if plan.drift or unallowed:
             for c in unallowed:
@@ -107,6 +136,41 @@ def run(args: argparse.Namespace) -> int:
     if not args.dry_run:
         write_changes(plan)
     return 0
+
+
+def _verify_usage(args: argparse.Namespace) -> None:
+    from pipeline.errors import Location, Problem, UsageError
+
+    if not args.verify:
+        if args.agent_bin:
+            raise UsageError(Problem("--agent-bin names the CLI --verify runs", Location("--agent-bin"),
+                                     key="--agent-bin", hint="add --verify", code="profile.export-verify-usage"))
+        return
+    for flag, value in (("--user-dir", args.user_dir), ("--dry-run", args.dry_run)):
+        if value:
+            raise UsageError(Problem(f"--verify runs the agent in a project export; it cannot be combined with {flag}",
+                                     Location(flag), key=flag, hint="export into a project (--project DIR), or "
+                                     "--check --verify to verify without writing", code="profile.export-verify-usage"))
+
+
+def _verify(target, pipeline, export, root, args: argparse.Namespace, document: dict) -> int:
+    """Run ``pipeline.export.verify`` after the export; its result printed with the export's."""
+    from pipeline.export.verify import verify_export
+
+    def progress(line: str) -> None:
+        print(f"pipeline export: {line}", file=sys.stderr, flush=True)
+
+    result = verify_export(target.name, target.agent, pipeline, export, root, agent_bin=args.agent_bin,
+                           progress=progress)
+    if args.format == "json":
+        _print_json({**document, "verify": result.to_json()})
+    else:
+        print(result.text())
+    return result.exit_code
+
+
+def _print_json(document: dict) -> None:
+    print(json.dumps(document, indent=2, ensure_ascii=False))
 
 
 def _text(target, root, export, plan, args) -> None:
