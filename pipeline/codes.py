@@ -72,6 +72,9 @@ CODES: dict[str, str] = {
     "profile.export-path": "a path the export would use (a manifest entry, a template's file name) is not a safe path inside its root",
     "profile.export-write": "the export's files could not be written; everything it had changed was put back (exit 4)",
     "profile.export-place": "the directory to export into does not exist",
+    "profile.export-verify-agent": "the agent CLI `pipeline export --verify` runs is not installed (or --agent-bin "
+                                   "names no executable)",
+    "profile.export-verify-usage": "`--verify` is combined with a flag it cannot work with",
     "profile.override": "a command-line override of a profile value is invalid",
     "profile.internal-error": "a check could not run because of a bug",
     # ---- profile: what renders with it

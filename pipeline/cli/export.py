@@ -25,12 +25,21 @@ since) unless --force: such a conflict is an error and nothing is written.
   --check      write nothing; exit 1 when the files on disk differ from what the profile
                exports (drift) or when a setting would be lost that --allow-loss does not
                name (a key, or a key above it: --allow-loss summary)
+  --verify     then run the agent's CLI installed here (pi, claude, codex, opencode or
+               gemini on PATH, or --agent-bin PATH) headless in the project against a
+               loopback capture server (no network, no key, a throwaway home) and compare
+               what it sends with the profile: each section and template the report
+               carries, the compaction settings it read (or the file and key that carry
+               them), and what in this environment shadows the export. Exit 1 on a
+               mismatch, 2 when the CLI is not installed, 3 when a run of it failed.
+               With --check: verifies the files as they are, writing nothing.
 
 examples:
   pipeline export pi
   pipeline export pi team.yaml --project ~/src/app --dry-run
   pipeline export pi team.yaml --check --allow-loss summary.branch_schema summary.instructions.branch
   pipeline export pi --user-dir ~/.pi/agent --format json
+  pipeline export claude-code team.yaml --verify
 
 Without PROFILE the export uses the repository's profile (the `profile` setting
 `pipeline init` records in .context-pipeline.toml or pyproject.toml's
@@ -40,7 +49,9 @@ names the profile used. With --check, drift is reported with the command that fi
 
 --format json prints {"target", "agent", "root", "profile", "profile_setting" (the file
 that names it, when it is the repository's), "changes": [{path, action, keys?}],
-"report": [{key, how, where?, why?}], "drift", "undeclared_losses", "conflicts"}.
+"report": [{key, how, where?, why?}], "drift", "undeclared_losses", "conflicts",
+"verify"?: {"binary", "version", "written_for", "runs", "ok", "items": [{key, status (ok,
+mismatch, not_observable, failed), detail, diff?}], "shadows": [{path, what}]}}.
 """
 
 from __future__ import annotations
@@ -68,6 +79,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="profile keys whose loss --check accepts (repeatable)")
     parser.add_argument("--force", action="store_true", help="take over files and keys the export did not write")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    parser.add_argument("--verify", action="store_true",
+                        help="run the installed agent CLI against a loopback server and compare what it sends "
+                             "with the profile (exit 1 on a mismatch, 2 CLI not installed, 3 its run failed)")
+    parser.add_argument("--agent-bin", metavar="PATH", help="the agent CLI --verify runs (default: its usual name "
+                                                            "on PATH: pi, claude, codex, opencode, gemini)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
 
     args.profile, repo = (_repo_profile.choose(args.profile, args.project or ".") if not args.user_dir
                           else (args.profile or "default", None))
+    _verify_usage(args)
     pipeline = compile_profile(args.profile)
     report(pipeline.warnings)
     target = TARGETS[args.target]
@@ -95,34 +112,47 @@ def run(args: argparse.Namespace) -> int:
     writes = not (args.dry_run or args.check)
     with export_lock(root, exclusive=writes):  # two exports into one root queue; each plans on a complete one
         export, plan = prepare(target, pipeline, place, force=args.force)
-        return _finish(target, root, export, plan, args, writes, repo)
+        document = _show(target, root, export, plan, args, repo)
+        code = _apply(export, plan, args, repo, writes)
+    if not args.verify:
+        return code
+    return max(code, _verify(target, pipeline, export, root, args, document))
 
 
-def _finish(target, root, export, plan, args, writes: bool, repo) -> int:
+def _show(target, root, export, plan, args, repo) -> dict:
+    """Print what the export changes and its report (JSON: printed after --verify, which adds to it)."""
+    from pipeline.export import undeclared_losses
+
+    if args.format != "json":
+        _text(target, root, export, plan, args, repo)
+        return {}
+    document = {
+        "target": target.name, "agent": target.agent, "root": str(root), "profile": args.profile,
+        "profile_setting": str(repo.setting) if repo is not None and repo.same(args.profile) else None,
+        "changes": [c.to_json() for c in plan.changes], "report": [c.to_json() for c in export.report],
+        "drift": [c.path for c in plan.drift],
+        "undeclared_losses": [c.key for c in undeclared_losses(export, args.allow_loss)],
+        "conflicts": [p.to_json() for p in plan.conflicts],
+    }
+    if not args.verify:
+        _print_json(document)
+    return document
+
+
+def _apply(export, plan, args, repo, writes: bool) -> int:
+    """--check's verdict, or the write (conflicts: a located error and nothing written)."""
     from pipeline.errors import PipelineError
     from pipeline.export import undeclared_losses, write_changes
 
-    unallowed = undeclared_losses(export, args.allow_loss)
-    if args.format == "json":
-        print(json.dumps({
-            "target": target.name, "agent": target.agent, "root": str(root), "profile": args.profile,
-            "profile_setting": str(repo.setting) if repo is not None and repo.same(args.profile) else None,
-            "changes": [c.to_json() for c in plan.changes], "report": [c.to_json() for c in export.report],
-            "drift": [c.path for c in plan.drift], "undeclared_losses": [c.key for c in unallowed],
-            "conflicts": [p.to_json() for p in plan.conflicts],
-        }, indent=2, ensure_ascii=False))
-    else:
-        _text(target, root, export, plan, args, repo)
     if args.check:
-        if plan.drift or unallowed:
-            for c in unallowed:
-                what = (f"would be lost ({c.why})" if c.how == "lost" else
-                        f"does not match the agent's tools ({c.where})")
-                print(f"pipeline export: {c.key} {what}; name it in --allow-loss to accept", file=sys.stderr)
-            if plan.drift:
-                _drift_hint(plan, args, repo)
-            return 1
-        return 0
+        unallowed = undeclared_losses(export, args.allow_loss)
+        for c in unallowed:
+            what = (f"would be lost ({c.why})" if c.how == "lost" else
+                    f"does not match the agent's tools ({c.where})")
+            print(f"pipeline export: {c.key} {what}; name it in --allow-loss to accept", file=sys.stderr)
+        if plan.drift:
+            _drift_hint(plan, args, repo)
+        return 1 if plan.drift or unallowed else 0
     if plan.conflicts:
         print("pipeline export: nothing was written", file=sys.stderr)
         raise PipelineError(plan.conflicts)
@@ -159,6 +189,41 @@ def _profile_line(args, repo) -> str:
     if args.profile in ("default", "builtin:default") and args.user_dir is None and repo is None:
         return f"profile {args.profile} (built-in; no repository profile is set here)"
     return f"profile {args.profile}"
+
+
+def _verify_usage(args: argparse.Namespace) -> None:
+    from pipeline.errors import Location, Problem, UsageError
+
+    if not args.verify:
+        if args.agent_bin:
+            raise UsageError(Problem("--agent-bin names the CLI --verify runs", Location("--agent-bin"),
+                                     key="--agent-bin", hint="add --verify", code="profile.export-verify-usage"))
+        return
+    for flag, value in (("--user-dir", args.user_dir), ("--dry-run", args.dry_run)):
+        if value:
+            raise UsageError(Problem(f"--verify runs the agent in a project export; it cannot be combined with {flag}",
+                                     Location(flag), key=flag, hint="export into a project (--project DIR), or "
+                                     "--check --verify to verify without writing", code="profile.export-verify-usage"))
+
+
+def _verify(target, pipeline, export, root, args: argparse.Namespace, document: dict) -> int:
+    """Run ``pipeline.export.verify`` after the export; its result printed with the export's."""
+    from pipeline.export.verify import verify_export
+
+    def progress(line: str) -> None:
+        print(f"pipeline export: {line}", file=sys.stderr, flush=True)
+
+    result = verify_export(target.name, target.agent, pipeline, export, root, agent_bin=args.agent_bin,
+                           progress=progress)
+    if args.format == "json":
+        _print_json({**document, "verify": result.to_json()})
+    else:
+        print(result.text())
+    return result.exit_code
+
+
+def _print_json(document: dict) -> None:
+    print(json.dumps(document, indent=2, ensure_ascii=False))
 
 
 def _text(target, root, export, plan, args, repo) -> None:

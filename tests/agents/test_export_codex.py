@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.export.verify.agents import codex_config
 from pipeline.testing.loopback_responses import ResponsesLoopbackServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -52,8 +53,7 @@ def _home(home: Path, server: ResponsesLoopbackServer, project: Path | None, ext
     home.mkdir(exist_ok=True)
     config = home / "config.toml"
     text = config.read_text() if config.exists() else ""
-    text += (f'model = "m"\nmodel_provider = "loop"\n{extra}\n[model_providers.loop]\nname = "loop"\n'
-             f'base_url = "{server.base_url}"\nwire_api = "responses"\nenv_key = "LOOP_KEY"\n')
+    text += codex_config(server.base_url, extra)  # the recipe `pipeline export codex --verify` runs with
     if project is not None:
         text += f'\n[projects."{project}"]\ntrust_level = "trusted"\n'
     config.write_text(text)

@@ -6,7 +6,7 @@ the loopback OpenAI chat-completions server, a custom provider (`@ai-sdk/openai-
 which opencode installs from the npm registry on first use into the XDG cache kept beside the
 pinned CLIs) declared in the user's opencode.json; the project is where `pipeline export
 opencode` wrote. opencode sends a title request alongside the agent's first one, in either
-order: the server answers it aside (`_title`), and the tests read the agent's requests.
+order: the server answers it aside (`opencode_title` of pipeline/export/verify/agents.py), and the tests read the agent's requests.
 No skip: a missing npm or a failed install fails the test with npm's message.
 """
 
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.export.verify.agents import opencode_is_title, opencode_provider, opencode_title
 from pipeline.testing.loopback import LoopbackServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -56,13 +57,8 @@ def _opencode(tmp_path: Path, base: dict, project: Path, args: list[str], replie
     user = json.loads((config / "opencode.json").read_text()) if (config / "opencode.json").is_file() else {}
     cache = cache_root() / "opencode-xdg-cache"
     cache.mkdir(parents=True, exist_ok=True)
-    with LoopbackServer(replies, aside=_title) as server:
-        (config / "opencode.json").write_text(json.dumps({
-            **user,
-            "provider": {"loop": {"npm": "@ai-sdk/openai-compatible",
-                                  "options": {"baseURL": server.openai_base_url, "apiKey": "x"},
-                                  "models": {"m": model or {}}}},
-            "model": "loop/m", "share": "disabled", "autoupdate": False}))
+    with LoopbackServer(replies, aside=opencode_title) as server:  # the recipe of `pipeline export --verify`
+        (config / "opencode.json").write_text(json.dumps({**user, **opencode_provider(server.openai_base_url, model)}))
         env = dict(base, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
                    XDG_DATA_HOME=str(home / ".local/share"), XDG_STATE_HOME=str(home / ".local/state"),
                    XDG_CACHE_HOME=str(cache), PWD=str(project))
@@ -70,18 +66,9 @@ def _opencode(tmp_path: Path, base: dict, project: Path, args: list[str], replie
                               timeout=OPENCODE_TIMEOUT, stdin=subprocess.DEVNULL)
         bodies = [b for b in server.bodies if isinstance(b, dict) and "messages" in b]
     assert done.returncode == 0, f"opencode exited ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
-    agent = [b for b in bodies if not _is_title(b)]
+    agent = [b for b in bodies if not opencode_is_title(b)]
     assert agent, f"opencode sent no agent request ({len(bodies)} requests)"
     return agent
-
-
-def _is_title(body: dict) -> bool:
-    return "title generator" in _text(body["messages"][0])
-
-
-def _title(body: object) -> str | None:
-    """The reply to opencode's title request, which races the agent's first request."""
-    return "A title" if isinstance(body, dict) and "messages" in body and _is_title(body) else None
 
 
 def _text(message: dict) -> str:

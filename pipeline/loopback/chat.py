@@ -1,0 +1,422 @@
+"""A scripted model server on 127.0.0.1 (tests, `pipeline export --verify`): both wire formats, replies from a script.
+
+::
+
+    from pipeline.loopback.chat import LoopbackServer
+
+    with LoopbackServer(["hello", {"toolCalls": [{"name": "read", "arguments": {"path": "a"}}]}]) as server:
+        httpx.post(server.openai_base_url + "/chat/completions", json={...})      # OpenAI chat completions
+        httpx.post(server.anthropic_base_url + "/v1/messages", json={...})        # Anthropic messages
+        server.bodies                                                            # every request body received
+
+Replies have the shape the agent-loop vectors use for scripted model replies: a string
+(plain text) or ``{text?, thinking?, thinkingSignature?, toolCalls?: [{name, arguments, id?}],
+stopReason?, errorMessage?, usage?: {input, output, cacheRead, cacheWrite, totalTokens}}``
+plus two loopback-only keys, ``status`` (force the HTTP status) and ``delay`` (seconds to
+wait before answering). Each POST takes the next reply; the last one repeats. ``aside``, a
+function of the request body, answers the requests it returns a reply for without taking from
+the script: the side requests a client sends concurrently with its main one (a title request)
+then cannot take the main request's reply, whichever arrives first.
+
+Translation to the wire:
+
+* ``stopReason`` ``stop``/``length``/``toolUse`` (default ``toolUse`` with tool calls, else
+  ``stop``) → ``finish_reason`` ``stop``/``length``/``tool_calls`` or ``stop_reason``
+  ``end_turn``/``max_tokens``/``tool_use``;
+* ``usage`` → ``prompt_tokens`` (input + cacheRead + cacheWrite), ``completion_tokens``,
+  ``prompt_tokens_details.cached_tokens``/``cache_write_tokens``, or ``input_tokens``,
+  ``output_tokens``, ``cache_read_input_tokens``, ``cache_creation_input_tokens``. The wire
+  formats have no total that clients trust, so a ``totalTokens`` above the sum of the four
+  counts is sent as extra prompt (input) tokens;
+* ``stopReason: "error"`` → an HTTP error: the status from ``status`` or guessed from
+  ``errorMessage`` (400 for a context-length text, 429 rate limits, 401 keys, 529/503
+  overloaded, 503 unavailable, else 500) and the provider's error body carrying
+  ``errorMessage``;
+* ``stopReason: "aborted"`` → the server starts answering (headers, and the partial text when
+  streaming) and then holds the connection open until the client goes away or
+  :meth:`LoopbackServer.release` is called: an abort is the client's act, this gives it
+  something to cancel.
+
+``stream: true`` in the request body gets server-sent events (OpenAI chunks ending in
+``data: [DONE]``, usage in a last chunk when ``stream_options.include_usage``; Anthropic
+``message_start`` … ``message_stop``), otherwise one JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+__all__ = ["LoopbackServer", "ReceivedRequest", "error_status", "normalize_reply"]
+
+OPENAI_PATH = "/v1/chat/completions"
+ANTHROPIC_PATH = "/v1/messages"
+
+_OPENAI_FINISH = {"stop": "stop", "length": "length", "toolUse": "tool_calls"}
+_ANTHROPIC_STOP = {"stop": "end_turn", "length": "max_tokens", "toolUse": "tool_use"}
+_OVERFLOW_HINTS = ("too long", "context length", "context_length", "context window", "maximum context",
+                   "too many tokens", "request_too_large", "exceeds the limit", "token limit")
+_STATUS_HINTS = ((("429", "rate limit", "too many requests"), 429), (("401", "api key", "unauthorized"), 401),
+                 (("overloaded",), 529), (("503", "unavailable"), 503), (("502", "bad gateway"), 502),
+                 (("504", "timeout", "timed out"), 504))
+_ANTHROPIC_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 413: "request_too_large",
+                          429: "rate_limit_error", 529: "overloaded_error"}
+_OPENAI_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 429: "rate_limit_exceeded"}
+
+
+# --------------------------------------------------------------------------- replies
+
+
+def normalize_reply(reply: Any) -> dict:
+    """A scripted reply as a dict with ``stopReason`` and the four usage counts filled in."""
+    r = {"text": reply} if isinstance(reply, str) else dict(reply or {})
+    calls = r.get("toolCalls") or []
+    r.setdefault("stopReason", "toolUse" if calls else "stop")
+    usage = dict(r.get("usage") or {})
+    counts = {k: int(usage.get(k, 0)) for k in ("input", "output", "cacheRead", "cacheWrite")}
+    total = usage.get("totalTokens")
+    if isinstance(total, int) and total > sum(counts.values()):
+        counts["input"] += total - sum(counts.values())
+    r["usage"] = counts
+    return r
+
+
+def error_status(reply: Mapping[str, Any], provider: str) -> int:
+    """The HTTP status an error reply is sent with (``status`` wins, else guessed from its text)."""
+    if isinstance(reply.get("status"), int):
+        return reply["status"]
+    text = str(reply.get("errorMessage") or "").lower()
+    if any(h in text for h in _OVERFLOW_HINTS):
+        return 400
+    for hints, status in _STATUS_HINTS:
+        if any(h in text for h in hints):
+            return 503 if status == 529 and provider == "openai" else status
+    return 500
+
+
+def _call_id(reply: dict, index: int, j: int, call: dict) -> str:
+    return call.get("id") or f"call_{index}_{j}"
+
+
+# --------------------------------------------------------------------------- OpenAI
+
+
+def _openai_usage(u: dict) -> dict:
+    prompt = u["input"] + u["cacheRead"] + u["cacheWrite"]
+    return {"prompt_tokens": prompt, "completion_tokens": u["output"], "total_tokens": prompt + u["output"],
+            "prompt_tokens_details": {"cached_tokens": u["cacheRead"], "cache_write_tokens": u["cacheWrite"]}}
+
+
+def _openai_calls(r: dict, index: int) -> list[dict]:
+    return [{"id": _call_id(r, index, j, c), "type": "function",
+             "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments") or {})}}
+            for j, c in enumerate(r.get("toolCalls") or [])]
+
+
+def openai_completion(r: dict, model: str, index: int) -> dict:
+    """The non-streaming ``chat.completion`` object for a normalized reply."""
+    message: dict[str, Any] = {"role": "assistant", "content": r.get("text")}
+    if r.get("thinking") is not None:
+        message["reasoning_content"] = r["thinking"]
+    calls = _openai_calls(r, index)
+    if calls:
+        message["tool_calls"] = calls
+    return {"id": f"chatcmpl-loopback-{index}", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": _OPENAI_FINISH[r["stopReason"]]}],
+            "usage": _openai_usage(r["usage"])}
+
+
+def openai_chunks(r: dict, model: str, index: int, include_usage: bool, partial: bool = False) -> Iterator[str]:
+    """SSE ``data:`` payloads of a streamed completion (``partial`` stops before the finish)."""
+    def chunk(delta: dict, finish: str | None = None, usage: dict | None = None, choices: bool = True) -> str:
+        body: dict[str, Any] = {"id": f"chatcmpl-loopback-{index}", "object": "chat.completion.chunk",
+                                "created": 0, "model": model,
+                                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}] if choices else []}
+        if usage is not None:
+            body["usage"] = usage
+        return json.dumps(body)
+
+    yield chunk({"role": "assistant", "content": ""})
+    if r.get("thinking"):
+        yield chunk({"reasoning_content": r["thinking"]})
+    if r.get("text"):
+        yield chunk({"content": r["text"]})
+    if partial:
+        return
+    for j, call in enumerate(_openai_calls(r, index)):
+        yield chunk({"tool_calls": [{"index": j, **call}]})
+    yield chunk({}, _OPENAI_FINISH[r["stopReason"]])
+    if include_usage:
+        yield chunk({}, usage=_openai_usage(r["usage"]), choices=False)
+    yield "[DONE]"
+
+
+def openai_error(r: dict, status: int) -> dict:
+    text = str(r.get("errorMessage") or "error")
+    code = "context_length_exceeded" if status == 400 and any(h in text.lower() for h in _OVERFLOW_HINTS) else None
+    return {"error": {"message": text, "type": _OPENAI_ERROR_TYPES.get(status, "server_error"), "param": None,
+                      "code": code}}
+
+
+# --------------------------------------------------------------------------- Anthropic
+
+
+def _anthropic_usage(u: dict) -> dict:
+    return {"input_tokens": u["input"], "output_tokens": u["output"], "cache_read_input_tokens": u["cacheRead"],
+            "cache_creation_input_tokens": u["cacheWrite"]}
+
+
+def _anthropic_blocks(r: dict, index: int) -> list[dict]:
+    blocks: list[dict] = []
+    if r.get("thinking") is not None:
+        blocks.append({"type": "thinking", "thinking": r["thinking"], "signature": r.get("thinkingSignature") or ""})
+    if r.get("text") is not None:
+        blocks.append({"type": "text", "text": r["text"]})
+    for j, c in enumerate(r.get("toolCalls") or []):
+        blocks.append({"type": "tool_use", "id": _call_id(r, index, j, c), "name": c["name"],
+                       "input": c.get("arguments") or {}})
+    return blocks
+
+
+def anthropic_message(r: dict, model: str, index: int) -> dict:
+    """The non-streaming ``message`` object for a normalized reply."""
+    return {"id": f"msg_loopback_{index}", "type": "message", "role": "assistant", "model": model,
+            "content": _anthropic_blocks(r, index), "stop_reason": _ANTHROPIC_STOP[r["stopReason"]],
+            "stop_sequence": None, "usage": _anthropic_usage(r["usage"])}
+
+
+def _block_events(i: int, block: dict) -> Iterator[tuple[str, dict]]:
+    kind = block["type"]
+    start = {"thinking": {"type": "thinking", "thinking": ""}, "text": {"type": "text", "text": ""},
+             "tool_use": {"type": "tool_use", "id": block.get("id"), "name": block.get("name"), "input": {}}}[kind]
+    yield "content_block_start", {"type": "content_block_start", "index": i, "content_block": start}
+    if kind == "thinking":
+        yield "content_block_delta", {"type": "content_block_delta", "index": i,
+                                      "delta": {"type": "thinking_delta", "thinking": block["thinking"]}}
+        if block["signature"]:
+            yield "content_block_delta", {"type": "content_block_delta", "index": i,
+                                          "delta": {"type": "signature_delta", "signature": block["signature"]}}
+    elif kind == "text":
+        yield "content_block_delta", {"type": "content_block_delta", "index": i,
+                                      "delta": {"type": "text_delta", "text": block["text"]}}
+    else:
+        yield "content_block_delta", {"type": "content_block_delta", "index": i,
+                                      "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}}
+    yield "content_block_stop", {"type": "content_block_stop", "index": i}
+
+
+def anthropic_events(r: dict, model: str, index: int, partial: bool = False) -> Iterator[tuple[str, dict]]:
+    """(event name, data) of a streamed message (``partial`` stops after the text blocks)."""
+    usage = _anthropic_usage(r["usage"])
+    start = {**anthropic_message(r, model, index), "content": [], "stop_reason": None,
+             "usage": {**usage, "output_tokens": 0}}
+    yield "message_start", {"type": "message_start", "message": start}
+    for i, block in enumerate(_anthropic_blocks(r, index)):
+        if partial and block["type"] == "tool_use":
+            return
+        yield from _block_events(i, block)
+    if partial:
+        return
+    yield "message_delta", {"type": "message_delta",
+                            "delta": {"stop_reason": _ANTHROPIC_STOP[r["stopReason"]], "stop_sequence": None},
+                            "usage": {"output_tokens": usage["output_tokens"]}}
+    yield "message_stop", {"type": "message_stop"}
+
+
+def anthropic_error(r: dict, status: int) -> dict:
+    return {"type": "error", "error": {"type": _ANTHROPIC_ERROR_TYPES.get(status, "api_error"),
+                                       "message": str(r.get("errorMessage") or "error")}}
+
+
+# --------------------------------------------------------------------------- server
+
+
+@dataclass(frozen=True)
+class ReceivedRequest:
+    """One request as the server saw it (header names lower-case; ``body`` parsed JSON or None)."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    raw: bytes
+    body: Any
+
+
+class LoopbackServer:
+    """The scripted server; a context manager (``start``/``stop`` by hand also work)."""
+
+    def __init__(self, replies: Iterable[Any] = (), *, abort_wait: float = 10.0,
+                 aside: Callable[[Any], Any] | None = None) -> None:
+        self._replies: deque[Any] = deque(replies)
+        self._aside = aside
+        self._last: Any = None
+        self._lock = threading.Lock()
+        self._released = threading.Event()
+        self.abort_wait = abort_wait
+        self.received: list[ReceivedRequest] = []
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self) -> "LoopbackServer":
+        self._httpd = _HTTPServer(self)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.01,), name="loopback-llm",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.release()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> "LoopbackServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def release(self) -> None:
+        """Let go of connections held open by ``aborted`` replies."""
+        self._released.set()
+
+    # ------------------------------------------------------------ script and record
+
+    @property
+    def url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("the loopback server is not running")
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """Base URL for an OpenAI client (``…/v1``; it appends ``/chat/completions``)."""
+        return self.url + "/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        """Base URL for an Anthropic client (it appends ``/v1/messages``)."""
+        return self.url
+
+    def script(self, *replies: Any) -> None:
+        with self._lock:
+            self._replies.extend(replies)
+
+    @property
+    def bodies(self) -> list[Any]:
+        return [r.body for r in self.received]
+
+    def _take(self, received: ReceivedRequest) -> tuple[int, Any]:
+        with self._lock:
+            self.received.append(received)
+            reply = self._aside(received.body) if self._aside is not None else None
+            if reply is not None:
+                return len(self.received) - 1, reply
+            if self._replies:
+                self._last = self._replies.popleft()
+            return len(self.received) - 1, self._last
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, owner: LoopbackServer) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.owner = owner
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        received = ReceivedRequest("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, raw, body)
+        owner = self.server.owner
+        index, reply = owner._take(received)
+        provider = {OPENAI_PATH: "openai", ANTHROPIC_PATH: "anthropic"}.get(self.path.split("?")[0])
+        if provider is None:
+            return self._json(404, {"error": {"message": f"no route {self.path}"}})
+        if reply is None:
+            return self._json(500, {"error": {"message": "the loopback server has no scripted reply"}})
+        r = normalize_reply(reply)
+        if r.get("delay") and owner._released.wait(float(r["delay"])):
+            return
+        self._answer(provider, r, body if isinstance(body, dict) else {}, index)
+
+    def _answer(self, provider: str, r: dict, request: dict, index: int) -> None:
+        model = str(request.get("model") or "loopback-model")
+        if r["stopReason"] == "error":
+            status = error_status(r, provider)
+            return self._json(status, (openai_error if provider == "openai" else anthropic_error)(r, status))
+        aborted = r["stopReason"] == "aborted"
+        if aborted:
+            r = {**r, "stopReason": "stop"}
+        if request.get("stream") is True:
+            self._stream(provider, r, request, model, index, aborted)
+        elif aborted:
+            self._hold(head=True)
+        elif provider == "openai":
+            self._json(200, openai_completion(r, model, index))
+        else:
+            self._json(200, anthropic_message(r, model, index))
+
+    def _stream(self, provider: str, r: dict, request: dict, model: str, index: int, partial: bool) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        if provider == "openai":
+            usage = bool((request.get("stream_options") or {}).get("include_usage"))
+            frames = (f"data: {data}\n\n" for data in openai_chunks(r, model, index, usage, partial))
+        else:
+            frames = (f"event: {name}\ndata: {json.dumps(data)}\n\n"
+                      for name, data in anthropic_events(r, model, index, partial))
+        try:
+            for frame in frames:
+                self.wfile.write(frame.encode("utf-8"))
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            return
+        if partial:
+            self._hold(head=False)
+        self.close_connection = True
+
+    def _hold(self, head: bool) -> None:
+        """An aborted reply: keep the connection open until released or the wait runs out."""
+        if head:
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", "1000000")
+            self.end_headers()
+            self.wfile.flush()
+        self.server.owner._released.wait(self.server.owner.abort_wait)
+        self.close_connection = True
+
+    def _json(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode("utf-8")
+        try:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass

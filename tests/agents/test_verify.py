@@ -1,0 +1,127 @@
+"""`pipeline export TARGET --verify` against the five real CLIs (pinned installs, tests/agents/npm_install.py).
+
+Each CLI is put on PATH for the `pipeline` subprocess only; the user's HOME is a temporary
+folder (where a test plants a user-level file to be reported). No skip: a failed install
+fails the test with npm's message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from npm_install import AgentInstallError, agent_env, cache_root  # noqa: E402
+
+TARGETS = {"pi": "pi", "claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "gemini": "gemini"}
+SCAN = "---\ndescription: Scan files\n---\nReview $@ and report every problem.\n"
+
+
+def _env(target: str, home: Path) -> dict:
+    try:
+        env = agent_env(TARGETS[target])
+    except AgentInstallError as err:
+        pytest.fail(f"the real {target} CLI could not be installed: {err}")
+    home.mkdir(parents=True, exist_ok=True)
+    return dict(env, HOME=str(home), XDG_CACHE_HOME=str(cache_root() / "opencode-xdg-cache"))
+
+
+def _profile(tmp_path: Path) -> Path:
+    prompts = tmp_path / "profile" / "prompts"
+    prompts.mkdir(parents=True)
+    (prompts / "scan.md").write_text(SCAN)
+    profile = tmp_path / "profile" / "team.yaml"
+    profile.write_text("extends: builtin:default\nname: team\ntemplates:\n  sources: [project, global, prompts]\n")
+    return profile
+
+
+def _pipeline(*args: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=900)
+
+
+@pytest.mark.parametrize("target", list(TARGETS))
+def test_an_export_verifies_on_the_real_cli(tmp_path, target):
+    env = _env(target, tmp_path / "home")
+    profile = _profile(tmp_path)
+    project = tmp_path / "work" / "project"
+    project.mkdir(parents=True)
+    done = _pipeline("export", target, str(profile), "--project", str(project), "--verify", "--format", "json",
+                     cwd=project, env=env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    verify = out["verify"]
+    assert verify["ok"] is True and verify["written_for"] == out["agent"]
+    items = {i["key"]: i for i in verify["items"]}
+    carried = [c["key"] for c in out["report"] if c["how"] in ("native", "extension")
+               and c["key"].startswith(("system_prompt.sections.", "templates."))]
+    for key in carried:  # every section and template the report carries was checked and found
+        assert items[key]["status"] == "ok", items[key]
+    if target == "pi":
+        assert items["system_prompt"]["status"] == "ok"
+    if target != "codex":  # Codex has no custom prompts: the report calls the template lost
+        assert items["templates.scan"]["status"] == "ok"
+    assert f"verify: running {Path(verify['binary']).name} (1/" in done.stderr  # progress on stderr
+    statuses = {i["status"] for i in verify["items"]}
+    assert statuses <= {"ok", "not_observable"}
+    if target == "opencode":  # opencode prints the settings it read
+        assert items["compaction.reserve_tokens"]["status"] == "ok"
+
+
+def test_a_tampered_export_fails_naming_the_items(tmp_path):
+    env = _env("gemini", tmp_path / "home")
+    profile = _profile(tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    assert _pipeline("export", "gemini", str(profile), "--project", str(project), cwd=project, env=env).returncode == 0
+    system = project / ".gemini/system.md"
+    system.write_text("\n".join(line for line in system.read_text().split("\n") if "Guidelines" not in line))
+    command = project / ".gemini/commands/scan.toml"
+    command.write_text(command.read_text().replace("every problem", "some problems"))
+    done = _pipeline("export", "gemini", str(profile), "--project", str(project), "--check", "--verify",
+                     "--format", "json", cwd=project, env=env)
+    assert done.returncode == 1, done.stderr
+    items = {i["key"]: i for i in json.loads(done.stdout)["verify"]["items"]}
+    assert items["system_prompt.sections.rules"]["status"] == "mismatch"
+    assert "-Guidelines:" in items["system_prompt.sections.rules"]["diff"]
+    assert items["templates.scan"]["status"] == "mismatch"
+    assert "+Review verify-arg-1 verify-arg-2 and report some problems." in items["templates.scan"]["diff"]
+    assert items["system_prompt.sections.identity"]["status"] == "ok"
+    text = _pipeline("export", "gemini", str(profile), "--project", str(project), "--check", "--verify",
+                     cwd=project, env=env)
+    assert text.returncode == 1
+    assert "2 item(s) differ or failed: system_prompt.sections.rules, templates.scan" in text.stdout
+
+
+def test_a_parent_claude_md_and_a_user_file_are_reported(tmp_path):
+    env = _env("claude-code", tmp_path / "home")
+    (tmp_path / "home/.claude").mkdir(parents=True)
+    (tmp_path / "home/.claude/CLAUDE.md").write_text("Always answer in French.\n")
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work/CLAUDE.md").write_text("Prefer tabs.\n")
+    project = tmp_path / "work" / "project"
+    project.mkdir()
+    done = _pipeline("export", "claude-code", "builtin:default", "--project", str(project), "--verify",
+                     "--format", "json", cwd=project, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    shadows = {s["path"]: s["what"] for s in json.loads(done.stdout)["verify"]["shadows"]}
+    assert "parent folder" in shadows[str(tmp_path / "work/CLAUDE.md")]
+    assert "user-level memory" in shadows[str(tmp_path / "home/.claude/CLAUDE.md")]
+
+
+def test_a_cli_that_is_not_installed_is_a_clear_usage_error(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable), HOME=str(tmp_path))
+    done = _pipeline("export", "codex", "--project", str(project), "--verify", cwd=project, env=env)
+    assert done.returncode == 2
+    assert "`codex` (Codex CLI 0.169.0, the CLI --verify runs) is not installed" in done.stderr
+    assert "--agent-bin PATH" in done.stderr and "Traceback" not in done.stderr
+    missing = _pipeline("export", "codex", "--project", str(project), "--verify", "--agent-bin",
+                        str(tmp_path / "nope"), cwd=project, env=env)
+    assert missing.returncode == 2 and "is not an executable file" in missing.stderr
