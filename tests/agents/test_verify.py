@@ -73,29 +73,35 @@ def test_an_export_verifies_on_the_real_cli(tmp_path, target):
         assert items["compaction.reserve_tokens"]["status"] == "ok"
 
 
+TEAM = ("system_prompt:\n  sections:\n"
+        "    - {id: team_note, after: rules, text: \"Run make check before you call a change done.\"}\n"
+        "    - {id: team_style, after: team_note, text: \"Keep functions short.\"}\n")
+
+
 def test_a_tampered_export_fails_naming_the_items(tmp_path):
     env = _env("gemini", tmp_path / "home")
     profile = _profile(tmp_path)
+    profile.write_text(profile.read_text() + TEAM)
     project = tmp_path / "project"
     project.mkdir()
     assert _pipeline("export", "gemini", str(profile), "--project", str(project), cwd=project, env=env).returncode == 0
-    system = project / ".gemini/system.md"
-    system.write_text("\n".join(line for line in system.read_text().split("\n") if "Guidelines" not in line))
+    gemini_md = project / "GEMINI.md"  # the team's sections, in the export's marked block
+    gemini_md.write_text(gemini_md.read_text().replace("Run make check", "Run make lint"))
     command = project / ".gemini/commands/scan.toml"
     command.write_text(command.read_text().replace("every problem", "some problems"))
     done = _pipeline("export", "gemini", str(profile), "--project", str(project), "--check", "--verify",
                      "--format", "json", cwd=project, env=env)
     assert done.returncode == 1, done.stderr
     items = {i["key"]: i for i in json.loads(done.stdout)["verify"]["items"]}
-    assert items["system_prompt.sections.rules"]["status"] == "mismatch"
-    assert "-Guidelines:" in items["system_prompt.sections.rules"]["diff"]
+    assert items["system_prompt.sections.team_note"]["status"] == "mismatch"
+    assert "-Run make check" in items["system_prompt.sections.team_note"]["diff"]
     assert items["templates.scan"]["status"] == "mismatch"
     assert "+Review verify-arg-1 verify-arg-2 and report some problems." in items["templates.scan"]["diff"]
-    assert items["system_prompt.sections.identity"]["status"] == "ok"
+    assert items["system_prompt.sections.team_style"]["status"] == "ok"
     text = _pipeline("export", "gemini", str(profile), "--project", str(project), "--check", "--verify",
                      cwd=project, env=env)
     assert text.returncode == 1
-    assert "2 item(s) differ or failed: system_prompt.sections.rules, templates.scan" in text.stdout
+    assert "2 item(s) differ or failed: system_prompt.sections.team_note, templates.scan" in text.stdout
 
 
 def test_a_parent_claude_md_and_a_user_file_are_reported(tmp_path):
