@@ -41,6 +41,7 @@ CODES: dict[str, str] = {
     "profile.bad-placement": "an overlay section's `before:`/`after:` cannot be applied",
     "profile.duplicate-section": "two sections share an id",
     "profile.near-miss-section": "a new section id one edit away from an existing one (likely a typo)",
+    "profile.list-drops-from": "an overlay list replaces an inherited one and drops its `from:` entries",
     # ---- profile: keys and values
     "profile.unknown-key": "a key the profile language does not have",
     "profile.missing-key": "a required key is missing",

@@ -338,7 +338,7 @@ def _standalone_problems(path: Path, label: str) -> list[Problem]:
 def _without_overlay_keys(data: dict) -> dict:
     from pipeline.source.merge import DIRECTIVES  # only a compile merges: a cached start reads no layers
 
-    data = {k: v for k, v in data.items() if k != "extends"}
+    data = _without_append_keys({k: v for k, v in data.items() if k != "extends"})
     prompt = data.get("system_prompt")
     if isinstance(prompt, dict) and isinstance(prompt.get("sections"), list):
         sections = [
@@ -346,6 +346,17 @@ def _without_overlay_keys(data: dict) -> dict:
             for s in prompt["sections"]
         ]
         data["system_prompt"] = {**prompt, "sections": sections}
+    return data
+
+
+def _without_append_keys(data: Any) -> Any:
+    """``KEY+`` lists left aside (what they append to is the base's)."""
+    from pipeline.source.lists import append_target
+
+    if isinstance(data, dict):
+        return {k: _without_append_keys(v) for k, v in data.items() if append_target(k) is None}
+    if isinstance(data, list):
+        return [_without_append_keys(item) for item in data]
     return data
 
 

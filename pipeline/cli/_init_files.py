@@ -7,7 +7,8 @@
 PROFILE = """\
 # yaml-language-server: $schema=profile.schema.json
 # {name}: the team's context policy. It extends the built-in `default` profile and
-# writes only what it changes (mappings merge; sections merge by id).
+# writes only what it changes (mappings merge; sections merge by id; a list such as
+# `rules:` replaces the inherited list, `rules+:` adds to it).
 #   pipeline show default                  the base, with every section id
 #   pipeline explain {dir}/{name}.yaml   every effective value and where it comes from
 #   pipeline render {dir}/{name}.yaml    the system prompt it gives
@@ -16,6 +17,11 @@ name: {name}
 # For example:
 # compaction:
 #   reserve_tokens: 24000
+# system_prompt:
+#   sections:
+#     - id: rules
+#       rules+:          # `+`: after the built-in rules (`rules:` would drop them)
+#         - text: ...
 """
 
 PRE_COMMIT_LOCAL = """\

@@ -17,6 +17,11 @@ MAX_CHARS_PER_TOKEN = 1_000
 MAX_DELAY_MS = 3_600_000  # one hour
 MAX_TIMEOUT_S = 86_400.0  # one day
 
+#: Keys an overlay's section may carry that never reach the merged profile (docs/profile.md).
+SECTION_DIRECTIVES = ("remove", "replace", "before", "after")
+#: The suffix of an overlay key that adds to the inherited list (``rules+``) instead of replacing it.
+APPEND = "+"
+
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)

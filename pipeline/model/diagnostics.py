@@ -14,6 +14,8 @@ from pydantic import BaseModel, ValidationError
 
 from pipeline.errors import Location, Problem, did_you_mean
 from pipeline.model import introspect
+from pipeline.model.base import SECTION_DIRECTIVES
+from pipeline.model.prompt import Section
 
 Where = Literal["key", "value", "parent"]
 #: ``locate(path, where)`` -> the location of a key path's key, value or parent key.
@@ -106,8 +108,7 @@ def _translate(error: dict, path: tuple, root: type[BaseModel]) -> tuple[str, st
     kind, value, ctx = error["type"], error.get("input"), error.get("ctx") or {}
     if kind == "extra_forbidden":
         parent = introspect.model_at(root, path[:-1]) if len(path) > 1 else root
-        choices = introspect.keys_of(parent) if parent else []
-        return "unknown key", did_you_mean(str(path[-1]), choices), "key"
+        return "unknown key", did_you_mean(str(path[-1]), _key_choices(parent, len(path) == 1)), "key"
     if kind == "missing":
         return "missing required key", None, "parent"
     if kind in _EXPECTED:
@@ -127,6 +128,15 @@ def _translate(error: dict, path: tuple, root: type[BaseModel]) -> tuple[str, st
         return str(error["msg"]).removeprefix("Value error, "), None, "value"
     msg = str(error["msg"])
     return msg[:1].lower() + msg[1:], None, "value"
+
+
+def _key_choices(model: type[BaseModel] | None, top: bool) -> list[str]:
+    """The keys a file may write where ``model`` is read: its fields, and the keys the
+    merge takes away first (``extends`` at the top, a section's overlay keys)."""
+    if model is None:
+        return []
+    extra = ["extends"] if top else list(SECTION_DIRECTIVES) if model is Section else []
+    return introspect.keys_of(model) + extra
 
 
 def _literal(value: Any, path: tuple, root: type[BaseModel], ctx: dict) -> tuple[str, str | None, Where]:

@@ -2,7 +2,8 @@
 
 It is generated from the models, then widened for what files may say but a merged
 :class:`~pipeline.model.profile.Profile` never holds: ``extends:``, and on sections
-the overlay keys ``remove``, ``replace``, ``before`` and ``after``. An overlay (a file
+the overlay keys ``remove``, ``replace``, ``before`` and ``after``, and beside every
+list ``KEY`` (sections aside) its append form ``KEY+``. An overlay (a file
 with ``extends:``) may leave out anything; a standalone file must have every
 required key. Both are expressed with two sets of definitions: ``Overlay*`` (nothing
 required but a section's ``id``) apply everywhere, the full ones only when the file
@@ -15,7 +16,7 @@ import copy
 import json
 from typing import Any
 
-from pipeline.model.base import Strict
+from pipeline.model.base import APPEND, Strict
 from pipeline.model.profile import Profile
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -57,6 +58,8 @@ def editor_schema() -> dict[str, Any]:
     for definition in defs.values():
         definition.pop("title", None)
     defs["Section"]["properties"].update(copy.deepcopy(_DIRECTIVES))
+    for name, definition in defs.items():
+        _add_append_forms(definition, skip=("sections",) if name == "SystemPrompt" else ())
     overlay_defs = {OVERLAY + name: _partial(body, name) for name, body in defs.items()}
     root = _retarget(copy.deepcopy(full))
     root["properties"] = {"extends": _EXTENDS, **root["properties"]}
@@ -70,6 +73,16 @@ def editor_schema() -> dict[str, Any]:
         "else": {"required": required, "properties": standalone},
         "$defs": {**defs, **overlay_defs},
     }
+
+
+def _add_append_forms(definition: dict[str, Any], skip: tuple[str, ...]) -> None:
+    """``KEY+`` beside every list ``KEY``: an overlay's entries added to the inherited list."""
+    properties = definition.get("properties", {})
+    for key, body in list(properties.items()):
+        if body.get("type") == "array" and key not in skip:
+            form = {k: v for k, v in copy.deepcopy(body).items() if k not in ("default", "title")}
+            form["description"] = f"overlay: entries added after the inherited `{key}` (`{key}:` replaces it)"
+            properties[key + APPEND] = form
 
 
 def _partial(body: dict[str, Any], name: str) -> dict[str, Any]:

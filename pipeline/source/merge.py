@@ -3,7 +3,8 @@
 Rules (documented in ``docs/profile.md``):
 
 * mappings merge deeply; the later file wins for every key it writes;
-* lists are replaced wholesale, except ``system_prompt.sections``, which merge by
+* lists are replaced wholesale (``KEY+:`` appends to the inherited list instead, see
+  :mod:`pipeline.source.lists`), except ``system_prompt.sections``, which merge by
   ``id``: a section with a known id is merged deeply into it in place (``replace:
   true`` replaces it wholesale), ``remove: true`` deletes it, ``before: ID`` /
   ``after: ID`` place a new or an existing section; a new section without a
@@ -26,12 +27,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pipeline.errors import Problem, ProfileError
+from pipeline.model.base import SECTION_DIRECTIVES
+from pipeline.source import lists
 from pipeline.source.chain import Layer
 from pipeline.source.nearmiss import NearMiss
 from pipeline.source.tree import Dropped, Entry, Map, Node, Scalar, Seq, Span
 
 SECTIONS_PATH = ("system_prompt", "sections")
-DIRECTIVES = ("remove", "replace", "before", "after")
+DIRECTIVES = SECTION_DIRECTIVES
 #: "known ids" hints list at most this many ids.
 LISTED = 20
 #: Unknown-id problems after this many get no "did you mean" (each costs a pass over the ids).
@@ -75,16 +78,44 @@ class _Run:
 def _merge_map(base: Map, over: Map, path: tuple, problems: _Run) -> Map:
     entries = dict(base.entries)
     for key, entry in over.entries.items():
-        old = entries.get(key)
-        node = entry.node
-        if path + (key,) == SECTIONS_PATH and isinstance(node, Seq):
-            old_seq = old.node if old is not None and isinstance(old.node, Seq) else Seq((), node.span)
-            node = _merge_sections(old_seq, node, problems)
-        elif isinstance(node, Map):
-            old_map = old.node if old is not None and isinstance(old.node, Map) else Map({}, node.span)
-            node = _merge_map(old_map, node, path + (key,), problems)
+        node: Node
+        target = lists.append_target(key)
+        if target is not None:
+            wrong = lists.append_problem(over, key, target, entry, path, path + (target,) == SECTIONS_PATH)
+            if wrong is not None:
+                problems.append(wrong)
+                continue
+            added = _fresh(entry.node, path + (target,), problems)
+            assert isinstance(added, Seq)  # append_problem refuses anything else
+            key, node = target, lists.appended(entries.get(target), added)
+        else:
+            node = _merge_value(entries.get(key), entry, path + (key,), problems)
         entries[key] = Entry(entry.key_span, node)
     return Map(entries, over.span)
+
+
+def _merge_value(old: Entry | None, entry: Entry, path: tuple, problems: _Run) -> Node:
+    node = entry.node
+    if path == SECTIONS_PATH and isinstance(node, Seq):
+        old_seq = old.node if old is not None and isinstance(old.node, Seq) else Seq((), node.span)
+        return _merge_sections(old_seq, node, problems)
+    if isinstance(node, Map):
+        old_map = old.node if old is not None and isinstance(old.node, Map) else Map({}, node.span)
+        return _merge_map(old_map, node, path, problems)
+    if isinstance(node, Seq):
+        warning = lists.dropped_from(old, node, entry, str(path[-1]), path[:-1])
+        if warning is not None:
+            problems.merged.warnings.append(warning)
+    return _fresh(node, path, problems)
+
+
+def _fresh(node: Node, path: tuple, problems: _Run) -> Node:
+    """A node merged onto nothing: append keys (``rules+``) inside it become plain keys."""
+    if isinstance(node, Map):
+        return _merge_map(Map({}, node.span), node, path, problems)
+    if isinstance(node, Seq):
+        return Seq(tuple(_fresh(item, path + (i,), problems) for i, item in enumerate(node.items)), node.span)
+    return node
 
 
 # --------------------------------------------------------------------------- sections
@@ -119,7 +150,7 @@ def _merge_sections(base: Seq, over: Seq, problems: _Run) -> Seq:
     for node in over.items:
         sid = section_id(node)
         if not isinstance(node, Map) or sid is None:
-            order.append(_strip(node, problems, sid))
+            order.append(_fresh(_strip(node, problems, sid), SECTIONS_PATH, problems))
             continue
         directives = _directives(node, sid, problems)
         body = _strip(node, problems, sid)
@@ -226,10 +257,10 @@ def _apply(order: _Order, sid: str, d: _Directives, body: Map, problems: _Run) -
     if key is None:
         if d.replace:
             problems.append(_unknown(sid, body.entries["id"].node, order, "no section `{}` to replace", problems))
-        key = order.append(body)
+        key = order.append(_fresh(body, SECTIONS_PATH + (sid,), problems))
         problems.merged.dropped.pop(SECTIONS_PATH + (sid,), None)  # removed by a base, added again
     elif d.replace:
-        order.replace(key, body)
+        order.replace(key, _fresh(body, SECTIONS_PATH + (sid,), problems))
         _dropped(problems, sid, "replaced", d.replace_span or body.span)
     else:
         merged = _merge_map(order.node(key), body, SECTIONS_PATH + (sid,), problems)  # type: ignore[arg-type]

@@ -102,7 +102,10 @@ CASES = [
     Case(
         "python-field-name-instead-of-key",
         sections("    - id: rules\n      rules:\n        - from_: tool_guidelines\n"),
-        ("p.yaml:7:11: system_prompt.sections.rules.rules.0.from_: unknown key (did you mean `from`?)",),
+        ("p.yaml:6:7: warning: system_prompt.sections.rules.rules: this list replaces the inherited `rules` and drops "
+         "its `from: tool_guidelines`, `from: caller_guidelines` entries (write `rules+:` to add to the inherited list; to drop them on purpose, "
+         "replace the section (`replace: true`))",
+         "p.yaml:7:11: system_prompt.sections.rules.rules.0.from_: unknown key (did you mean `from`?)"),
     ),
     Case(
         "unknown-key-in-tool-catalog",
@@ -236,7 +239,10 @@ CASES = [
     Case(
         "rule-with-text-and-from",
         sections("    - id: rules\n      rules:\n        - text: a\n          from: tool_guidelines\n"),
-        ("p.yaml:7:11: system_prompt.sections.rules.rules.0: a rule has exactly one of `text` or `from`",),
+        ("p.yaml:6:7: warning: system_prompt.sections.rules.rules: this list replaces the inherited `rules` and drops "
+         "its `from: caller_guidelines` entry (write `rules+:` to add to the inherited list; to drop them on purpose, "
+         "replace the section (`replace: true`))",
+         "p.yaml:7:11: system_prompt.sections.rules.rules.0: a rule has exactly one of `text` or `from`"),
     ),
     # ---------------------------------------------------------------- missing keys
     Case(

@@ -49,9 +49,9 @@ def test_contradictory_when_points_at_the_condition(tmp_path):
 
 
 def test_a_rule_that_never_applies(tmp_path):
-    body = _sections("    - id: rules\n      rules:\n        - {text: a, when: {tools_include: [ls], tools_exclude: [ls]}}\n")
+    body = _sections("    - id: rules\n      rules+:\n        - {text: a, when: {tools_include: [ls], tools_exclude: [ls]}}\n")
     assert _warnings(tmp_path, body) == [
-        f"{tmp_path / 'p.yaml'}:7:21: warning: system_prompt.sections.rules.rules.0.when: "
+        f"{tmp_path / 'p.yaml'}:7:21: warning: system_prompt.sections.rules.rules.5.when: "
         "this rule never applies: `ls` is both in tools_include and tools_exclude"
     ]
 
