@@ -22,7 +22,7 @@ def test_a_project_template_with_broken_frontmatter_fails_strict(tmp_path, monke
     capsys.readouterr()
     assert main(["validate", "--strict", "--project", ".", "team.yaml"]) == 1
     out = capsys.readouterr().out
-    assert ".pi/prompts/review.md:2:14: warning: invalid YAML frontmatter" in out
+    assert ".pi/prompts/review.md:2:23: warning: invalid YAML frontmatter" in out
     (tmp_path / ".pi" / "prompts" / "review.md").write_text("---\ndescription: fine\n---\nReview $1\n")
     assert main(["validate", "--strict", "--project", ".", "team.yaml"]) == 0
 

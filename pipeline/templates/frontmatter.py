@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -96,18 +97,85 @@ def _load_yaml(yaml_text: str, start: tuple[int, int]) -> object:
     try:
         return load_yaml(yaml_text)
     except MarkedYAMLError as err:
-        raise _located(err, start, len(yaml_text)) from None
+        raise _located(err, start, yaml_text) from None
     except (YAMLError, ValueError, TypeError, RecursionError) as err:
         raise FrontmatterError(f"invalid YAML frontmatter: {err}", *start) from None
 
 
-def _located(err, start: tuple[int, int], size: int) -> FrontmatterError:
-    mark = err.problem_mark or err.context_mark
-    if err.context_mark is not None and (mark is None or mark.index >= size):
-        mark = err.context_mark  # "got end of stream": point at what was left open
+def _located(err, start: tuple[int, int], yaml_text: str) -> FrontmatterError:
     what = " ".join(s for s in (err.context, err.problem) if s) or "invalid YAML"
-    if mark is None:
+    at = _pi_position(err, yaml_text)
+    if at is None:
+        mark = err.problem_mark or err.context_mark
+        if err.context_mark is not None and (mark is None or mark.index >= len(yaml_text)):
+            mark = err.context_mark  # an end of stream pi does not reach: point at what was left open
+        at = None if mark is None else (mark.line, mark.column)
+    if at is None:
         return FrontmatterError(f"invalid YAML frontmatter: {what}", *start)
-    line = start[0] + mark.line
-    col = mark.column + (start[1] if mark.line == 0 else 1)
+    line = start[0] + at[0]
+    col = at[1] + (start[1] if at[0] == 0 else 1)
     return FrontmatterError(f"invalid YAML frontmatter: {what}", line, col)
+
+
+def _pi_position(err, yaml_text: str) -> tuple[int, int] | None:
+    """Where pi's parser reports an unclosed quoted scalar or flow collection (0-based line,
+    col in the YAML text), when that is the error ruamel met; None otherwise.
+
+    pi reports it where the construct's text ends: at the end of the text, or, for a flow
+    collection inside a block collection, at the first later line (after its indentation)
+    indented less than the block node that holds it, comment lines aside (its lexer's
+    ``indentNext`` rule); a ``]``/``}`` one column short still closes it there."""
+    context, problem = err.context or "", err.problem_mark
+    if context.startswith("while scanning a quoted scalar"):
+        return _text_end(yaml_text) if problem is not None and problem.index >= len(yaml_text) else None
+    opener = err.context_mark
+    lines = yaml_text.split("\n")
+    if not context.startswith(_FLOW) or opener is None or problem is None or opener.line >= len(lines):
+        return None
+    need = _indent_next(lines, opener.line, opener.column)
+    end = _text_end(yaml_text)
+    for number in range(opener.line + 1, len(lines)):
+        body = lines[number].lstrip(" ")
+        indent = len(lines[number]) - len(body)
+        if body and body[0] != "#" and indent < need:
+            if indent == need - 1 and body[0] in "]}":
+                return None  # pi lets this bracket close the collection
+            end = (number, indent)
+            break
+    return end if (problem.line, problem.column) >= end or problem.index >= len(yaml_text) else None
+
+
+_FLOW = ("while parsing a flow sequence", "while parsing a flow mapping")
+
+
+def _text_end(yaml_text: str) -> tuple[int, int]:
+    return yaml_text.count("\n"), len(yaml_text) - (yaml_text.rfind("\n") + 1)
+
+
+def _indent_next(lines: list[str], number: int, column: int) -> int:
+    """The indentation a line needs to stay inside a flow collection opened at (number,
+    column): one more than the block node holding it (its ``- ``/``key: `` on the opening
+    line, else the nearest less-indented line above); 0 at the root."""
+    line = lines[number]
+    indent = len(line) - len(line.lstrip(" "))
+    held = _block_indent(line[:column].split("[", 1)[0].split("{", 1)[0], indent)
+    if held is not None:
+        return held
+    for above in reversed(lines[:number]):
+        body = above.lstrip(" ")
+        above_indent = len(above) - len(body)
+        if body and body[0] != "#" and above_indent < indent:
+            return min(_block_indent(above, above_indent) or 0, indent)
+    return 0
+
+
+def _block_indent(prefix: str, indent: int) -> int | None:
+    """``indentNext`` after the block indicators (``- ``, ``? ``, ``: ``) and a ``key: `` of
+    one line's ``prefix``; None when it has neither."""
+    need, value, rest = None, indent, prefix[indent:]
+    while rest[:1] in ("-", "?", ":") and rest[1:2] in ("", " "):
+        spaces = len(rest[1:]) - len(rest[1:].lstrip(" "))
+        need, value, rest = value + 1, value + 1 + spaces, rest[1 + spaces :]
+    if re.search(r":(?: |$)", rest):
+        need = value + 1
+    return need

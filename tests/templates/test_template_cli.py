@@ -38,9 +38,9 @@ def test_expand_uses_the_valid_template_and_reports_the_others(prompts, tmp_path
     assert done.returncode == 0
     assert done.stdout == "Review src/a.py focusing on speed memory use. Keep ${1} literal.\n"
     lines = done.stderr.splitlines()
-    assert lines[2:] == ["    2 | description: [never closed", "      |              ^", "2 warnings in 2 files"]
+    assert lines[2:] == ["    2 | description: [never closed", "      |                           ^", "2 warnings in 2 files"]  # its end, as pi
     broken = next(l for l in lines if l.startswith(f"{prompts / 'broken.md'}: "))
-    bad = next(l for l in lines if l.startswith(f"{prompts / 'bad.md'}:2:14: "))
+    bad = next(l for l in lines if l.startswith(f"{prompts / 'bad.md'}:2:27: "))
     assert "broken symbolic link" in broken and "No such file" in broken
     assert "invalid YAML frontmatter" in bad and "warning" in bad
 

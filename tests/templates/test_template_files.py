@@ -48,7 +48,7 @@ def test_broken_link_unreadable_file_and_bad_frontmatter_are_reported_the_rest_l
     assert by_code["template.broken-link"].location.file == str(tmp_path / "broken.md")
     assert by_code["template.unreadable"].location.file == str(tmp_path / "unreadable.md")
     bad = by_code["template.frontmatter"]
-    assert (bad.location.file, bad.location.line, bad.location.col) == (str(tmp_path / "bad.md"), 2, 14)
+    assert (bad.location.file, bad.location.line, bad.location.col) == (str(tmp_path / "bad.md"), 2, 19)  # the end of the line, as pi
     assert all(p.severity == "warning" for p in loaded.problems)
 
 
