@@ -7,12 +7,13 @@ a test keeps this table, the code base and the page in step.
 
 The domain says where the problem comes from: ``profile`` (a profile or scenario file:
 YAML, keys, values, cross-field rules), ``template`` (prompt-template files and bodies),
-``session`` (pi session files), ``provider`` (summary calls to an LLM provider).
+``session`` (pi session files), ``provider`` (summary calls to an LLM provider), ``proxy``
+(``pipeline proxy``'s own set-up).
 """
 
 from __future__ import annotations
 
-DOMAINS = ("profile", "template", "session", "provider")
+DOMAINS = ("profile", "template", "session", "provider", "proxy")
 
 CODES: dict[str, str] = {
     # ---- profile: reading the file
@@ -167,6 +168,10 @@ CODES: dict[str, str] = {
     "provider.summary-length": "a summary answer stopped at the output limit",
     "provider.summary-tool-call": "a summary answer calls a tool",
     "provider.summary-empty": "a summary answer is empty",
+    # ---- proxy
+    "proxy.listen": "the proxy cannot listen where --listen says",
+    "proxy.store": "the proxy's store cannot be opened, or is not a proxy store",
+    "proxy.token": "the proxy listens beyond loopback without a token, or the token's variable is unset",
 }
 
 

@@ -1,0 +1,65 @@
+"""Serve the profile on the wire: a gateway between coding agents and their model providers.
+
+`pipeline proxy [PROFILE]` listens on --listen (default 127.0.0.1:8787; port 0 picks a free
+one) and forwards each request to its provider, applying the profile's policy on the way
+(docs/proxy.md). Point the agent at it:
+
+  Claude Code   ANTHROPIC_BASE_URL=http://127.0.0.1:8787
+  OpenAI SDKs   base_url=http://127.0.0.1:8787/v1   (Codex, opencode, pi: their provider's base URL)
+  Gemini CLI    GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8787
+
+Once it accepts connections it prints one line on stderr,
+`pipeline proxy: listening on http://HOST:PORT`, and serves until SIGINT or SIGTERM; then
+it finishes the requests in flight (cancelling those still running after --graceful
+seconds) and exits 0. The client's credentials go upstream untouched, never logged or
+stored. Beyond loopback the proxy serves only clients presenting the token held in the
+--token-env variable (header x-pipeline-token).
+
+GET /_pipeline/stats returns the proxy's counters as JSON (requests, unchanged,
+compactions, summaries_reused, ...).
+
+examples:
+  pipeline proxy
+  pipeline proxy team.yaml --listen 127.0.0.1:0 --store sqlite:/tmp/proxy.sqlite3
+  pipeline proxy --anthropic-url http://127.0.0.1:9000 --openai-url http://127.0.0.1:9000/v1
+"""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "serve the profile on the wire: a gateway between agents and their providers (docs/proxy.md)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("profile", nargs="?", default="default", metavar="PROFILE",
+                        help="a profile file or built-in name (default: default)")
+    parser.add_argument("--listen", default="127.0.0.1:8787", metavar="HOST:PORT",
+                        help="where to listen (default: 127.0.0.1:8787; port 0 picks a free port)")
+    parser.add_argument("--anthropic-url", default=None, metavar="URL",
+                        help="the Anthropic upstream (default: https://api.anthropic.com)")
+    parser.add_argument("--openai-url", default=None, metavar="URL",
+                        help="the OpenAI upstream, with its version segment (default: https://api.openai.com/v1)")
+    parser.add_argument("--gemini-url", default=None, metavar="URL",
+                        help="the Gemini upstream (default: https://generativelanguage.googleapis.com)")
+    parser.add_argument("--store", default=None, metavar="sqlite:PATH",
+                        help="where summaries and counters are kept (default: sqlite under the user's state "
+                             "directory, $XDG_STATE_HOME/context-pipeline/proxy.sqlite3)")
+    parser.add_argument("--token-env", default=None, metavar="NAME",
+                        help="the environment variable holding the token clients must present (header "
+                             "x-pipeline-token); required when --listen is not a loopback address")
+    parser.add_argument("--max-body", type=int, default=64 * 1024 * 1024, metavar="BYTES",
+                        help="the largest request body accepted; a larger one is answered 413 (default: 64 MiB)")
+    parser.add_argument("--graceful", type=float, default=30.0, metavar="SECONDS",
+                        help="how long requests in flight may run on after SIGINT/SIGTERM (default: 30)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pipeline import compile_profile
+    from pipeline.cli._report import report
+    from pipeline.proxy.command import start
+
+    pipeline = compile_profile(args.profile)
+    report(pipeline.warnings)
+    start(pipeline, args)
+    return 0

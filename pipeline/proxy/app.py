@@ -1,0 +1,233 @@
+"""The proxy as an ASGI application: route, check, apply the policy, forward, stream back.
+
+One request:
+
+1. its route (:mod:`pipeline.proxy.routes`); ``GET /_pipeline/stats`` is the proxy's own;
+2. the client's token when the proxy asks for one (``x-pipeline-token``, compared in constant
+   time), else 401 in the provider's error shape;
+3. the body, read up to ``max_body`` bytes (413 past it); for a route the policy reads, a body
+   that is not a JSON object is a 400 in the provider's shape, naming line and column;
+4. the policy (:class:`Policy`): it returns the body to forward, or ``None`` to leave it
+   alone, and then the client's bytes go upstream unchanged;
+5. the upstream call with the client's own headers (credentials included; never logged or
+   stored), hop-by-hop headers dropped; the answer is streamed back chunk by chunk as it
+   arrives, and a client that goes away cancels the upstream call.
+
+An upstream that cannot be reached is a 502, one that stays silent past the idle timeout a
+504, each in the client's provider shape; an upstream's own 4xx or 5xx is passed through as it
+came. Nothing here knows a profile: the policy is handed in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, MutableMapping, Optional, Protocol
+
+import httpx
+
+from pipeline.proxy.routes import Route, Upstreams, route
+from pipeline.proxy.shapes import ProxyFailure, error_body
+from pipeline.proxy.store import Store
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+STATS_PATH = "/_pipeline/stats"
+TOKEN_HEADER = "x-pipeline-token"
+#: headers of one hop (RFC 9110 §7.6.1) and those the client library sets again
+_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
+                  "transfer-encoding", "upgrade", "host", "content-length", TOKEN_HEADER})
+
+
+class Policy(Protocol):
+    """What the proxy does to a request the profile governs."""
+
+    def apply(self, route: Route, body: dict[str, Any]) -> Optional[dict[str, Any]]:
+        """The body to forward instead of ``body``, or None to forward the client's bytes."""
+        ...
+
+
+@dataclass(frozen=True)
+class ProxySettings:
+    """Where requests go and the proxy's bounds."""
+
+    upstreams: Upstreams = field(default_factory=Upstreams)
+    #: the token clients must present (``--token-env``); None on loopback
+    token: Optional[str] = None
+    max_body: int = 64 * 1024 * 1024
+    connect_timeout: float = 10.0
+    #: the longest silence of an upstream between two bytes (the profile's ``summarizer.timeout_s``)
+    idle_timeout: float = 120.0
+
+
+class ProxyApp:
+    """The ASGI application (``uvicorn`` serves it; tests may call it in process)."""
+
+    def __init__(self, settings: ProxySettings, store: Store, policy: Optional[Policy] = None,
+                 transport: Optional[httpx.AsyncBaseTransport] = None) -> None:
+        self.settings = settings
+        self.store = store
+        self.policy = policy
+        self._transport = transport
+        self._client: Optional[httpx.AsyncClient] = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http":
+            await self._http(scope, receive, send)
+
+    # ------------------------------------------------------------------ lifespan
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                self.client()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            s = self.settings
+            timeout = httpx.Timeout(s.idle_timeout, connect=s.connect_timeout)
+            self._client = httpx.AsyncClient(timeout=timeout, transport=self._transport, follow_redirects=False,
+                                             limits=httpx.Limits(max_connections=None, max_keepalive_connections=64))
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    # ------------------------------------------------------------------ one request
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"]]
+        names = dict(headers)
+        path, method = scope["path"], scope["method"]
+        if path == STATS_PATH and method == "GET" and self._authorized(names):
+            await _reply(send, 200, json.dumps(self.store.counters()).encode(), "application/json")
+            return
+        where = route(path, scope.get("query_string", b"").decode("latin-1"), names, self.settings.upstreams)
+        try:
+            if not self._authorized(names):
+                raise ProxyFailure(401, f"this proxy needs its token in the {TOKEN_HEADER} header")
+            body = await _read_body(receive, self.settings.max_body)
+            self.store.count("requests")
+            forward = self._apply(where, body) if method == "POST" else None
+            self.store.count("unchanged" if forward is None else "rewritten")
+            await self._forward(method, where, headers, body if forward is None else forward, receive, send)
+        except ClientGone:
+            return
+        except ProxyFailure as failure:
+            self.store.count("proxy_errors")
+            await _reply(send, failure.status, error_body(where.provider, failure.status, failure.message))
+
+    def _authorized(self, names: dict[str, str]) -> bool:
+        token = self.settings.token
+        return token is None or hmac.compare_digest(names.get(TOKEN_HEADER, "").encode(), token.encode())
+
+    def _apply(self, where: Route, body: bytes) -> Optional[bytes]:
+        if where.kind == "passthrough":
+            return None
+        data = _json_object(body)
+        changed = None if self.policy is None else self.policy.apply(where, data)
+        return None if changed is None else json.dumps(changed, ensure_ascii=False, separators=(",", ":")).encode()
+
+    async def _forward(self, method: str, where: Route, headers: list[tuple[str, str]], body: bytes,
+                       receive: Receive, send: Send) -> None:
+        """Call the upstream and stream its answer back; a client that goes away cancels it."""
+        outgoing = [(k, v) for k, v in headers if k not in _HOP]
+        call = asyncio.ensure_future(self._relay(method, where, outgoing, body, send))
+        gone = asyncio.ensure_future(_disconnected(receive))
+        done, _ = await asyncio.wait({call, gone}, return_when=asyncio.FIRST_COMPLETED)
+        if call not in done:
+            call.cancel()
+        gone.cancel()
+        await asyncio.gather(call, gone, return_exceptions=True)
+        if call.done() and not call.cancelled() and call.exception() is not None:
+            raise call.exception()  # type: ignore[misc]
+
+    async def _relay(self, method: str, where: Route, headers: list[tuple[str, str]], body: bytes,
+                     send: Send) -> None:
+        client = self.client()
+        request = client.build_request(method, where.url, headers=headers, content=body)
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.TimeoutException:
+            self.store.count("upstream_errors")
+            raise ProxyFailure(504, f"the upstream {_host(where.url)} did not answer in time") from None
+        except httpx.HTTPError as err:
+            self.store.count("upstream_errors")
+            raise ProxyFailure(502, f"cannot reach the upstream {_host(where.url)}: {type(err).__name__}") from None
+        try:
+            if response.status_code >= 400:
+                self.store.count("upstream_errors")
+            back = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.multi_items()
+                    if k.lower() not in _HOP or k.lower() == "content-length"]
+            await send({"type": "http.response.start", "status": response.status_code, "headers": back})
+            try:
+                async for chunk in response.aiter_raw():
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            except httpx.HTTPError:
+                self.store.count("upstream_errors")  # the answer is cut: the client sees a short body
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            await response.aclose()
+
+
+class ClientGone(Exception):
+    """The client went away before its request was read."""
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise ProxyFailure(413, f"the request body is larger than the proxy's limit of {limit} bytes")
+        parts.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(parts)
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def _json_object(body: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(body)
+    except UnicodeDecodeError:
+        raise ProxyFailure(400, "the request body is not UTF-8 JSON") from None
+    except json.JSONDecodeError as err:
+        raise ProxyFailure(400, f"the request body is not valid JSON: {err.msg} at line {err.lineno} "
+                                f"column {err.colno}") from None
+    if not isinstance(data, dict):
+        raise ProxyFailure(400, "the request body is not a JSON object")
+    return data
+
+
+async def _reply(send: Send, status: int, body: bytes, kind: str = "application/json") -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", kind.encode()), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _host(url: str) -> str:
+    return httpx.URL(url).host or url

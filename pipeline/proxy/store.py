@@ -1,0 +1,176 @@
+"""What the proxy keeps: counters, conversations and the summaries they reuse (SQLite).
+
+One embedded SQLite file, by default under the user's state directory
+(``$XDG_STATE_HOME/context-pipeline/proxy.sqlite3``, else ``~/.local/state/...``), or the
+path of ``--store sqlite:PATH``. It is written in WAL mode, one transaction per change, so a
+crash loses at most the change under way and never leaves a torn record; a file another
+program wrote, or that is damaged, is a located error at start, not a traceback later.
+
+* ``counters``: the proxy's totals (``requests``, ``unchanged``, ``compactions``,
+  ``summaries_reused``, ``upstream_errors``...), as ``GET /_pipeline/stats`` returns them;
+* ``conversations``: per conversation (its id is the hash of its first messages, see
+  :mod:`pipeline.proxy.chain`): requests, tokens before and after the policy, summaries
+  made and reused, and the cache read and write tokens the upstream reported;
+* ``summaries``: a summary keyed by the hash of the prefix it replaces, so a later request
+  with the same prefix reuses it.
+
+No credential, header or message text other than a summary is ever stored.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Optional
+
+from pipeline.errors import Location, PipelineError, Problem
+
+SCHEMA_VERSION = 1
+COUNTERS = ("requests", "unchanged", "rewritten", "compactions", "summaries_reused", "upstream_errors",
+            "proxy_errors", "tokens_saved")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS conversations (
+    id TEXT PRIMARY KEY, first_seen REAL NOT NULL, last_seen REAL NOT NULL, requests INTEGER NOT NULL DEFAULT 0,
+    tokens_before INTEGER NOT NULL DEFAULT 0, tokens_after INTEGER NOT NULL DEFAULT 0,
+    summaries_made INTEGER NOT NULL DEFAULT 0, summaries_reused INTEGER NOT NULL DEFAULT 0,
+    input_tokens INTEGER NOT NULL DEFAULT 0, cache_read INTEGER NOT NULL DEFAULT 0,
+    cache_write INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS summaries (
+    prefix TEXT PRIMARY KEY, conversation TEXT NOT NULL, messages INTEGER NOT NULL, summary TEXT NOT NULL,
+    tokens_before INTEGER NOT NULL, tokens_after INTEGER NOT NULL, created REAL NOT NULL);
+"""
+
+
+def default_path() -> Path:
+    """``$XDG_STATE_HOME/context-pipeline/proxy.sqlite3`` (else under ``~/.local/state``)."""
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "context-pipeline" / "proxy.sqlite3"
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What the upstream reported for one answer (0 where it said nothing)."""
+
+    input_tokens: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A stored summary: the number of leading messages it replaces and its text."""
+
+    prefix: str
+    messages: int
+    text: str
+    tokens_before: int
+    tokens_after: int
+
+
+class Store:
+    """The SQLite store; safe to share between the server's threads (one connection, one lock)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._db: Optional[sqlite3.Connection] = None
+
+    def open(self) -> "Store":
+        """Create or open the file; a file that is not this store's is a located error."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            with _transaction(db):
+                for statement in _statements(_SCHEMA):
+                    db.execute(statement)
+                found = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+                if found is None:
+                    db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+                elif found[0] != str(SCHEMA_VERSION):
+                    raise _foreign(self.path, f"a store of schema {found[0]}, this proxy writes {SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as err:
+            raise _foreign(self.path, f"not a proxy store ({err})") from None
+        except OSError as err:
+            raise PipelineError(Problem(f"cannot open the store: {err.strerror}", Location(str(self.path)),
+                                        key="--store", code="proxy.store")) from None
+        self._db = db
+        return self
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise RuntimeError("the store is not open")
+        return self._db
+
+    def count(self, name: str, by: int = 1) -> None:
+        """Add ``by`` to counter ``name``."""
+        with self._lock, _transaction(self.db):
+            self.db.execute("INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = value + ?",
+                            (name, by, by))
+
+    def counters(self) -> dict[str, int]:
+        """Every counter, the unset ones 0."""
+        with self._lock:
+            rows = dict(self.db.execute("SELECT name, value FROM counters").fetchall())
+        return {name: int(rows.get(name, 0)) for name in (*COUNTERS, *sorted(set(rows) - set(COUNTERS)))}
+
+    def seen(self, conversation: str, tokens_before: int, tokens_after: int) -> None:
+        """One request of ``conversation`` forwarded, with its estimate before and after the policy."""
+        now = time.time()
+        with self._lock, _transaction(self.db):
+            self.db.execute(
+                "INSERT INTO conversations (id, first_seen, last_seen, requests, tokens_before, tokens_after) "
+                "VALUES (?, ?, ?, 1, ?, ?) ON CONFLICT(id) DO UPDATE SET last_seen = ?, requests = requests + 1, "
+                "tokens_before = ?, tokens_after = ?",
+                (conversation, now, now, tokens_before, tokens_after, now, tokens_before, tokens_after))
+
+    def usage(self, conversation: str, usage: Usage) -> None:
+        """The upstream's reported usage for one answer in ``conversation``."""
+        with self._lock, _transaction(self.db):
+            self.db.execute("UPDATE conversations SET input_tokens = input_tokens + ?, cache_read = cache_read + ?, "
+                            "cache_write = cache_write + ? WHERE id = ?",
+                            (usage.input_tokens, usage.cache_read, usage.cache_write, conversation))
+
+    def conversations(self) -> Iterator[dict[str, object]]:
+        with self._lock:
+            cursor = self.db.execute("SELECT * FROM conversations ORDER BY last_seen DESC")
+            names = [d[0] for d in cursor.description]
+            rows = cursor.fetchall()
+        for row in rows:
+            yield dict(zip(names, row))
+
+
+def _statements(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";") if s.strip()]
+
+
+class _transaction:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on an exception)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, *rest: object) -> None:
+        self.db.execute("ROLLBACK" if kind is not None else "COMMIT")
+
+
+def _foreign(path: Path, why: str) -> PipelineError:
+    return PipelineError(Problem(why, Location(str(path)), key="--store",
+                                 hint="name another file with --store sqlite:PATH, or move this one away",
+                                 code="proxy.store"))
