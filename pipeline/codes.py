@@ -172,6 +172,7 @@ CODES: dict[str, str] = {
     "proxy.listen": "the proxy cannot listen where --listen says",
     "proxy.store": "the proxy's store cannot be opened, or is not a proxy store",
     "proxy.token": "the proxy listens beyond loopback without a token, or the token's variable is unset",
+    "proxy.usage": "a `pipeline proxy` flag's value is not one it takes",
 }
 
 

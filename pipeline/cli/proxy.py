@@ -20,7 +20,7 @@ compactions, summaries_reused, ...).
 
 examples:
   pipeline proxy
-  pipeline proxy team.yaml --listen 127.0.0.1:0 --store sqlite:/tmp/proxy.sqlite3
+  pipeline proxy team.yaml --listen 127.0.0.1:0 --store sqlite:/tmp/proxy-store.db
   pipeline proxy --anthropic-url http://127.0.0.1:9000 --openai-url http://127.0.0.1:9000/v1
 """
 
@@ -44,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the Gemini upstream (default: https://generativelanguage.googleapis.com)")
     parser.add_argument("--store", default=None, metavar="sqlite:PATH",
                         help="where summaries and counters are kept (default: sqlite under the user's state "
-                             "directory, $XDG_STATE_HOME/context-pipeline/proxy.sqlite3)")
+                             "directory, $XDG_STATE_HOME/context-pipeline/proxy-store.db)")
     parser.add_argument("--token-env", default=None, metavar="NAME",
                         help="the environment variable holding the token clients must present (header "
                              "x-pipeline-token); required when --listen is not a loopback address")

@@ -39,7 +39,7 @@ Send = Callable[[Message], Awaitable[None]]
 
 STATS_PATH = "/_pipeline/stats"
 TOKEN_HEADER = "x-pipeline-token"
-#: headers of one hop (RFC 9110 §7.6.1) and those the client library sets again
+#: hop-by-hop headers (HTTP's Connection semantics) and those the client library sets again
 _HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
                   "transfer-encoding", "upgrade", "host", "content-length", TOKEN_HEADER})
 

@@ -27,7 +27,7 @@ def start(pipeline: "Pipeline", args: "argparse.Namespace") -> None:
                           _url(args.openai_url, OPENAI_URL, "--openai-url"),
                           _url(args.gemini_url, GEMINI_URL, "--gemini-url"))
     if args.max_body < 1:
-        raise UsageError(Problem(f"{args.max_body} is not a size in bytes", key="--max-body", hint="give 1 or more"))
+        raise UsageError(Problem(f"{args.max_body} is not a size in bytes", key="--max-body", hint="give 1 or more", code="proxy.usage"))
     settings = ProxySettings(upstreams=upstreams, token=token, max_body=args.max_body,
                              idle_timeout=pipeline.profile.summarizer.timeout_s)
     store = Store(_store_path(args.store)).open()
@@ -63,7 +63,7 @@ def _url(given: Optional[str], default: str, flag: str) -> str:
         parsed = None
     if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
         raise UsageError(Problem(f"{url!r} is not an http(s) URL", key=flag,
-                                 hint="for example http://127.0.0.1:9000"))
+                                 hint="for example http://127.0.0.1:9000", code="proxy.usage"))
     return url
 
 
@@ -73,5 +73,5 @@ def _store_path(given: Optional[str]) -> Path:
     scheme, sep, rest = given.partition(":")
     if scheme != "sqlite" or not sep or not rest:
         raise UsageError(Problem(f"{given!r} is not sqlite:PATH", key="--store",
-                                 hint="for example --store sqlite:/var/lib/pipeline/proxy.sqlite3"))
+                                 hint="for example --store sqlite:/var/lib/pipeline/proxy-store.db", code="proxy.usage"))
     return Path(rest).expanduser()

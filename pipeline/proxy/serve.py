@@ -33,7 +33,8 @@ class Listen:
         host = host.strip("[]")
         if not sep or not host or not port.isdigit() or int(port) > 65535:
             raise UsageError(Problem(f"{text!r} is not HOST:PORT", key="--listen",
-                                     hint="for example 127.0.0.1:8787, or 127.0.0.1:0 for a free port"))
+                                     hint="for example 127.0.0.1:8787, or 127.0.0.1:0 for a free port",
+                                     code="proxy.usage"))
         return cls(host, int(port))
 
     @property

@@ -1,7 +1,7 @@
 """What the proxy keeps: counters, conversations and the summaries they reuse (SQLite).
 
 One embedded SQLite file, by default under the user's state directory
-(``$XDG_STATE_HOME/context-pipeline/proxy.sqlite3``, else ``~/.local/state/...``), or the
+(``$XDG_STATE_HOME/context-pipeline/proxy-store.db``, else ``~/.local/state/...``), or the
 path of ``--store sqlite:PATH``. It is written in WAL mode, one transaction per change, so a
 crash loses at most the change under way and never leaves a torn record; a file another
 program wrote, or that is damaged, is a located error at start, not a traceback later.
@@ -48,13 +48,13 @@ CREATE TABLE IF NOT EXISTS summaries (
 
 
 def default_path() -> Path:
-    """``$XDG_STATE_HOME/context-pipeline/proxy.sqlite3`` (else under ``~/.local/state``)."""
+    """``$XDG_STATE_HOME/context-pipeline/proxy-store.db`` (else under ``~/.local/state``)."""
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state) / "context-pipeline" / "proxy.sqlite3"
+    return Path(state) / "context-pipeline" / "proxy-store.db"
 
 
 @dataclass(frozen=True)
-class Usage:
+class Reported:
     """What the upstream reported for one answer (0 where it said nothing)."""
 
     input_tokens: int = 0
@@ -137,7 +137,7 @@ class Store:
                 "tokens_before = ?, tokens_after = ?",
                 (conversation, now, now, tokens_before, tokens_after, now, tokens_before, tokens_after))
 
-    def usage(self, conversation: str, usage: Usage) -> None:
+    def usage(self, conversation: str, usage: Reported) -> None:
         """The upstream's reported usage for one answer in ``conversation``."""
         with self._lock, _transaction(self.db):
             self.db.execute("UPDATE conversations SET input_tokens = input_tokens + ?, cache_read = cache_read + ?, "

@@ -44,6 +44,7 @@ INVALID = {
     "export": ["pi", "missing.yaml"],
     "import": ["pi", "missing-agent-dir"],
     "init": ["missing-repository"],
+    "proxy": ["missing.yaml"],
     "render": ["missing.yaml"],
     "run": ["hi", "--session", "missing.jsonl", "--model", "m"],
     "replay": ["missing"],

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+from pipeline.agentdir import AGENT_DIR_ENV
 from pipeline.loopback.chat import LoopbackServer
 from pipeline.loopback.gemini import GeminiLoopbackServer
 from pipeline.loopback.responses import ResponsesLoopbackServer
@@ -166,7 +167,7 @@ class PiRecipe(Recipe):
         (agent / "models.json").write_text(json.dumps({"providers": {"loop": {
             "baseUrl": server.openai_base_url, "api": "openai-completions", "apiKey": "loopback",
             "models": [{"id": "m", "contextWindow": 128000, "maxTokens": 1024}]}}}))
-        return {"PI_CODING_AGENT_DIR": str(agent)}
+        return {AGENT_DIR_ENV: str(agent)}
 
     def argv(self, binary: str, invocations: Sequence[Invocation]) -> list[str]:
         return [binary, "-p", "--mode", "json", "-a", "--no-session", "--offline", "--model", "loop/m",

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
+from pipeline.agentdir import AGENT_DIR_ENV, DEFAULT_AGENT_DIR, expand_home
+
 
 @dataclass(frozen=True)
 class Shadow:
@@ -63,7 +65,7 @@ def _variables(environ: Mapping[str, str], names: Mapping[str, str]) -> list[Sha
 
 
 def _pi(root: Path, home: Path, environ: Mapping[str, str], agent: str) -> list[Shadow]:
-    agent_dir = Path(environ.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent").expanduser()
+    agent_dir = expand_home(environ.get(AGENT_DIR_ENV) or DEFAULT_AGENT_DIR, home)
     out = _files([
         (agent_dir / "SYSTEM.md", "pi's user-level custom prompt: the extension renders it where the profile "
                                   "places the custom prompt (a project .pi/SYSTEM.md wins over it)"),
@@ -75,7 +77,7 @@ def _pi(root: Path, home: Path, environ: Mapping[str, str], agent: str) -> list[
     if extensions.is_dir() and any(extensions.iterdir()):
         out.append(Shadow(str(extensions), "user-level pi extensions: one that sets the system prompt in "
                                            "before_agent_start runs beside the export's and can change it"))
-    out += _variables(environ, {"PI_CODING_AGENT_DIR": "pi's agent directory is elsewhere than ~/.pi/agent"})
+    out += _variables(environ, {AGENT_DIR_ENV: "pi's agent directory is elsewhere than ~/.pi/agent"})
     return out
 
 
