@@ -1,7 +1,6 @@
 """Issue 29's new user's path, end to end in a temporary git repository with real `python -m pipeline`
 subprocesses: init with two targets, edit the profile, export as the tool says, commit through the
-hooks init wrote (each hook's entry run as written, from the repository's root, as pre-commit runs a
-`repo: local` hook with `pass_filenames: false`), edit again, `--check` names the drifted file and the
+hooks init wrote (the real pre-commit, installed as git's hook, runs them), edit again, `--check` names the drifted file and the
 exact fix, the fix ends the loop, and `init --target codex` adds codex's hook and CI step only."""
 
 from __future__ import annotations
@@ -9,7 +8,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,8 +15,6 @@ from pathlib import Path
 import pytest
 
 from pipeline.js import load_yaml
-
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 
 def _env(home: Path) -> dict:
@@ -39,16 +35,13 @@ def _hooks(repo: Path) -> dict[str, dict]:
     return {h["id"]: h for r in config["repos"] for h in r["hooks"]}
 
 
-def _commit(repo: Path, env: dict, message: str) -> None:
-    """Run every hook whose `files:` matches a staged path, as pre-commit would; then commit."""
+def _commit(repo: Path, env: dict, message: str) -> str:
+    """`git commit` with pre-commit installed as git's hook: the hooks whose `files:` match run;
+    their output is returned."""
     assert _run(["git", "add", "-A"], repo, env).returncode == 0
-    staged = _run(["git", "diff", "--cached", "--name-only"], repo, env).stdout.split()
-    for hook in _hooks(repo).values():
-        assert hook["language"] == "system" and hook["pass_filenames"] is False
-        if any(re.search(hook["files"], path) for path in staged):
-            ran = _run(shlex.split(hook["entry"]), repo, env)
-            assert ran.returncode == 0, (hook["id"], ran.stdout, ran.stderr)
-    assert _run(["git", "commit", "-qm", message], repo, env).returncode == 0
+    done = _run(["git", "commit", "-m", message], repo, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout + done.stderr
 
 
 def test_the_new_users_path(tmp_path):
@@ -70,7 +63,18 @@ def test_the_new_users_path(tmp_path):
         assert done.stdout.splitlines()[0] == \
             "profile agent-profiles/team.yaml (the repository's, set in .context-pipeline.toml)"
     assert '"reserveTokens": 24000' in (repo / ".pi" / "settings.json").read_text()
-    _commit(repo, env, "context profile, hooks and exports")
+    installed = _run([sys.executable, "-m", "pre_commit", "install"], repo, env)
+    assert installed.returncode == 0, installed.stderr
+    ran = _commit(repo, env, "context profile, hooks and exports")
+    for hook in ("validate context-pipeline profiles", "check the pi files exported from the profile",
+                 "check the claude-code files exported from the profile"):
+        assert re.search(re.escape(hook) + r"\.+Passed", ran), ran
+    # a drifted export is refused at commit time, naming the fix
+    profile.write_text(profile.read_text().replace("24000", "22000"))
+    assert _run(["git", "add", "-A"], repo, env).returncode == 0
+    refused = _run(["git", "commit", "-m", "drift"], repo, env)
+    assert refused.returncode != 0 and "run `pipeline export pi` to update them" in refused.stdout + refused.stderr
+    profile.write_text(profile.read_text().replace("22000", "24000"))
     # edit again: --check names the drifted file and the exact command; running it ends the loop
     profile.write_text(profile.read_text().replace("24000", "20000"))
     check = _run(["pipeline", "export", "pi", "--check"], repo, env)
