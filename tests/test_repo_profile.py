@@ -41,6 +41,19 @@ def test_found_upward_in_pyproject_and_used_by_the_commands(tmp_path, monkeypatc
     assert "16384 -> 20000" in capsys.readouterr().out
 
 
+def test_an_export_from_a_sub_folder_goes_to_the_repositorys_root(tmp_path, monkeypatch, capsys):
+    _setup(tmp_path, 'profile = "p.yaml"\n')
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "src" / "pkg")
+    assert main(["export", "pi"]) == 0
+    assert "in " + str(tmp_path) + ":" in capsys.readouterr().out
+    assert '"reserveTokens": 20000' in (tmp_path / ".pi" / "settings.json").read_text()
+    assert not (tmp_path / "src" / "pkg" / ".pi").exists()
+    assert main(["export", "pi", "--check"]) == 0  # the check, from the same folder, sees that export
+    assert main(["export", "pi", "--project", "."]) == 0  # --project still names the folder
+    assert (tmp_path / "src" / "pkg" / ".pi" / "settings.json").exists()
+
+
 def test_not_looked_up_past_the_git_root(tmp_path, monkeypatch, capsys):
     _setup(tmp_path, 'profile = "p.yaml"\n')
     (tmp_path / "inner" / ".git").mkdir(parents=True)

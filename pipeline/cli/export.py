@@ -45,7 +45,9 @@ Without PROFILE the export uses the repository's profile (the `profile` setting
 `pipeline init` records in .context-pipeline.toml or pyproject.toml's
 [tool.context-pipeline], looked up from --project or the current directory up to the git
 root; docs/profile.md#the-repositorys-profile), else `default`; the report's first line
-names the profile used. With --check, drift is reported with the command that fixes it.
+names the profile used. Without --project, the export goes to the folder holding that
+setting (the repository's root, also from a sub-folder), else the current directory. With
+--check, drift is reported with the command that fixes it.
 
 --format json prints {"target", "agent", "root", "profile", "profile_setting" (the file
 that names it, when it is the repository's), "changes": [{path, action, keys?}],
@@ -70,7 +72,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a profile file or built-in name (default: the repository's profile, "
                              "else default; not looked up with --user-dir)")
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--project", metavar="DIR", help="the project to write into (default: the current directory)")
+    where.add_argument("--project", metavar="DIR", help="the project to write into (default: the root of the repository whose profile "
+                       "setting is found, else the current directory)")
     where.add_argument("--user-dir", metavar="DIR", help="write into DIR, laid out as the agent's home folder")
     parser.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
     parser.add_argument("--check", action="store_true",
@@ -103,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
 
     args.profile, repo = (_repo_profile.choose(args.profile, args.project or ".") if not args.user_dir
                           else (args.profile or "default", None))
+    if repo is not None and not args.project and not args.user_dir:
+        root = repo.setting.parent.absolute()  # from a sub-folder: the set-up repository's root
     _verify_usage(args)
     pipeline = compile_profile(args.profile)
     report(pipeline.warnings)
