@@ -1,8 +1,10 @@
 """Serve the profile on the wire: a gateway between coding agents and their model providers.
 
 `pipeline proxy [PROFILE]` listens on --listen (default 127.0.0.1:8787; port 0 picks a free
-one) and forwards each request to its provider, applying the profile's policy on the way
-(docs/proxy.md). Point the agent at it:
+one) and forwards each request to its provider (docs/proxy.md). This release is the
+transport: requests and answers pass byte for byte, streamed, with the profile's timeout;
+the profile's context policy (system prompt, masking, compaction) is not applied on the
+wire yet. Point the agent at it:
 
   Claude Code   ANTHROPIC_BASE_URL=http://127.0.0.1:8787
   OpenAI SDKs   base_url=http://127.0.0.1:8787/v1   (Codex, opencode, pi: their provider's base URL)
@@ -15,8 +17,8 @@ seconds) and exits 0. The client's credentials go upstream untouched, never logg
 stored. Beyond loopback the proxy serves only clients presenting the token held in the
 --token-env variable (header x-pipeline-token).
 
-GET /_pipeline/stats returns the proxy's counters as JSON (requests, unchanged,
-compactions, summaries_reused, ...).
+GET /_pipeline/stats returns the proxy's counters as JSON (requests, unchanged, ...),
+kept in --store across restarts.
 
 examples:
   pipeline proxy
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import argparse
 
-HELP = "serve the profile on the wire: a gateway between agents and their providers (docs/proxy.md)"
+HELP = "a loopback gateway between coding agents and their providers (transport; docs/proxy.md)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
