@@ -1,10 +1,11 @@
 """Serve the profile on the wire: a gateway between coding agents and their model providers.
 
 `pipeline proxy [PROFILE]` listens on --listen (default 127.0.0.1:8787; port 0 picks a free
-one) and forwards each request to its provider (docs/proxy.md). This release is the
-transport: requests and answers pass byte for byte, streamed, with the profile's timeout;
-the profile's context policy (system prompt, masking, compaction) is not applied on the
-wire yet. Point the agent at it:
+one) and forwards each request to its provider (docs/proxy.md), with the profile's system prompt
+around the agent's own: the team's sections (`owner: team`) are added where the profile
+places them, rendered for --cwd; with `system_prompt.base: profile` the profile's whole
+prompt replaces the agent's. A profile with no team section changes nothing: the bytes
+pass through. Masking and compaction are not applied on the wire yet. Point the agent at it:
 
   Claude Code   ANTHROPIC_BASE_URL=http://127.0.0.1:8787
   OpenAI SDKs   base_url=http://127.0.0.1:8787/v1   (Codex, opencode, pi: their provider's base URL)
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import argparse
 
-HELP = "a loopback gateway between coding agents and their providers (transport; docs/proxy.md)"
+HELP = "a gateway between coding agents and their providers that adds the profile's system prompt (docs/proxy.md)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,6 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token-env", default=None, metavar="NAME",
                         help="the environment variable holding the token clients must present (header "
                              "x-pipeline-token); required when --listen is not a loopback address")
+    parser.add_argument("--cwd", default=None, metavar="DIR",
+                        help="the working directory the profile's ${cwd} names (default: the proxy's own)")
     parser.add_argument("--max-body", type=int, default=64 * 1024 * 1024, metavar="BYTES",
                         help="the largest request body accepted; a larger one is answered 413 (default: 64 MiB)")
     parser.add_argument("--graceful", type=float, default=30.0, metavar="SECONDS",

@@ -8,6 +8,7 @@ from typing import Optional
 
 from pipeline.errors import PipelineError, Problem, UsageError
 from pipeline.proxy.app import ProxyApp, ProxySettings
+from pipeline.proxy.policy import SystemPromptPolicy, surround
 from pipeline.proxy.routes import ANTHROPIC_URL, GEMINI_URL, OPENAI_URL, Upstreams
 from pipeline.proxy.serve import Listen, bind, serve
 from pipeline.proxy.store import Store, default_path
@@ -33,9 +34,15 @@ def start(pipeline: "Pipeline", args: "argparse.Namespace") -> None:
     store = Store(_store_path(args.store)).open()
     try:
         sock = bind(listen)
-        serve(ProxyApp(settings, store, policy=None), sock, graceful_s=args.graceful)
+        serve(ProxyApp(settings, store, policy=policy_of(pipeline, args.cwd)), sock, graceful_s=args.graceful)
     finally:
         store.close()
+
+
+def policy_of(pipeline: "Pipeline", cwd: Optional[str]) -> Optional[SystemPromptPolicy]:
+    """The profile's policy on the wire; None when it changes nothing (bytes pass through)."""
+    around = surround(pipeline, str(Path(cwd or ".").absolute()))
+    return None if around.empty else SystemPromptPolicy(around)
 
 
 def _token(listen: Listen, name: Optional[str]) -> Optional[str]:
