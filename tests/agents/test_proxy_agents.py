@@ -1,0 +1,111 @@
+"""`pipeline proxy` between the five real CLIs and their loopback servers (issue 31's proof, system prompt).
+
+Each CLI (pinned install, tests/agents/npm_install.py) runs headless once, its base URL pointing
+at the real `python -m pipeline proxy` started with a team overlay; the proxy forwards to the
+loopback server of the CLI's wire format (the `--verify` recipes, pipeline/export/verify/agents.py,
+run it). What the server receives must hold the agent's own prompt, with its own tool guidance,
+and the team's sections the proxy added; without the team's sections (`builtin:default`) the
+agent's request reaches the server as it sent it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from npm_install import AgentInstallError, agent_env, cache_root  # noqa: E402
+from proxy.proxyrun import ProxyProcess  # noqa: E402
+
+from pipeline.export.verify.agents import RECIPES, Invocation, Recipe  # noqa: E402
+
+TEAM = """extends: builtin:default
+name: team
+system_prompt:
+  sections:
+    - {id: team_note, after: rules, text: "Run make check before you call a change done."}
+    - {id: team_cwd, after: team_note, text: "The team builds from ${cwd} with make."}
+"""
+#: a phrase of each agent's own system prompt (its tool guidance; pi: pi's own default)
+OWN = {"pi": "a coding agent harness", "claude-code": "Prefer the dedicated file/search tools",
+       "codex": "apply_patch", "opencode": "# Tool usage policy", "gemini": "read_file"}
+
+
+class _Proxied:
+    """The recipe's loopback server seen through the proxy: the agent is given the proxy's URLs,
+    the bodies are what the server received."""
+
+    def __init__(self, server: Any, profile: str, store: Path, cwd: Path) -> None:
+        self.server, self.profile, self.store, self.cwd = server, profile, store, cwd
+        self.proxy: ProxyProcess | None = None
+
+    def __enter__(self) -> "_Proxied":
+        self.server.__enter__()
+        up = self.server.url
+        self.proxy = ProxyProcess(self.profile, "--cwd", str(self.cwd), "--anthropic-url", up, "--openai-url",
+                                  up + "/v1", "--gemini-url", up, store=self.store).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proxy is not None:
+            self.proxy.stop()
+        self.server.__exit__(*exc)
+
+    @property
+    def url(self) -> str:
+        assert self.proxy is not None
+        return self.proxy.url
+
+    anthropic_base_url = url
+
+    @property
+    def openai_base_url(self) -> str:
+        return self.url + "/v1"
+
+    base_url = openai_base_url
+
+    @property
+    def bodies(self) -> list[Any]:
+        return self.server.bodies
+
+    @property
+    def received(self) -> Any:
+        return self.server.received
+
+
+def _through_proxy(target: str, profile: str, tmp_path: Path) -> list[Any]:
+    recipe: Recipe = RECIPES[target]()
+    make_server = recipe.server
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    recipe.server = lambda: _Proxied(make_server(), profile, tmp_path / "store.db", project)  # type: ignore[method-assign]
+    try:
+        env = agent_env(target)
+    except AgentInstallError as err:
+        pytest.fail(f"the real {target} CLI could not be installed: {err}")
+    env["XDG_CACHE_HOME"] = os.environ.get("XDG_CACHE_HOME") or str(cache_root() / "opencode-xdg-cache")
+    done = recipe.run(recipe.binary, project, tmp_path / "home", [Invocation("Say ok.")], 300, env)
+    assert done.bodies, (done.returncode, done.stdout, done.stderr)
+    return list(done.bodies)
+
+
+@pytest.mark.parametrize("target", list(RECIPES))
+def test_the_agent_keeps_its_prompt_and_gets_the_teams_sections_through_the_proxy(tmp_path, target):
+    (tmp_path / "team.yaml").write_text(TEAM)
+    bodies = _through_proxy(target, str(tmp_path / "team.yaml"), tmp_path)
+    first = json.dumps(bodies[0], ensure_ascii=False)
+    assert OWN[target] in first, first[:3000]
+    assert "Run make check before you call a change done." in first
+    assert f"The team builds from {tmp_path / 'project'} with make." in first
+
+
+def test_without_team_sections_the_request_arrives_as_the_agent_sent_it(tmp_path):
+    bodies = _through_proxy("claude-code", "builtin:default", tmp_path)
+    first = json.dumps(bodies[0], ensure_ascii=False)
+    assert OWN["claude-code"] in first and "Run make check" not in first
