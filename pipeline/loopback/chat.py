@@ -46,10 +46,9 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import deque
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable, Iterator, Mapping
+
+from pipeline.loopback.core import Handler, ReceivedRequest, ScriptedServer
 
 __all__ = ["LoopbackServer", "ReceivedRequest", "error_status", "normalize_reply"]
 
@@ -235,118 +234,12 @@ def anthropic_error(r: dict, status: int) -> dict:
 # --------------------------------------------------------------------------- server
 
 
-@dataclass(frozen=True)
-class ReceivedRequest:
-    """One request as the server saw it (header names lower-case; ``body`` parsed JSON or None)."""
-
-    method: str
-    path: str
-    headers: Mapping[str, str]
-    raw: bytes
-    body: Any
-
-
-class LoopbackServer:
-    """The scripted server; a context manager (``start``/``stop`` by hand also work)."""
-
-    def __init__(self, replies: Iterable[Any] = (), *, abort_wait: float = 10.0,
-                 aside: Callable[[Any], Any] | None = None) -> None:
-        self._replies: deque[Any] = deque(replies)
-        self._aside = aside
-        self._last: Any = None
-        self._lock = threading.Lock()
-        self._released = threading.Event()
-        self.abort_wait = abort_wait
-        self.received: list[ReceivedRequest] = []
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # ------------------------------------------------------------ lifecycle
-
-    def start(self) -> "LoopbackServer":
-        self._httpd = _HTTPServer(self)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.01,), name="loopback-llm",
-                                        daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.release()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> "LoopbackServer":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def release(self) -> None:
-        """Let go of connections held open by ``aborted`` replies."""
-        self._released.set()
-
-    # ------------------------------------------------------------ script and record
-
-    @property
-    def url(self) -> str:
-        if self._httpd is None:
-            raise RuntimeError("the loopback server is not running")
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
-
-    @property
-    def openai_base_url(self) -> str:
-        """Base URL for an OpenAI client (``…/v1``; it appends ``/chat/completions``)."""
-        return self.url + "/v1"
-
-    @property
-    def anthropic_base_url(self) -> str:
-        """Base URL for an Anthropic client (it appends ``/v1/messages``)."""
-        return self.url
-
-    def script(self, *replies: Any) -> None:
-        with self._lock:
-            self._replies.extend(replies)
-
-    @property
-    def bodies(self) -> list[Any]:
-        return [r.body for r in self.received]
-
-    def _take(self, received: ReceivedRequest) -> tuple[int, Any]:
-        with self._lock:
-            self.received.append(received)
-            reply = self._aside(received.body) if self._aside is not None else None
-            if reply is not None:
-                return len(self.received) - 1, reply
-            if self._replies:
-                self._last = self._replies.popleft()
-            return len(self.received) - 1, self._last
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
-    def __init__(self, owner: LoopbackServer) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.owner = owner
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _HTTPServer
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+class _Handler(Handler):
+    server: Any
 
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        received = ReceivedRequest("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, raw, body)
+        received = self.received()
+        body = received.body
         owner = self.server.owner
         index, reply = owner._take(received)
         provider = {OPENAI_PATH: "openai", ANTHROPIC_PATH: "anthropic"}.get(self.path.split("?")[0])
@@ -377,11 +270,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, anthropic_message(r, model, index))
 
     def _stream(self, provider: str, r: dict, request: dict, model: str, index: int, partial: bool) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("connection", "close")
-        self.end_headers()
+        self._event_stream()
         if provider == "openai":
             usage = bool((request.get("stream_options") or {}).get("include_usage"))
             frames = (f"data: {data}\n\n" for data in openai_chunks(r, model, index, usage, partial))
@@ -409,14 +298,50 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.owner._released.wait(self.server.owner.abort_wait)
         self.close_connection = True
 
-    def _json(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode("utf-8")
-        try:
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+
+class LoopbackServer(ScriptedServer):
+    """The scripted server; a context manager (``start``/``stop`` by hand also work)."""
+
+    name = "loopback-llm"
+    handler = _Handler
+
+    def __init__(self, replies: Iterable[Any] = (), *, abort_wait: float = 10.0,
+                 aside: Callable[[Any], Any] | None = None) -> None:
+        super().__init__(replies)
+        self._aside = aside
+        self._released = threading.Event()
+        self.abort_wait = abort_wait
+
+    def stop(self) -> None:
+        self.release()
+        super().stop()
+
+    def release(self) -> None:
+        """Let go of connections held open by ``aborted`` replies."""
+        self._released.set()
+
+    @property
+    def openai_base_url(self) -> str:
+        """Base URL for an OpenAI client (``…/v1``; it appends ``/chat/completions``)."""
+        return self.url + "/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        """Base URL for an Anthropic client (it appends ``/v1/messages``)."""
+        return self.url
+
+    def script(self, *replies: Any) -> None:
+        with self._lock:
+            self._replies.extend(replies)
+
+    @property
+    def bodies(self) -> list[Any]:
+        return [r.body for r in self.received]
+
+    def _take(self, received: ReceivedRequest) -> tuple[int, Any]:
+        with self._lock:
+            self.received.append(received)
+            reply = self._aside(received.body) if self._aside is not None else None
+            if reply is not None:
+                return len(self.received) - 1, reply
+            return len(self.received) - 1, self.next_reply(len(self.received))

@@ -30,13 +30,10 @@ since start, every request gets a 500 (a runaway client ends instead of looping)
 from __future__ import annotations
 
 import json
-import threading
-import time
-from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterable, Iterator
 
-from pipeline.loopback.chat import ReceivedRequest, normalize_reply
+from pipeline.loopback.chat import normalize_reply
+from pipeline.loopback.core import Handler, ReceivedRequest, ScriptedServer
 
 __all__ = ["RESPONSES_PATH", "ResponsesLoopbackServer", "response_events", "response_object"]
 
@@ -107,37 +104,46 @@ def response_events(reply: Any, model: str, index: int) -> Iterator[dict]:
         yield {**event, "sequence_number": n}
 
 
-class ResponsesLoopbackServer:
+class _Handler(Handler):
+    server: Any
+
+    def do_GET(self) -> None:
+        self.server.owner.record(self.received("GET"))
+        self._json(404, {"object": "list", "data": [], "error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self) -> None:
+        received = self.received()
+        body = received.body
+        owner = self.server.owner
+        if self.path.split("?")[0] != RESPONSES_PATH:
+            owner.record(received)
+            return self._json(404, {"error": {"message": f"no route {self.path}"}})
+        index, reply = owner._take(received)
+        if reply is None:
+            return self._json(500, {"error": {"message": "the loopback server has no reply for this request "
+                                                         "(script or bounds)", "type": "server_error"}})
+        request = body if isinstance(body, dict) else {}
+        model = str(request.get("model") or "loopback-model")
+        if request.get("stream") is not True:
+            return self._json(200, response_object(reply, model, index))
+        self._event_stream()
+        try:
+            for event in response_events(reply, model, index):
+                self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode("utf-8"))
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            return
+        self.close_connection = True
+
+
+class ResponsesLoopbackServer(ScriptedServer):
     """The scripted server; a context manager."""
 
+    name = "loopback-responses"
+    handler = _Handler
+
     def __init__(self, replies: Iterable[Any] = (), *, max_requests: int = 50, timeout: float = 300.0) -> None:
-        self._replies: deque[Any] = deque(replies)
-        self._last: Any = None
-        self._lock = threading.Lock()
-        self.max_requests = max_requests
-        self.timeout = timeout
-        self.received: list[ReceivedRequest] = []
-        self._started = 0.0
-        self._httpd: _HTTPServer | None = None
-
-    def __enter__(self) -> "ResponsesLoopbackServer":
-        self._httpd = _HTTPServer(self)
-        self._started = time.monotonic()
-        threading.Thread(target=self._httpd.serve_forever, args=(0.01,), name="loopback-responses",
-                         daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    @property
-    def url(self) -> str:
-        if self._httpd is None:
-            raise RuntimeError("the loopback server is not running")
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        super().__init__(replies, max_requests=max_requests, timeout=timeout)
 
     @property
     def base_url(self) -> str:
@@ -153,76 +159,4 @@ class ResponsesLoopbackServer:
         with self._lock:
             self.received.append(received)
             count = len(self.bodies)
-            if count > self.max_requests or time.monotonic() - self._started > self.timeout:
-                return count - 1, None
-            if self._replies:
-                self._last = self._replies.popleft()
-            return count - 1, self._last
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
-    def __init__(self, owner: ResponsesLoopbackServer) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.owner = owner
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _HTTPServer
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        received = ReceivedRequest("GET", self.path, {k.lower(): v for k, v in self.headers.items()}, b"", None)
-        with self.server.owner._lock:
-            self.server.owner.received.append(received)
-        self._json(404, {"object": "list", "data": [], "error": {"message": f"no route {self.path}"}})
-
-    def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        received = ReceivedRequest("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, raw, body)
-        owner = self.server.owner
-        if self.path.split("?")[0] != RESPONSES_PATH:
-            with owner._lock:
-                owner.received.append(received)
-            return self._json(404, {"error": {"message": f"no route {self.path}"}})
-        index, reply = owner._take(received)
-        if reply is None:
-            return self._json(500, {"error": {"message": "the loopback server has no reply for this request "
-                                                         "(script or bounds)", "type": "server_error"}})
-        request = body if isinstance(body, dict) else {}
-        model = str(request.get("model") or "loopback-model")
-        if request.get("stream") is not True:
-            return self._json(200, response_object(reply, model, index))
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("connection", "close")
-        self.end_headers()
-        try:
-            for event in response_events(reply, model, index):
-                self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode("utf-8"))
-                self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            return
-        self.close_connection = True
-
-    def _json(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode("utf-8")
-        try:
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+            return count - 1, self.next_reply(count)
