@@ -260,3 +260,18 @@ class VisitedDirs:
             return False
         self.seen.add(key)
         return True
+
+
+def fsync_dir(folder: str | os.PathLike) -> None:
+    """Make a folder's entries (a rename, a new file) durable; best effort where the system
+    cannot open or sync a folder."""
+    try:
+        fd = os.open(os.fspath(folder) or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

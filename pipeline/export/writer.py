@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional
 
+from pipeline import files
 from pipeline.errors import EXIT_OUTPUT, Location, PipelineError, Problem
 from pipeline.export.manifest import PENDING
 from pipeline.export.paths import is_link, replace_links
@@ -136,7 +137,7 @@ def write_changes(plan: Plan) -> None:
         if what != "created":
             _quietly(lambda: os.unlink(side(target, OLD)))
     for folder in {p.parent for _, p in undo.done} | {manifest.parent}:
-        _fsync_dir(folder)
+        files.fsync_dir(folder)
 
 
 def _mkdirs(root: Path, rel: str, undo: _Undo) -> None:
@@ -203,16 +204,3 @@ def _clean_leftovers(plan: Plan) -> None:
                 continue
             if stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
                 os.unlink(leftover)
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

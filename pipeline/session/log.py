@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from pipeline import files
 from pipeline.errors import Location, Problem, SessionError
 from pipeline.session.entries import Entry, uuid7
 from pipeline.session.reader import Scanner, build_entries
@@ -210,7 +211,7 @@ def _create_exclusive(path: Path, data: bytes) -> None:
         path.unlink(missing_ok=True)
         raise SessionError(Problem(f"cannot write: {err.strerror}", Location(str(path)), code="session.unwritable")) from None
     os.close(fd)
-    _fsync_dir(path.parent)
+    files.fsync_dir(path.parent)
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -229,17 +230,4 @@ def _replace_atomically(path: Path, data: bytes) -> None:
     except OSError as err:
         temp.unlink(missing_ok=True)
         raise SessionError(Problem(f"cannot replace: {err.strerror}", Location(str(path)), code="session.unwritable")) from None
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory or ".", os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    files.fsync_dir(path.parent)
