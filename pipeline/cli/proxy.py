@@ -4,8 +4,11 @@
 one) and forwards each request to its provider (docs/proxy.md), with the profile's system prompt
 around the agent's own: the team's sections (`owner: team`) are added where the profile
 places them, rendered for --cwd; with `system_prompt.base: profile` the profile's whole
-prompt replaces the agent's. A profile with no team section changes nothing: the bytes
-pass through. Masking and compaction are not applied on the wire yet. Point the agent at it:
+prompt replaces the agent's. With `compaction.strategy: mask_tool_results` (or `hybrid`),
+a conversation past the profile's trigger (for --context-window) has its old tool results
+masked, in recorded steps that repeat byte for byte (the provider's cache holds). A
+profile that asks for neither changes nothing: the bytes pass through. Summaries are not
+made on the wire yet. Point the agent at it:
 
   Claude Code   ANTHROPIC_BASE_URL=http://127.0.0.1:8787
   OpenAI SDKs   base_url=http://127.0.0.1:8787/v1   (Codex, opencode, pi: their provider's base URL)
@@ -18,8 +21,9 @@ seconds) and exits 0. The client's credentials go upstream untouched, never logg
 stored. Beyond loopback the proxy serves only clients presenting the token held in the
 --token-env variable (header x-pipeline-token).
 
-GET /_pipeline/stats returns the proxy's counters as JSON (requests, unchanged, ...),
-kept in --store across restarts.
+GET /_pipeline/stats returns the proxy's counters as JSON (requests, unchanged,
+rewritten, compactions, masked_results, tokens_saved, ...), kept in --store across
+restarts with the masking steps.
 
 examples:
   pipeline proxy
@@ -31,7 +35,8 @@ from __future__ import annotations
 
 import argparse
 
-HELP = "a gateway between coding agents and their providers that adds the profile's system prompt (docs/proxy.md)"
+HELP = ("a gateway between coding agents and their providers that applies the profile's system prompt and "
+        "tool-result masking (docs/proxy.md)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,6 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "x-pipeline-token); required when --listen is not a loopback address")
     parser.add_argument("--cwd", default=None, metavar="DIR",
                         help="the working directory the profile's ${cwd} names (default: the proxy's own)")
+    parser.add_argument("--context-window", type=int, default=None, metavar="TOKENS",
+                        help="the models' context window the compaction trigger is read against (default: the "
+                             "profile's summarizer.context_window, else compaction.branch.default_context_window)")
     parser.add_argument("--max-body", type=int, default=64 * 1024 * 1024, metavar="BYTES",
                         help="the largest request body accepted; a larger one is answered 413 (default: 64 MiB)")
     parser.add_argument("--graceful", type=float, default=30.0, metavar="SECONDS",

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Optional
 
 from pipeline.errors import PipelineError, Problem, UsageError
-from pipeline.proxy.app import ProxyApp, ProxySettings
-from pipeline.proxy.policy import SystemPromptPolicy, surround
+from pipeline.proxy.app import Policy, ProxyApp, ProxySettings
+from pipeline.proxy.masking import MASKING, MaskingPolicy, Window
+from pipeline.proxy.policy import Policies, SystemPromptPolicy, surround
 from pipeline.proxy.routes import ANTHROPIC_URL, GEMINI_URL, OPENAI_URL, Upstreams
 from pipeline.proxy.serve import Listen, bind, serve
 from pipeline.proxy.store import Store, default_path
@@ -27,6 +28,9 @@ def start(pipeline: "Pipeline", args: "argparse.Namespace") -> None:
     upstreams = Upstreams(_url(args.anthropic_url, ANTHROPIC_URL, "--anthropic-url"),
                           _url(args.openai_url, OPENAI_URL, "--openai-url"),
                           _url(args.gemini_url, GEMINI_URL, "--gemini-url"))
+    if args.context_window is not None and args.context_window < 1:
+        raise UsageError(Problem(f"{args.context_window} is not a number of tokens", key="--context-window",
+                                 hint="give 1 or more", code="proxy.usage"))
     if args.max_body < 1:
         raise UsageError(Problem(f"{args.max_body} is not a size in bytes", key="--max-body", hint="give 1 or more", code="proxy.usage"))
     settings = ProxySettings(upstreams=upstreams, token=token, max_body=args.max_body,
@@ -34,15 +38,23 @@ def start(pipeline: "Pipeline", args: "argparse.Namespace") -> None:
     store = Store(_store_path(args.store)).open()
     try:
         sock = bind(listen)
-        serve(ProxyApp(settings, store, policy=policy_of(pipeline, args.cwd)), sock, graceful_s=args.graceful)
+        policy = policy_of(pipeline, args.cwd, store, args.context_window)
+        serve(ProxyApp(settings, store, policy=policy), sock, graceful_s=args.graceful)
     finally:
         store.close()
 
 
-def policy_of(pipeline: "Pipeline", cwd: Optional[str]) -> Optional[SystemPromptPolicy]:
-    """The profile's policy on the wire; None when it changes nothing (bytes pass through)."""
+def policy_of(pipeline: "Pipeline", cwd: Optional[str], store: Store, context_window: Optional[int]) -> Optional[Policy]:
+    """The profile's policy on the wire: its system prompt, then masking; None when it
+    changes nothing (bytes pass through)."""
     around = surround(pipeline, str(Path(cwd or ".").absolute()))
-    return None if around.empty else SystemPromptPolicy(around)
+    parts: list[Policy] = [] if around.empty else [SystemPromptPolicy(around)]
+    compaction = pipeline.profile.compaction
+    if compaction.enabled and (compaction.strategy in MASKING or any(
+            o.strategy in MASKING for o in compaction.model_overrides.values())):
+        window = context_window or pipeline.model_info("proxy").context_window
+        parts.append(MaskingPolicy(compaction, Window(window), store))
+    return None if not parts else parts[0] if len(parts) == 1 else Policies(*parts)
 
 
 def _token(listen: Listen, name: Optional[str]) -> Optional[str]:

@@ -154,3 +154,17 @@ def _gemini(body: dict[str, Any], around: Surround) -> Optional[dict[str, Any]]:
     if not isinstance(parts, list):
         return None
     return {**body, key: {**system, "parts": _texts(parts, around, {})}}
+
+
+class Policies:
+    """Several policies, each on the body the one before it made (None: nothing changed)."""
+
+    def __init__(self, *policies: Any) -> None:
+        self.policies = policies
+
+    def apply(self, route: Route, body: dict[str, Any]) -> Optional[dict[str, Any]]:
+        changed = None
+        for policy in self.policies:
+            out = policy.apply(route, body if changed is None else changed)
+            changed = out if out is not None else changed
+        return changed

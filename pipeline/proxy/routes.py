@@ -10,9 +10,9 @@ Each agent speaks its provider's wire format to the base URL it is given:
 * Gemini CLI (``GOOGLE_GEMINI_BASE_URL=http://HOST:PORT``):
   ``/v1beta/models/M:generateContent`` and ``:streamGenerateContent`` to ``{gemini}/v1beta/...``.
 
-Every other path passes through unchanged to the upstream its shape names: ``/v1beta/...``
-to Gemini, a request carrying Anthropic's ``anthropic-version`` or ``x-api-key`` header to
-Anthropic, the rest of ``/v1/...`` to OpenAI (its version segment replaced by the one of
+The paths above go where they say whatever the headers. Every other path passes through
+unchanged to the upstream its shape names: ``/v1beta/...`` to Gemini, a request carrying
+Anthropic's ``anthropic-version`` or ``x-api-key`` header to Anthropic, the rest of ``/v1/...`` to OpenAI (its version segment replaced by the one of
 ``--openai-url``).
 """
 
@@ -71,11 +71,11 @@ def route(path: str, query: str, headers: Mapping[str, str], upstreams: Upstream
         return Route("gemini", "passthrough", f"{upstreams.gemini}{path}{tail}")
     if path == "/v1/messages":
         return Route("anthropic", "messages", f"{upstreams.anthropic}{path}{tail}")
-    if path.startswith("/v1/messages/") or "anthropic-version" in headers or "x-api-key" in headers:
-        return Route("anthropic", "passthrough", f"{upstreams.anthropic}{path}{tail}")
     rest = path[len("/v1"):] if path.startswith("/v1/") else path
     if rest == "/chat/completions":
         return Route("openai", "chat", f"{upstreams.openai}{rest}{tail}")
     if rest == "/responses":
         return Route("openai", "responses", f"{upstreams.openai}{rest}{tail}")
+    if path.startswith("/v1/messages/") or "anthropic-version" in headers or "x-api-key" in headers:
+        return Route("anthropic", "passthrough", f"{upstreams.anthropic}{path}{tail}")
     return Route("openai", "passthrough", f"{upstreams.openai}{rest}{tail}")

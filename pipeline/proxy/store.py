@@ -9,10 +9,13 @@ program wrote, or that is damaged, is a located error at start, not a traceback 
 * ``counters``: the proxy's totals (``requests``, ``unchanged``, ``compactions``,
   ``summaries_reused``, ``upstream_errors``...), as ``GET /_pipeline/stats`` returns them;
 * ``conversations``: per conversation (its id is the hash of its first messages, see
-  :mod:`pipeline.proxy.chain`): requests, tokens before and after the policy, summaries
+  :mod:`pipeline.proxy.wire`): requests, tokens before and after the policy, summaries
   made and reused, and the cache read and write tokens the upstream reported;
 * ``summaries``: a summary keyed by the hash of the prefix it replaces, so a later request
-  with the same prefix reuses it.
+  with the same prefix reuses it;
+* ``masks``: how many leading messages have their tool results masked, keyed by the hash
+  of those messages (:mod:`pipeline.proxy.masking`): the next request with that prefix is
+  masked the same way, so its bytes, and the provider's cache, hold.
 
 No credential, header or message text other than a summary is ever stored.
 """
@@ -30,8 +33,8 @@ from typing import Iterator, Optional
 from pipeline.errors import Location, PipelineError, Problem
 
 SCHEMA_VERSION = 1
-COUNTERS = ("requests", "unchanged", "rewritten", "compactions", "summaries_reused", "upstream_errors",
-            "proxy_errors", "tokens_saved")
+COUNTERS = ("requests", "unchanged", "rewritten", "compactions", "summaries_reused", "masked_results",
+            "upstream_errors", "proxy_errors", "tokens_saved")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -44,6 +47,7 @@ CREATE TABLE IF NOT EXISTS conversations (
 CREATE TABLE IF NOT EXISTS summaries (
     prefix TEXT PRIMARY KEY, conversation TEXT NOT NULL, messages INTEGER NOT NULL, summary TEXT NOT NULL,
     tokens_before INTEGER NOT NULL, tokens_after INTEGER NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS masks (prefix TEXT PRIMARY KEY, messages INTEGER NOT NULL, created REAL NOT NULL);
 """
 
 
@@ -126,6 +130,25 @@ class Store:
         with self._lock:
             rows = dict(self.db.execute("SELECT name, value FROM counters").fetchall())
         return {name: int(rows.get(name, 0)) for name in (*COUNTERS, *sorted(set(rows) - set(COUNTERS)))}
+
+    def mask_step(self, chain: list[str]) -> int:
+        """The longest recorded masking step of a conversation whose prefix hashes are ``chain``
+        (the number of leading messages it masks; 0 when none)."""
+        wanted = {h: i for i, h in enumerate(chain) if i}
+        best = 0
+        with self._lock:
+            hashes = list(wanted)
+            for at in range(0, len(hashes), 500):
+                part = hashes[at:at + 500]
+                rows = self.db.execute(f"SELECT prefix, messages FROM masks WHERE prefix IN ({','.join('?' * len(part))})",
+                                       part).fetchall()
+                best = max([best, *(n for h, n in rows if wanted[h] == n)])
+        return best
+
+    def record_mask_step(self, prefix: str, messages: int) -> None:
+        """Mask the tool results of the first ``messages`` messages of every request whose prefix hash is ``prefix``."""
+        with self._lock, _transaction(self.db):
+            self.db.execute("INSERT OR IGNORE INTO masks VALUES (?, ?, ?)", (prefix, messages, time.time()))
 
     def seen(self, conversation: str, tokens_before: int, tokens_after: int) -> None:
         """One request of ``conversation`` forwarded, with its estimate before and after the policy."""

@@ -1,0 +1,111 @@
+"""Old tool results masked on the wire (``compaction.strategy: mask_tool_results`` or ``hybrid``).
+
+The rule, per request:
+
+1. **The settings of the request's model** (``compaction.model_overrides`` for the route's
+   provider and the body's model); no masking strategy, or compaction off: nothing to do.
+2. **Earlier steps first.** The store keeps each masking step as the hash of the prefix it
+   covers and its length (:meth:`~pipeline.proxy.store.Store.mask_step`). The longest step
+   whose prefix this request repeats is applied again: the same tool results get the same
+   placeholder, so the forwarded prefix is byte for byte the one forwarded before and the
+   provider's prompt cache keeps hitting. The client, which never sees the masking, keeps
+   sending its full history; the proxy masks it the same way each time.
+3. **What counts toward the trigger**: the body as it would be forwarded (system prompt,
+   tools, messages, the earlier steps applied), a quarter of its JSON characters in tokens.
+4. **A new step** when that estimate fires the profile's trigger for the model's window:
+   the messages from the end that fit in ``compaction.keep_recent_tokens`` (estimated the same
+   way) are kept; the tool results of every message before them become
+   ``compaction.masking.placeholder`` (``${tool}``: the tool's name, ``${chars}``: the
+   result's length). Tool calls and results stay paired, only a result's content changes.
+   The step is recorded under the hash of the prefix it masks (counted in ``compactions``
+   and ``masked_results``).
+
+``hybrid`` masks as ``mask_tool_results`` does; its summary, when masking is not enough, is
+not made on the wire yet (the request goes on masked).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from pipeline.compaction.triggers import fires
+from pipeline.proxy.routes import Route
+from pipeline.proxy.store import Store
+from pipeline.proxy.wire import Json, chain, messages_of, size, tool_results
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.model.compaction import Compaction
+
+MASKING = ("mask_tool_results", "hybrid")
+
+
+@dataclass(frozen=True)
+class Window:
+    """The context window the trigger is read against (``--context-window``, else the profile's)."""
+
+    tokens: int
+
+
+class MaskingPolicy:
+    """:class:`~pipeline.proxy.app.Policy` masking old tool results in recorded, repeatable steps."""
+
+    def __init__(self, settings: "Compaction", window: Window, store: Store) -> None:
+        self.settings = settings
+        self.window = window
+        self.store = store
+
+    def apply(self, route: Route, body: Json) -> Optional[Json]:
+        settings = self.settings.for_model(route.provider, str(body.get("model") or route.model or ""))
+        if not settings.enabled or settings.strategy not in MASKING or settings.masking.placeholder is None:
+            return None
+        messages = messages_of(route.kind, body)
+        if not messages:
+            return None
+        hashes = chain(messages)
+        step = self.store.mask_step(hashes)
+        out = _masked(route, body, step, settings)
+        if fires(size(out) / 4, self.window.tokens, settings):
+            new = _step(messages, settings)
+            if new > step:
+                self._record(route, messages, hashes[new], step, new)
+                before = size(out)
+                out = _masked(route, body, new, settings)
+                self.store.count("tokens_saved", max(before - size(out), 0) // 4)
+                step = new
+        return None if step == 0 else out
+
+    def _record(self, route: Route, messages: list[Any], prefix: str, old: int, new: int) -> None:
+        self.store.record_mask_step(prefix, new)
+        self.store.count("compactions")
+        fresh = sum(1 for r in tool_results(route.kind, messages) if old <= r.message < new)
+        self.store.count("masked_results", fresh)
+
+
+def _masked(route: Route, body: Json, count: int, settings: "Compaction") -> Json:
+    """``body`` with the tool results of its first ``count`` messages masked (a copy)."""
+    if count == 0:
+        return body
+    out = copy.deepcopy(body)
+    placeholder = settings.masking.placeholder
+    assert placeholder is not None
+    for result in tool_results(route.kind, messages_of(route.kind, out) or []):
+        if result.message < count:
+            result.replace(placeholder.render(tool=result.tool, chars=str(len(result.text))))
+    return out
+
+
+def _step(messages: list[Any], settings: "Compaction") -> int:
+    """How many leading messages a new step masks: all but those from the end that fit in
+    ``keep_recent_tokens`` (always at least the last message is kept)."""
+    kept = 0.0
+    at = len(messages)
+    while at > 0:
+        cost = size(messages[at - 1]) / 4
+        if at < len(messages) and kept + cost > settings.keep_recent_tokens:
+            break
+        kept += cost
+        at -= 1
+    return at
