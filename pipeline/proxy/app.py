@@ -31,6 +31,8 @@ import httpx
 from pipeline.proxy.routes import Route, Upstreams, route
 from pipeline.proxy.shapes import ProxyFailure, error_body
 from pipeline.proxy.store import Store
+from pipeline.proxy.usage import UsageTap
+from pipeline.proxy.wire import conversation_id
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -123,9 +125,12 @@ class ProxyApp:
                 raise ProxyFailure(401, f"this proxy needs its token in the {TOKEN_HEADER} header")
             body = await _read_body(receive, self.settings.max_body)
             self.store.count("requests")
-            forward = self._apply(where, body) if method == "POST" else None
+            forward, conversation = self._apply(where, body) if method == "POST" else (None, None)
             self.store.count("unchanged" if forward is None else "rewritten")
-            await self._forward(method, where, headers, body if forward is None else forward, receive, send)
+            if conversation is not None:
+                self.store.seen(conversation, len(body) // 4, len(forward if forward is not None else body) // 4)
+            await self._forward(method, where, headers, body if forward is None else forward, receive, send,
+                                conversation)
         except ClientGone:
             return
         except ProxyFailure as failure:
@@ -136,18 +141,22 @@ class ProxyApp:
         token = self.settings.token
         return token is None or hmac.compare_digest(names.get(TOKEN_HEADER, "").encode(), token.encode())
 
-    def _apply(self, where: Route, body: bytes) -> Optional[bytes]:
+    def _apply(self, where: Route, body: bytes) -> tuple[Optional[bytes], Optional[str]]:
+        """The bytes to forward instead of ``body`` (None: the client's), and the conversation's id."""
         if where.kind == "passthrough":
-            return None
+            return None, None
         data = _json_object(body)
+        conversation = conversation_id(where.kind, data)
         changed = None if self.policy is None else self.policy.apply(where, data)
-        return None if changed is None else json.dumps(changed, ensure_ascii=False, separators=(",", ":")).encode()
+        if changed is None:
+            return None, conversation
+        return json.dumps(changed, ensure_ascii=False, separators=(",", ":")).encode(), conversation
 
     async def _forward(self, method: str, where: Route, headers: list[tuple[str, str]], body: bytes,
-                       receive: Receive, send: Send) -> None:
+                       receive: Receive, send: Send, conversation: Optional[str] = None) -> None:
         """Call the upstream and stream its answer back; a client that goes away cancels it."""
         outgoing = [(k, v) for k, v in headers if k not in _HOP]
-        call = asyncio.ensure_future(self._relay(method, where, outgoing, body, send))
+        call = asyncio.ensure_future(self._relay(method, where, outgoing, body, send, conversation))
         gone = asyncio.ensure_future(_disconnected(receive))
         done, _ = await asyncio.wait({call, gone}, return_when=asyncio.FIRST_COMPLETED)
         if call not in done:
@@ -158,7 +167,7 @@ class ProxyApp:
             raise call.exception()  # type: ignore[misc]
 
     async def _relay(self, method: str, where: Route, headers: list[tuple[str, str]], body: bytes,
-                     send: Send) -> None:
+                     send: Send, conversation: Optional[str]) -> None:
         client = self.client()
         request = client.build_request(method, where.url, headers=headers, content=body)
         try:
@@ -175,12 +184,17 @@ class ProxyApp:
             back = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.multi_items()
                     if k.lower() not in _HOP or k.lower() == "content-length"]
             await send({"type": "http.response.start", "status": response.status_code, "headers": back})
+            tap = UsageTap(response.headers.get("content-type", ""), "content-encoding" in response.headers)
             try:
                 async for chunk in response.aiter_raw():
+                    tap.feed(chunk)
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
             except httpx.HTTPError:
                 self.store.count("upstream_errors")  # the answer is cut: the client sees a short body
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+            reported = tap.reported() if conversation is not None and response.status_code < 400 else None
+            if reported is not None and conversation is not None:
+                self.store.usage(conversation, reported)
         finally:
             await response.aclose()
 

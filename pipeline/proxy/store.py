@@ -34,7 +34,8 @@ from pipeline.errors import Location, PipelineError, Problem
 
 SCHEMA_VERSION = 1
 COUNTERS = ("requests", "unchanged", "rewritten", "compactions", "summaries_reused", "masked_results",
-            "upstream_errors", "proxy_errors", "tokens_saved")
+            "upstream_errors", "proxy_errors", "tokens_saved", "input_tokens", "cache_read_tokens",
+            "cache_write_tokens")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -166,6 +167,10 @@ class Store:
             self.db.execute("UPDATE conversations SET input_tokens = input_tokens + ?, cache_read = cache_read + ?, "
                             "cache_write = cache_write + ? WHERE id = ?",
                             (usage.input_tokens, usage.cache_read, usage.cache_write, conversation))
+            for name, value in (("input_tokens", usage.input_tokens), ("cache_read_tokens", usage.cache_read),
+                                ("cache_write_tokens", usage.cache_write)):
+                self.db.execute("INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = value + ?",
+                                (name, value, value))
 
     def conversations(self) -> Iterator[dict[str, object]]:
         with self._lock:

@@ -53,6 +53,12 @@ def chain(messages: list[Any]) -> list[str]:
     return out
 
 
+def conversation_id(kind: Kind, body: Json) -> Optional[str]:
+    """A conversation's id: the hash of its first message (None for a body without messages)."""
+    messages = messages_of(kind, body)
+    return chain(messages[:1])[1] if messages else None
+
+
 def size(value: Any) -> int:
     """The characters of ``value`` as JSON (the proxy's estimate is a quarter of it, in tokens)."""
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
