@@ -4,11 +4,12 @@
 one) and forwards each request to its provider (docs/proxy.md), with the profile's system prompt
 around the agent's own: the team's sections (`owner: team`) are added where the profile
 places them, rendered for --cwd; with `system_prompt.base: profile` the profile's whole
-prompt replaces the agent's. With `compaction.strategy: mask_tool_results` (or `hybrid`),
-a conversation past the profile's trigger (for --context-window) has its old tool results
-masked, in recorded steps that repeat byte for byte (the provider's cache holds). A
-profile that asks for neither changes nothing: the bytes pass through. Summaries are not
-made on the wire yet. Point the agent at it:
+prompt replaces the agent's. A conversation past the profile's trigger (for
+--context-window) is compacted by the profile's strategy: old tool results masked
+(`mask_tool_results`, `hybrid`), or old messages replaced by the profile's summary
+(`summarize`: one call upstream with the client's model and key, stored and reused), in
+steps that repeat byte for byte (the provider's cache holds). A request the profile
+leaves alone passes byte for byte. Point the agent at it:
 
   Claude Code   ANTHROPIC_BASE_URL=http://127.0.0.1:8787
   OpenAI SDKs   base_url=http://127.0.0.1:8787/v1   (Codex, opencode, pi: their provider's base URL)
@@ -22,7 +23,7 @@ stored. Beyond loopback the proxy serves only clients presenting the token held 
 --token-env variable (header x-pipeline-token).
 
 GET /_pipeline/stats returns the proxy's counters as JSON (requests, unchanged,
-rewritten, compactions, masked_results, tokens_saved, ...), kept in --store across
+rewritten, compactions, summaries_reused, masked_results, tokens_saved, ...), kept in --store across
 restarts with the masking steps.
 
 examples:
@@ -36,7 +37,7 @@ from __future__ import annotations
 import argparse
 
 HELP = ("a gateway between coding agents and their providers that applies the profile's system prompt and "
-        "tool-result masking (docs/proxy.md)")
+        "compaction (docs/proxy.md)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

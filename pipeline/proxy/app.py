@@ -24,7 +24,7 @@ import asyncio
 import hmac
 import json
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, MutableMapping, Optional, Protocol
+from typing import Any, Awaitable, Callable, Mapping, MutableMapping, Optional, Protocol
 
 import httpx
 
@@ -49,8 +49,10 @@ _HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-autho
 class Policy(Protocol):
     """What the proxy does to a request the profile governs."""
 
-    def apply(self, route: Route, body: dict[str, Any]) -> Optional[dict[str, Any]]:
-        """The body to forward instead of ``body``, or None to forward the client's bytes."""
+    def apply(self, route: Route, body: dict[str, Any], headers: Mapping[str, str]) -> Optional[dict[str, Any]]:
+        """The body to forward instead of ``body``, or None to forward the client's bytes
+        (``headers``: the client's, lower-case, for a policy that calls the upstream as the client).
+        It runs in a worker thread: it may block."""
         ...
 
 
@@ -125,7 +127,8 @@ class ProxyApp:
                 raise ProxyFailure(401, f"this proxy needs its token in the {TOKEN_HEADER} header")
             body = await _read_body(receive, self.settings.max_body)
             self.store.count("requests")
-            forward, conversation = self._apply(where, body) if method == "POST" else (None, None)
+            forward, conversation = (await asyncio.to_thread(self._apply, where, body, names) if method == "POST"
+                                     and where.kind != "passthrough" else (None, None))
             self.store.count("unchanged" if forward is None else "rewritten")
             if conversation is not None:
                 self.store.seen(conversation, len(body) // 4, len(forward if forward is not None else body) // 4)
@@ -141,13 +144,11 @@ class ProxyApp:
         token = self.settings.token
         return token is None or hmac.compare_digest(names.get(TOKEN_HEADER, "").encode(), token.encode())
 
-    def _apply(self, where: Route, body: bytes) -> tuple[Optional[bytes], Optional[str]]:
+    def _apply(self, where: Route, body: bytes, headers: Mapping[str, str]) -> tuple[Optional[bytes], Optional[str]]:
         """The bytes to forward instead of ``body`` (None: the client's), and the conversation's id."""
-        if where.kind == "passthrough":
-            return None, None
         data = _json_object(body)
         conversation = conversation_id(where.kind, data)
-        changed = None if self.policy is None else self.policy.apply(where, data)
+        changed = None if self.policy is None else self.policy.apply(where, data, headers)
         if changed is None:
             return None, conversation
         return json.dumps(changed, ensure_ascii=False, separators=(",", ":")).encode(), conversation

@@ -10,6 +10,7 @@ from pipeline.errors import PipelineError, Problem, UsageError
 from pipeline.proxy.app import Policy, ProxyApp, ProxySettings
 from pipeline.proxy.masking import MASKING, MaskingPolicy, Window
 from pipeline.proxy.policy import Policies, SystemPromptPolicy, surround
+from pipeline.proxy.summary import SummaryPolicy
 from pipeline.proxy.routes import ANTHROPIC_URL, GEMINI_URL, OPENAI_URL, Upstreams
 from pipeline.proxy.serve import Listen, bind, serve
 from pipeline.proxy.store import Store, default_path
@@ -38,22 +39,25 @@ def start(pipeline: "Pipeline", args: "argparse.Namespace") -> None:
     store = Store(_store_path(args.store)).open()
     try:
         sock = bind(listen)
-        policy = policy_of(pipeline, args.cwd, store, args.context_window)
+        policy = policy_of(pipeline, args.cwd, store, args.context_window, upstreams)
         serve(ProxyApp(settings, store, policy=policy), sock, graceful_s=args.graceful)
     finally:
         store.close()
 
 
-def policy_of(pipeline: "Pipeline", cwd: Optional[str], store: Store, context_window: Optional[int]) -> Optional[Policy]:
-    """The profile's policy on the wire: its system prompt, then masking; None when it
-    changes nothing (bytes pass through)."""
+def policy_of(pipeline: "Pipeline", cwd: Optional[str], store: Store, context_window: Optional[int],
+              upstreams: Upstreams) -> Optional[Policy]:
+    """The profile's policy on the wire: its system prompt, then masking, then summaries;
+    None when it changes nothing (bytes pass through)."""
     around = surround(pipeline, str(Path(cwd or ".").absolute()))
     parts: list[Policy] = [] if around.empty else [SystemPromptPolicy(around)]
     compaction = pipeline.profile.compaction
-    if compaction.enabled and (compaction.strategy in MASKING or any(
-            o.strategy in MASKING for o in compaction.model_overrides.values())):
-        window = context_window or pipeline.model_info("proxy").context_window
+    strategies = {compaction.strategy, *(o.strategy for o in compaction.model_overrides.values() if o.strategy)}
+    window = context_window or pipeline.model_info("proxy").context_window
+    if compaction.enabled and strategies & set(MASKING):
         parts.append(MaskingPolicy(compaction, Window(window), store))
+    if compaction.enabled and "summarize" in strategies:
+        parts.append(SummaryPolicy(pipeline, window, store, upstreams))
     return None if not parts else parts[0] if len(parts) == 1 else Policies(*parts)
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from pipeline.compaction.triggers import fires
 from pipeline.proxy.routes import Route
@@ -57,7 +57,7 @@ class MaskingPolicy:
         self.window = window
         self.store = store
 
-    def apply(self, route: Route, body: Json) -> Optional[Json]:
+    def apply(self, route: Route, body: Json, headers: Mapping[str, str] = {}) -> Optional[Json]:
         settings = self.settings.for_model(route.provider, str(body.get("model") or route.model or ""))
         if not settings.enabled or settings.strategy not in MASKING or settings.masking.placeholder is None:
             return None

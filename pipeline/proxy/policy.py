@@ -22,7 +22,7 @@ the client sent them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from pipeline.prompt.catalog import with_catalog
 from pipeline.prompt.context import RenderContext
@@ -90,7 +90,7 @@ class SystemPromptPolicy:
     def __init__(self, around: Surround) -> None:
         self.around = around
 
-    def apply(self, route: Route, body: dict[str, Any]) -> Optional[dict[str, Any]]:
+    def apply(self, route: Route, body: dict[str, Any], headers: Mapping[str, str] = {}) -> Optional[dict[str, Any]]:
         if route.kind == "messages":
             return _anthropic(body, self.around)
         if route.kind == "chat":
@@ -162,9 +162,9 @@ class Policies:
     def __init__(self, *policies: Any) -> None:
         self.policies = policies
 
-    def apply(self, route: Route, body: dict[str, Any]) -> Optional[dict[str, Any]]:
+    def apply(self, route: Route, body: dict[str, Any], headers: Mapping[str, str] = {}) -> Optional[dict[str, Any]]:
         changed = None
         for policy in self.policies:
-            out = policy.apply(route, body if changed is None else changed)
+            out = policy.apply(route, body if changed is None else changed, headers)
             changed = out if out is not None else changed
         return changed

@@ -33,7 +33,8 @@ from typing import Iterator, Optional
 from pipeline.errors import Location, PipelineError, Problem
 
 SCHEMA_VERSION = 1
-COUNTERS = ("requests", "unchanged", "rewritten", "compactions", "summaries_reused", "masked_results",
+COUNTERS = ("requests", "unchanged", "rewritten", "compactions", "summaries_reused", "summary_failures",
+            "masked_results",
             "upstream_errors", "proxy_errors", "tokens_saved", "input_tokens", "cache_read_tokens",
             "cache_write_tokens")
 _SCHEMA = """
@@ -145,6 +146,29 @@ class Store:
                                        part).fetchall()
                 best = max([best, *(n for h, n in rows if wanted[h] == n)])
         return best
+
+    def summary_for(self, chain: list[str]) -> Optional[Summary]:
+        """The stored summary replacing the longest prefix of a conversation whose prefix hashes are ``chain``."""
+        wanted = {h: i for i, h in enumerate(chain) if i}
+        best: Optional[Summary] = None
+        with self._lock:
+            hashes = list(wanted)
+            for at in range(0, len(hashes), 500):
+                part = hashes[at:at + 500]
+                rows = self.db.execute("SELECT prefix, messages, summary, tokens_before, tokens_after FROM summaries "
+                                       f"WHERE prefix IN ({','.join('?' * len(part))})", part).fetchall()
+                for prefix, messages, text, before, after in rows:
+                    if wanted[prefix] == messages and (best is None or messages > best.messages):
+                        best = Summary(prefix, messages, text, before, after)
+        return best
+
+    def record_summary(self, conversation: str, prefix: str, messages: int, text: str, tokens_before: int,
+                       tokens_after: int) -> None:
+        """A summary of the first ``messages`` messages of the conversations whose prefix hash is ``prefix``."""
+        with self._lock, _transaction(self.db):
+            self.db.execute("INSERT OR IGNORE INTO summaries VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            (prefix, conversation, messages, text, tokens_before, tokens_after, time.time()))
+            self.db.execute("UPDATE conversations SET summaries_made = summaries_made + 1 WHERE id = ?", (conversation,))
 
     def record_mask_step(self, prefix: str, messages: int) -> None:
         """Mask the tool results of the first ``messages`` messages of every request whose prefix hash is ``prefix``."""

@@ -1,0 +1,184 @@
+"""Summaries on the wire (``compaction.strategy: summarize``), made once and reused.
+
+The rule, per request of an Anthropic Messages or OpenAI chat conversation:
+
+1. **A stored summary first.** The store keeps each summary under the hash of the messages
+   it replaces (:mod:`pipeline.proxy.wire`'s chain). The longest one whose messages this
+   request repeats stands in for them: the request is forwarded as the summary (one user
+   message, wrapped in ``summary.projection.compaction``'s words) and the messages after it,
+   byte for byte as the last time (``summaries_reused``). Never a second summary of the
+   same history.
+2. **What counts toward the trigger**: the body as it would be forwarded, a quarter of its
+   JSON characters in tokens, against the model's window (as for masking).
+3. **A new summary** when that fires ``compaction.trigger``: the messages from the end that
+   fit in ``compaction.keep_recent_tokens`` are kept, from the start of a turn (a user
+   message that is not a tool result, so calls and results stay paired and the user's
+   latest request is kept whole); the messages before are summarized by the profile's
+   summary request (its system prompt, instructions and schema, the validity check and its
+   retry; the update instructions over the previous summary when there is one), sent to the
+   request's own upstream with the client's model and credentials, or to the profile's
+   summarizer when it names a provider other than ``offline``. The summary is stored under
+   the hash of what it replaces (``compactions``).
+4. **Failure is not the client's**: a summary call that fails (a key the upstream refuses
+   for it, a timeout, an answer that fails the checks) leaves the request as it came
+   (``summary_failures``); the next request tries again.
+
+Leading ``system``/``developer`` messages of a chat body are kept, never summarized.
+Anthropic puts the summary in the first kept user message (roles keep alternating).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from pipeline.compaction.requests import RequestContext, history_request
+from pipeline.compaction.summarize import Call, SummaryFailed, run_call
+from pipeline.compaction.triggers import fires
+from pipeline.errors import PipelineError
+from pipeline.llm.clients import profile_bounds, summarizer_client
+from pipeline.llm.errors import LLMError
+from pipeline.llm.factory import make_client
+from pipeline.proxy.readback import pi_messages
+from pipeline.proxy.routes import Route, Upstreams
+from pipeline.proxy.store import Store
+from pipeline.proxy.wire import Json, chain, messages_of, size
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.facade import Pipeline
+
+#: the variable name the client's key is handed to the summary client under (never the environment)
+_KEY = "PIPELINE_PROXY_CLIENT_KEY"
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Where a conversation is cut: leading system messages kept, then ``summarized`` messages replaced."""
+
+    head: int
+    summarized: int
+
+
+class SummaryPolicy:
+    """:class:`~pipeline.proxy.app.Policy` replacing old messages by the profile's summary."""
+
+    def __init__(self, pipeline: "Pipeline", window: int, store: Store, upstreams: Upstreams) -> None:
+        self.profile = pipeline.profile
+        self.texts = (self.profile.summary.projection.compaction.open.render(),
+                      self.profile.summary.projection.compaction.close.render())
+        self.window = window
+        self.store = store
+        self.upstreams = upstreams
+
+    def apply(self, route: Route, body: Json, headers: Mapping[str, str] = {}) -> Optional[Json]:
+        if route.kind not in ("messages", "chat"):
+            return None
+        model = str(body.get("model") or "")
+        settings = self.profile.compaction.for_model(route.provider, model)
+        messages = messages_of(route.kind, body)
+        if not settings.enabled or settings.strategy != "summarize" or not messages:
+            return None
+        hashes = chain(messages)
+        head = _head(route, messages)
+        stored = self.store.summary_for(hashes)
+        out = body if stored is None else self._forwarded(route, body, head, stored.messages, stored.text)
+        if stored is not None:
+            self.store.count("summaries_reused")
+        if not fires(size(out) / 4, self.window, settings):
+            return None if stored is None else out
+        done = stored.messages if stored is not None else head
+        cut = _cut(route, messages, done, settings.keep_recent_tokens)
+        if cut <= done:
+            return None if stored is None else out
+        text = self._summarize(route, messages[done:cut], model, settings, headers,
+                               None if stored is None else stored.text)
+        if text is None:
+            return None if stored is None else out
+        new = self._forwarded(route, body, head, cut, text)
+        self.store.record_summary(hashes[1], hashes[cut], cut, text, size(out) // 4, size(new) // 4)
+        self.store.count("compactions")
+        return new
+
+    def _forwarded(self, route: Route, body: Json, head: int, replaced: int, summary: str) -> Json:
+        """``body`` with messages ``head:replaced`` replaced by one user message: the summary, then
+        the user's request when the cut is inside its turn, then the first kept message when it
+        is the user's (a copy)."""
+        out = copy.deepcopy(body)
+        messages = messages_of(route.kind, out) or []
+        blocks: list[Any] = [{"type": "text", "text": self.texts[0] + summary + self.texts[1]}]
+        kept = messages[replaced:]
+        if kept and _turn_start(route, kept[0]):
+            blocks += _blocks(kept.pop(0).get("content"))
+        else:
+            request = next((m for m in reversed(messages[head:replaced]) if _turn_start(route, m)), None)
+            blocks += _blocks(request.get("content")) if request is not None else []
+        messages[head:] = [{"role": "user", "content": blocks}, *kept]
+        return out
+
+    def _summarize(self, route: Route, replaced: list[Any], model: str, settings: Any, headers: Mapping[str, str],
+                   previous: Optional[str]) -> Optional[str]:
+        summarizer = self.profile.summarizer
+        ctx = RequestContext(summary=self.profile.summary, compaction=settings,
+                             model=summarizer.model or model, max_output_tokens=summarizer.max_tokens)
+        request = history_request(pi_messages(route.kind, replaced), ctx, previous_summary=previous)
+        try:
+            with self._client(route, model, headers) as client:
+                return run_call(client, Call(request, "history summary", ctx.summary.schema_), ctx).text
+        except (LLMError, SummaryFailed, PipelineError):
+            self.store.count("summary_failures")
+            return None
+
+    def _client(self, route: Route, model: str, headers: Mapping[str, str]) -> Any:
+        summarizer = self.profile.summarizer
+        if summarizer.provider != "offline":
+            return summarizer_client(summarizer)
+        base = self.upstreams.anthropic if route.provider == "anthropic" else self.upstreams.openai
+        return make_client(route.provider, model=model, base_url=base, api_key_env=_KEY,
+                           env={_KEY: _key(headers)}, max_retries=summarizer.max_retries, **profile_bounds(summarizer))
+
+
+def _key(headers: Mapping[str, str]) -> str:
+    """The client's own key: Anthropic's ``x-api-key``, else the bearer token."""
+    bearer = headers.get("authorization", "")
+    return headers.get("x-api-key") or (bearer[7:] if bearer.lower().startswith("bearer ") else "")
+
+
+def _head(route: Route, messages: list[Any]) -> int:
+    """How many leading messages are system or developer messages (chat only)."""
+    at = 0
+    while route.kind == "chat" and at < len(messages) and isinstance(messages[at], dict) \
+            and messages[at].get("role") in ("system", "developer"):
+        at += 1
+    return at
+
+
+def _blocks(content: Any) -> list[Any]:
+    return list(content) if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
+
+
+def _turn_start(route: Route, message: Any) -> bool:
+    if not isinstance(message, dict) or message.get("role") != "user":
+        return False
+    content = message.get("content")
+    return not (route.kind == "messages" and isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content))
+
+
+def _cut(route: Route, messages: list[Any], done: int, keep: int) -> int:
+    """Where the kept messages start: ``keep`` tokens (estimated) of recent messages, from the
+    start of a turn or of an assistant message (its tool calls' results follow it, so pairs
+    stay whole); ``done`` when there is no such place after it."""
+    kept = 0.0
+    at = len(messages)
+    while at > done and kept < keep:
+        at -= 1
+        kept += size(messages[at]) / 4
+    while at > done and not (_turn_start(route, messages[at]) or _role(messages[at]) == "assistant"):
+        at -= 1
+    return at
+
+
+def _role(message: Any) -> str:
+    return str(message.get("role")) if isinstance(message, dict) else ""
