@@ -126,8 +126,10 @@ def _pipeline(request: dict, profile: str = "default") -> Any:
 def model_info(request: dict) -> ModelInfo:
     m = {"id": "oracle-model", "provider": "oracle", "api": "oracle-capture", "reasoning": False,
          "contextWindow": 200000, "maxTokens": 32000, **(request.get("model") or {})}
+    mid = bool((m.get("compat") or {}).get("supportsMidConvoSystemMessages"))  # pi-ai's compat flag
     return ModelInfo(id=m["id"], provider=m["provider"], api=m["api"], reasoning=m["reasoning"],
-                     context_window=m["contextWindow"], max_tokens=m["maxTokens"], input=("text", "image"))
+                     context_window=m["contextWindow"], max_tokens=m["maxTokens"], input=("text", "image"),
+                     mid_conversation_system=mid)
 
 
 def _clock(request: dict):

@@ -83,8 +83,10 @@ SIZED = {"overflow-twice-long", "session-compacted-branched"}
 
 
 def _sized(scenario: dict) -> bool:
-    """The named ones, and the generated overflow scenarios on a file (issue 22)."""
-    return scenario["name"] in SIZED or (scenario["name"].startswith("pi1-ovf-") and scenario.get("session"))
+    """The named ones, the generated overflow scenarios on a file (issue 22) and the split
+    turns of issue 34."""
+    name = scenario["name"]
+    return name in SIZED or name.startswith("pi1-overflow-split-turn") or (name.startswith("pi1-ovf-") and scenario.get("session"))
 #: What we do not reproduce (nothing at present; a scenario named here is a strict xfail).
 NOT_REPRODUCED: dict[str, str] = {}
 
@@ -101,10 +103,10 @@ def _first_system(entries: list) -> dict:
     return next(e for e in entries if e["type"] == "message" and e["message"]["role"] == "system")
 
 
-def _replay(scenario: dict, index: int, tmp: Path) -> tuple[list, Path]:
+def _replay(scenario: dict, index: int, tmp: Path, wire: str | None = None) -> tuple[list, Path]:
     """Our runs of the scenario and the directory they ran in (sized scenarios: a probe run in
     a directory of the same length first, to measure our recorded prompt)."""
-    wire = wire_for(scenario, _wire_index(scenario))
+    wire = wire or wire_for(scenario, _wire_index(scenario))
     if not _sized(scenario):
         return replay_scenario(scenario, tmp, wire, profile="builtin:pi-1", adapt_tools=masked_tools), tmp
     probe_dir, run_dir = tmp / "a", tmp / "b"
@@ -145,17 +147,23 @@ def _check_requests(step: dict, ours, unmap, prompts: list) -> None:
     agent_requests = [r for r in step["requests"] if r["kind"] == "agent"]
     summary_requests = [r for r in step["requests"] if r["kind"] == "summary"]
     errors = _error_ids(step["newEntries"]) | _error_ids(ours.entries)
-    model = model_info(step["request"]).target()
+    info = model_info(step["request"])
+    model = info.target()
     assert len(ours.sent) == len(agent_requests)
     for i, (pi, sent) in enumerate(zip(agent_requests, ours.sent)):
         system, messages = _split_system(sent["body"], ours.wire)
         messages = _no_history_masked(messages)
-        assert unmap(system) == prompts[i], f"agent request {i}: the replayed system prompt"
-        expected_llm = _pi_llm_messages([m for m in pi["messages"] if m["role"] != "system"], errors)
-        if ours.wire == "openai":
-            expected = openai_messages(expected_llm, system_prompt=None, model=model, texts=TEXTS)
+        if info.mid_conversation_system:
+            messages = _in_place(pi, system, messages, ours.wire, unmap, prompts[i], i)
         else:
-            expected = anthropic_messages(expected_llm, model=model, texts=TEXTS)
+            assert unmap(system) == prompts[i], f"agent request {i}: the replayed system prompt"
+        in_place = info.mid_conversation_system
+        expected_llm = _pi_llm_messages([m for m in pi["messages"] if in_place or m["role"] != "system"], errors)
+        update = (lambda m: m["update"]) if in_place else None  # pi's framing of a later system message, masked
+        if ours.wire == "openai":
+            expected = openai_messages(expected_llm, system_prompt=None, model=model, texts=TEXTS, system_update=update)
+        else:
+            expected = anthropic_messages(expected_llm, model=model, texts=TEXTS, system_update=update)
         mine, theirs = _mask_wire(messages, ours.wire, errors), _mask_wire(expected, ours.wire, errors)
         first = next((n for n, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs)))
         assert mine == theirs, f"agent request {i}, first differing message {first} ({len(mine)} ours, {len(theirs)} pi's)"
@@ -166,6 +174,25 @@ def _check_requests(step: dict, ours, unmap, prompts: list) -> None:
         conversation, previous = _summary_parts(body["messages"][-1]["content"])
         assert conversation == message["conversation"], f"summary call {i}: the conversation"
         assert previous == message.get("previous-summary"), f"summary call {i}: the previous summary"
+
+
+def _in_place(pi: dict, system: str, messages: list, wire: str, unmap, prompt: str, i: int) -> list:
+    """A model that reads system messages mid-conversation: the request opens with a system
+    message exactly when pi's transcript does (after a compaction: the snapshot), holding the
+    prompt pi replays; the later system messages stay in place, their text in pi's masked words
+    (``pi``'s messages carry our paths already: only the masks apply to them)."""
+    assert bool(system) == pi["leadingSystem"], f"agent request {i}: a leading system message"
+    if system:
+        # the vectors record the leading text only as the replay, which is that text when nothing follows it
+        assert pi["midSystemMessages"] == 0, f"agent request {i}: no leading text recorded beside later ones"
+        assert unmap(system) == prompt, f"agent request {i}: the leading system prompt"
+    out = json.loads(json.dumps(messages))
+    for m in out:
+        if m.get("role") == "system" and isinstance(m["content"], str):
+            m["content"] = MASKS.mask(m["content"])
+        elif m.get("role") == "system":
+            m["content"] = [{**b, "text": MASKS.mask(b["text"])} for b in m["content"]]
+    return out
 
 
 def _no_history_masked(messages: list) -> list:
@@ -273,8 +300,12 @@ def _marks(scenario: dict) -> list:
 
 @pytest.mark.parametrize("index", [pytest.param(i, id=s["name"], marks=_marks(s)) for i, s in enumerate(SCENARIOS)])
 def test_our_runtime_behaves_as_pi_16(index, tmp_path):
-    scenario = SCENARIOS[index]
-    results, base = _replay(scenario, index, tmp_path)
+    _check_scenario(SCENARIOS[index], index, tmp_path)
+
+
+def _check_scenario(scenario: dict, index: int, tmp_path: Path, wire: str | None = None) -> list:
+    """Replay ``scenario`` (on ``wire``, else its own) and check every step against pi's; our results."""
+    results, base = _replay(scenario, index, tmp_path, wire)
     ids: dict = {}
     for number, (step, ours) in enumerate(zip(scenario["steps"], results), 1):
         request = step["request"]
@@ -290,6 +321,38 @@ def test_our_runtime_behaves_as_pi_16(index, tmp_path):
         settings = _pipeline(request, "builtin:pi-1").profile.compaction
         _check_entries(step["newEntries"], ours.entries, ids, unmap,
                        lambda parent, settings=settings: system_share(base / "session.jsonl", parent, settings))
+    return results
+
+
+#: Issue 34, pi's own numbers: (messages of the first request, of the retry after the
+#: leading snapshot, the recorded prompt's size in pi's estimate).
+SPLIT_TURN = {"pi1-overflow-split-turn-midconv": (281, 202, 5863),
+              "pi1-overflow-split-turn-midconv-read": (281, 208, 2991)}
+
+
+@pytest.mark.parametrize("name", sorted(SPLIT_TURN))
+def test_overflow_retry_size_follows_the_recorded_prompt(name, tmp_path):
+    """Issue 34: pi 1.6 records the whole prompt of a resumed 0.84.0 session right before the
+    new question, and that entry counts toward ``keepRecentTokens`` when the overflow
+    recovery cuts. So the retry keeps fewer old messages the bigger the prompt: 202 with
+    pi's four default tools, 208 with ``read`` alone. Our runtime, its recorded prompt padded
+    to pi's size, sends the same requests on the chat-completions wire (one pi message, one
+    wire message): 281 messages with the prompt in place, then the snapshot and the same
+    202 / 208 messages, equal one by one (``_check_scenario``)."""
+    scenario = next(s for s in SCENARIOS if s["name"] == name)
+    first, retry, size = SPLIT_TURN[name]
+    step = scenario["steps"][0]
+    agent = [r for r in step["requests"] if r["kind"] == "agent"]
+    assert [len(r["messages"]) for r in agent] == [first, retry]
+    assert [r["leadingSystem"] for r in agent] == [False, True]  # then: the compaction's snapshot leads
+    assert [r["midSystemMessages"] for r in agent] == [1, 0]
+    assert _first_system(step["newEntries"])["systemChars"] == size
+    assert [r["kind"] for r in step["requests"]] == ["agent", "summary", "summary", "agent"]  # history, turn prefix
+    [ours] = _check_scenario(scenario, SCENARIOS.index(scenario), tmp_path, wire="openai")
+    bodies = [sent["body"]["messages"] for sent in ours.sent]
+    assert [len(b) for b in bodies] == [first, 1 + retry]
+    assert [m["role"] for m in bodies[0]].index("system") == first - 2  # the prompt, right before the question
+    assert bodies[1][0]["role"] == "system" and all(m["role"] != "system" for m in bodies[1][1:])
 
 
 def test_generated_overflow_scenarios():

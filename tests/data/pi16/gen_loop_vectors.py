@@ -166,6 +166,33 @@ OVERFLOWS: list[dict] = [
 EXTRA += OVERFLOWS
 
 
+
+def _split_turn(name: str, about: str, **more: Any) -> dict:
+    """Issue 34: an overflow (400) on the first request of a prompt on the long 0.84.0 file,
+    pi's default budget, a model that reads system messages mid-conversation. The whole
+    prompt is recorded right before the question and counts toward ``keepRecentTokens``, so
+    its size decides where the cut falls (inside an old turn: a full summary, a turn-prefix
+    summary, then the retry)."""
+    return {"name": name, "categories": ["overflow-recovery", "session-file"], "about": about,
+            "session": "long-coding", "settings": {"keepRecentTokens": 20000},
+            "model": {"compat": {"supportsMidConvoSystemMessages": True}},
+            "input": "Add a --version flag to the CLI.", "agent": [v084.OVERFLOW_OPENAI, "Added --version."],
+            "summary": ["## Goal\nMaintain the CLI.\n\n## Progress\nAll tests pass.",
+                        "## Original Request\nRead files."], **more}
+
+
+EXTRA += [
+    _split_turn("pi1-overflow-split-turn-midconv", "the four default tools: the retry keeps 202 messages"),
+    _split_turn("pi1-overflow-split-turn-midconv-read", "only the read tool: a smaller recorded prompt, "
+                "so the cut falls later and the retry keeps more", tools=["read"]),
+]
+
+
+def mid_conversation(request: dict) -> bool:
+    """Whether the scenario's model reads system messages mid-conversation (pi-ai's compat flag)."""
+    return bool(((request.get("model") or {}).get("compat") or {}).get("supportsMidConvoSystemMessages"))
+
+
 def sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -194,7 +221,10 @@ class LoopReducer:
     def request(self, r: dict) -> dict:
         if r["kind"] == "summary":
             return {"kind": "summary", "messages": [self.text(self.summary_message(m)) for m in r["messages"]]}
+        leading = {} if "transcript" not in r else {  # models reading system messages in place
+            "leadingSystem": bool(r["transcript"]) and r["transcript"][0].get("role") == "system"}
         return {
+            **leading,
             "kind": "agent", "midSystemMessages": r["midSystemMessages"],
             "systemPrompt": self.masks.mask(r["systemPrompt"]),
             "systemSections": self.masks.mask(r["systemSections"]),
@@ -262,6 +292,10 @@ def run_scenario(red: LoopReducer, scenario: dict) -> dict:
     steps, in_memory = [], session is None
     for index, spec in enumerate(v084.steps_of(scenario)):
         req = v084.base_request(name, spec)
+        if "summary" in spec:  # the scenario's own summarizer replies
+            req["responses"]["summary"] = spec["summary"]
+        if mid_conversation(req):  # the verbatim transcript shows whether a system message leads it
+            req["fullTranscript"] = True
         if "now" in scenario:  # a clock after the file's own entries
             req["now"] = scenario["now"]
         if index == 0:
