@@ -109,3 +109,66 @@ def test_without_team_sections_the_request_arrives_as_the_agent_sent_it(tmp_path
     bodies = _through_proxy("claude-code", "builtin:default", tmp_path)
     first = json.dumps(bodies[0], ensure_ascii=False)
     assert OWN["claude-code"] in first and "Run make check" not in first
+
+
+SUMMARIZING = """extends: builtin:default
+name: long-runs
+compaction:
+  trigger: {tokens: 6000}
+  keep_recent_tokens: 2000
+"""
+
+
+def _summary_text(profile: str) -> str:
+    from pipeline import compile_profile
+
+    summary = compile_profile(profile).profile.summary
+    return "\n".join(f"{summary.schema_format.section_prefix}{s.heading}\n- files were read" for s in summary.schema_)
+
+
+def _is_summary_call(body: Any) -> bool:
+    return "<conversation>" in json.dumps(body)
+
+
+def test_a_long_pi_run_is_summarized_by_the_proxy_and_the_summary_reused(tmp_path):
+    """pi reads ten files through the proxy; past the profile's trigger the proxy makes the profile's
+    summary call (answered aside by the server), forwards the summary with the kept messages, and the
+    next requests reuse it; pi's own compaction (window 128,000) never fires."""
+    from pipeline.loopback.chat import LoopbackServer
+
+    (tmp_path / "p.yaml").write_text(SUMMARIZING)
+    profile = str(tmp_path / "p.yaml")
+    summary = _summary_text(profile)
+    project = tmp_path / "project"
+    project.mkdir()
+    for i in range(10):
+        (project / f"f{i}.txt").write_text(f"file {i}\n" + "a line of text in the file\n" * 150)
+    script = [{"toolCalls": [{"name": "read", "arguments": {"path": f"f{i}.txt"}}]} for i in range(10)]
+    server = LoopbackServer([*script, "All files read."],
+                            aside=lambda body: summary if _is_summary_call(body) else None)
+    recipe: Recipe = RECIPES["pi"]()
+    recipe.server = lambda: _Proxied(server, profile, tmp_path / "store.db", project)  # type: ignore[method-assign]
+    try:
+        env = agent_env("pi")
+    except AgentInstallError as err:
+        pytest.fail(f"the real pi CLI could not be installed: {err}")
+    done = recipe.run(recipe.binary, project, tmp_path / "home", [Invocation("Read f0.txt to f9.txt.")], 600, env)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert "All files read." in done.stdout
+    bodies = [b for b in server.bodies if isinstance(b, dict)]
+    calls = [b for b in bodies if _is_summary_call(b)]
+    turns = [b for b in bodies if not _is_summary_call(b)]
+    assert calls, "no summary call"
+    histories = [json.dumps(b["messages"][1:]) for b in calls]
+    assert len(set(histories)) == len(histories)  # never a second summary of the same history
+    from pipeline import compile_profile
+
+    words = compile_profile(profile).profile.summary.system_prompt.render()
+    assert all(words in json.dumps(b["messages"][0]) for b in calls)  # the profile's summary call, not pi's
+    quoted = json.dumps(summary)[1:-1]  # as the JSON text of a body holds it
+    summarized = [b for b in turns if quoted in json.dumps(b["messages"][:2])]
+    assert len(summarized) >= 2  # the summary forwarded, then reused
+    last = summarized[-1]["messages"]
+    assert last[0]["role"] == "system" and last[1]["role"] == "user" and "Read f0.txt to f9.txt." in json.dumps(last[1])
+    call_ids = [c["id"] for m in last for c in (m.get("tool_calls") or [])]
+    assert call_ids == [m["tool_call_id"] for m in last if m["role"] == "tool"]  # pairs whole
