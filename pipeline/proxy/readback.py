@@ -51,6 +51,8 @@ def _assistant(blocks: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _anthropic(message: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:
+    if message.get("role") not in ("user", "assistant"):
+        return []  # a system message inside messages is kept whole, not summarized
     content = message.get("content")
     blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
     if message.get("role") == "assistant":

@@ -23,8 +23,9 @@ The rule, per request of an Anthropic Messages or OpenAI chat conversation:
    for it, a timeout, an answer that fails the checks) leaves the request as it came
    (``summary_failures``); the next request tries again.
 
-Leading ``system``/``developer`` messages of a chat body are kept, never summarized.
-Anthropic puts the summary in the first kept user message (roles keep alternating).
+``system``/``developer`` messages among the replaced ones (a chat body's leading ones,
+Claude Code's ``role: "system"`` message inside ``messages``) are kept whole before the
+summary, never summarized.
 """
 
 from __future__ import annotations
@@ -114,7 +115,8 @@ class SummaryPolicy:
         else:
             request = next((m for m in reversed(messages[head:replaced]) if _turn_start(route, m)), None)
             blocks += _blocks(request.get("content")) if request is not None else []
-        messages[head:] = [{"role": "user", "content": blocks}, *kept]
+        inside = [m for m in messages[head:replaced] if _role(m) in ("system", "developer")]
+        messages[head:] = [*inside, {"role": "user", "content": blocks}, *kept]
         return out
 
     def _summarize(self, route: Route, replaced: list[Any], model: str, settings: Any, headers: Mapping[str, str],

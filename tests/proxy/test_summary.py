@@ -38,8 +38,11 @@ def _summary_text() -> str:
 SUMMARY = _summary_text()
 
 
+INSIDE = {"role": "system", "content": "a system message inside messages, as Claude Code sends one"}
+
+
 def _conversation(turns: int) -> dict:
-    messages: list[dict] = [{"role": "user", "content": "Read every file and fix the bug in f3."}]
+    messages: list[dict] = [{"role": "user", "content": "Read every file and fix the bug in f3."}, INSIDE]
     for i in range(turns):
         messages.append({"role": "assistant", "content": [
             {"type": "tool_use", "id": f"t{i}", "name": "read", "input": {"path": f"f{i}"}}]})
@@ -91,6 +94,8 @@ def test_one_summary_is_made_then_reused(tmp_path, profile):
     assert call.headers["x-api-key"] == "sk-client-key" and request["model"] == "claude-x"
     assert "<conversation>" in json.dumps(request) and "Read every file" in json.dumps(request)
     sent = json.loads(crossed.raw)["messages"]
+    assert sent[0] == INSIDE and INSIDE["content"] not in json.dumps(request)  # kept whole, not summarized
+    sent = sent[1:]
     first = sent[0]["content"]
     assert first[0]["text"].count(SUMMARY) == 1 and first[1:] == [{"type": "text", "text":
                                                                    "Read every file and fix the bug in f3."}]
@@ -99,7 +104,7 @@ def test_one_summary_is_made_then_reused(tmp_path, profile):
     results = [b["tool_use_id"] for m in sent if isinstance(m["content"], list) for b in m["content"]
                if b.get("type") == "tool_result"]
     assert ids == results and ids[-1] == "t11"  # pairs whole, the latest kept
-    again = json.loads(later.raw)["messages"]
+    again = json.loads(later.raw)["messages"][1:]
     assert json.dumps(again[:len(sent)]) == json.dumps(sent)  # reused: the same bytes, no second call
     assert stats["compactions"] == 1 and stats["summaries_reused"] == 1 and stats["summary_failures"] == 0
 
