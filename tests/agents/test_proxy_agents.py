@@ -172,3 +172,44 @@ def test_a_long_pi_run_is_summarized_by_the_proxy_and_the_summary_reused(tmp_pat
     assert last[0]["role"] == "system" and last[1]["role"] == "user" and "Read f0.txt to f9.txt." in json.dumps(last[1])
     call_ids = [c["id"] for m in last for c in (m.get("tool_calls") or [])]
     assert call_ids == [m["tool_call_id"] for m in last if m["role"] == "tool"]  # pairs whole
+
+
+def test_a_long_claude_code_run_is_summarized_by_the_proxy(tmp_path):
+    """The same on Claude Code (Anthropic Messages, its Read tool): the proxy's summary call carries
+    the profile's words, Claude Code's next requests carry the summary and its latest tool pairs."""
+    from pipeline.loopback.chat import LoopbackServer
+
+    (tmp_path / "p.yaml").write_text(SUMMARIZING)
+    profile = str(tmp_path / "p.yaml")
+    summary = _summary_text(profile)
+    project = tmp_path / "project"
+    project.mkdir()
+    for i in range(10):
+        (project / f"f{i}.txt").write_text(f"file {i}\n" + "a line of text in the file\n" * 150)
+    script = [{"toolCalls": [{"name": "Read", "arguments": {"file_path": str(project / f"f{i}.txt")}}]}
+              for i in range(10)]
+    server = LoopbackServer([*script, "All files read."],
+                            aside=lambda body: summary if _is_summary_call(body) else None)
+    recipe: Recipe = RECIPES["claude-code"]()
+    recipe.server = lambda: _Proxied(server, profile, tmp_path / "store.db", project)  # type: ignore[method-assign]
+    try:
+        env = agent_env("claude-code")
+    except AgentInstallError as err:
+        pytest.fail(f"the real Claude Code CLI could not be installed: {err}")
+    done = recipe.run(recipe.binary, project, tmp_path / "home", [Invocation("Read f0.txt to f9.txt.")], 600, env)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    bodies = [b for b in server.bodies if isinstance(b, dict)]
+    calls = [b for b in bodies if _is_summary_call(b)]
+    assert calls, [json.dumps(b)[:200] for b in bodies]
+    from pipeline import compile_profile
+
+    words = compile_profile(profile).profile.summary.system_prompt.render()
+    assert all(words in json.dumps(b.get("system")) for b in calls)
+    quoted = json.dumps(summary)[1:-1]
+    summarized = [b for b in bodies if not _is_summary_call(b) and quoted in json.dumps(b.get("messages"))]
+    assert summarized, "the summary was not forwarded"
+    last = summarized[-1]["messages"]
+    uses = [c["id"] for m in last if isinstance(m.get("content"), list) for c in m["content"] if c.get("type") == "tool_use"]
+    results = [c["tool_use_id"] for m in last if isinstance(m.get("content"), list) for c in m["content"]
+               if c.get("type") == "tool_result"]
+    assert uses and uses == results
