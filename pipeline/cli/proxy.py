@@ -62,6 +62,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context-window", type=int, default=None, metavar="TOKENS",
                         help="the models' context window the compaction trigger is read against (default: the "
                              "profile's summarizer.context_window, else compaction.branch.default_context_window)")
+    parser.add_argument("--prepare-at", type=float, default=0.8, metavar="SHARE",
+                        help="start a conversation's summary in the background once it passes this share of the "
+                             "trigger's threshold, so the request that crosses it does not wait (default: 0.8; "
+                             "0: off)")
     parser.add_argument("--max-body", type=int, default=64 * 1024 * 1024, metavar="BYTES",
                         help="the largest request body accepted; a larger one is answered 413 (default: 64 MiB)")
     parser.add_argument("--graceful", type=float, default=30.0, metavar="SECONDS",

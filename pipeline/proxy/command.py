@@ -29,6 +29,9 @@ def start(pipeline: "Pipeline", args: "argparse.Namespace") -> None:
     upstreams = Upstreams(_url(args.anthropic_url, ANTHROPIC_URL, "--anthropic-url"),
                           _url(args.openai_url, OPENAI_URL, "--openai-url"),
                           _url(args.gemini_url, GEMINI_URL, "--gemini-url"))
+    if not 0 <= args.prepare_at < 1:
+        raise UsageError(Problem(f"{args.prepare_at} is not a share below 1", key="--prepare-at",
+                                 hint="for example 0.8; 0 turns preparing off", code="proxy.usage"))
     if args.context_window is not None and args.context_window < 1:
         raise UsageError(Problem(f"{args.context_window} is not a number of tokens", key="--context-window",
                                  hint="give 1 or more", code="proxy.usage"))
@@ -39,14 +42,14 @@ def start(pipeline: "Pipeline", args: "argparse.Namespace") -> None:
     store = Store(_store_path(args.store)).open()
     try:
         sock = bind(listen)
-        policy = policy_of(pipeline, args.cwd, store, args.context_window, upstreams)
+        policy = policy_of(pipeline, args.cwd, store, args.context_window, upstreams, args.prepare_at)
         serve(ProxyApp(settings, store, policy=policy), sock, graceful_s=args.graceful)
     finally:
         store.close()
 
 
 def policy_of(pipeline: "Pipeline", cwd: Optional[str], store: Store, context_window: Optional[int],
-              upstreams: Upstreams) -> Optional[Policy]:
+              upstreams: Upstreams, prepare_at: float = 0.0) -> Optional[Policy]:
     """The profile's policy on the wire: its system prompt, then masking, then summaries;
     None when it changes nothing (bytes pass through)."""
     around = surround(pipeline, str(Path(cwd or ".").absolute()))
@@ -57,7 +60,7 @@ def policy_of(pipeline: "Pipeline", cwd: Optional[str], store: Store, context_wi
     if compaction.enabled and strategies & set(MASKING):
         parts.append(MaskingPolicy(compaction, Window(window), store))
     if compaction.enabled and "summarize" in strategies:
-        parts.append(SummaryPolicy(pipeline, window, store, upstreams))
+        parts.append(SummaryPolicy(pipeline, window, store, upstreams, prepare_at))
     return None if not parts else parts[0] if len(parts) == 1 else Policies(*parts)
 
 

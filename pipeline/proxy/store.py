@@ -33,7 +33,8 @@ from typing import Iterator, Optional
 from pipeline.errors import Location, PipelineError, Problem
 
 SCHEMA_VERSION = 1
-COUNTERS = ("requests", "unchanged", "rewritten", "compactions", "summaries_reused", "summary_failures",
+COUNTERS = ("requests", "unchanged", "rewritten", "compactions", "summaries_reused", "summaries_prepared",
+            "summary_failures",
             "masked_results",
             "upstream_errors", "proxy_errors", "tokens_saved", "input_tokens", "cache_read_tokens",
             "cache_write_tokens")

@@ -19,7 +19,12 @@ The rule, per request of an Anthropic Messages or OpenAI chat conversation:
    request's own upstream with the client's model and credentials, or to the profile's
    summarizer when it names a provider other than ``offline``. The summary is stored under
    the hash of what it replaces (``compactions``).
-4. **Failure is not the client's**: a summary call that fails (a key the upstream refuses
+4. **Prepared ahead**: with ``--prepare-at SHARE`` (default 0.8), a request whose estimate
+   passes that share of the trigger's threshold starts the summary the crossing request
+   will need in a background thread (once per history; ``summaries_prepared``); the request
+   itself goes on at once. The crossing request then finds it stored (step 1) and does not
+   wait.
+5. **Failure is not the client's**: a summary call that fails (a key the upstream refuses
    for it, a timeout, an answer that fails the checks) leaves the request as it came
    (``summary_failures``); the next request tries again.
 
@@ -31,6 +36,7 @@ summary, never summarized.
 from __future__ import annotations
 
 import copy
+import threading
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
@@ -43,7 +49,7 @@ from pipeline.llm.errors import LLMError
 from pipeline.llm.factory import make_client
 from pipeline.proxy.readback import pi_messages
 from pipeline.proxy.routes import Route, Upstreams
-from pipeline.proxy.store import Store
+from pipeline.proxy.store import Store, Summary
 from pipeline.proxy.wire import Json, chain, messages_of, size
 
 TYPE_CHECKING = False
@@ -65,13 +71,18 @@ class Cut:
 class SummaryPolicy:
     """:class:`~pipeline.proxy.app.Policy` replacing old messages by the profile's summary."""
 
-    def __init__(self, pipeline: "Pipeline", window: int, store: Store, upstreams: Upstreams) -> None:
+    def __init__(self, pipeline: "Pipeline", window: int, store: Store, upstreams: Upstreams,
+                 prepare_at: float = 0.0) -> None:
         self.profile = pipeline.profile
         self.texts = (self.profile.summary.projection.compaction.open.render(),
                       self.profile.summary.projection.compaction.close.render())
         self.window = window
         self.store = store
         self.upstreams = upstreams
+        self.prepare_at = prepare_at
+        #: the conversations (the hash of their first message) with a summary being prepared
+        self._pending: dict[str, threading.Event] = {}
+        self._lock = threading.Lock()
 
     def apply(self, route: Route, body: Json, headers: Mapping[str, str] = {}) -> Optional[Json]:
         if route.kind not in ("messages", "chat"):
@@ -83,24 +94,65 @@ class SummaryPolicy:
             return None
         hashes = chain(messages)
         head = _head(route, messages)
+        self._await_prepared(hashes[1])
         stored = self.store.summary_for(hashes)
         out = body if stored is None else self._forwarded(route, body, head, stored.messages, stored.text)
         if stored is not None:
             self.store.count("summaries_reused")
-        if not fires(size(out) / 4, self.window, settings):
-            return None if stored is None else out
+        tokens = size(out) / 4
         done = stored.messages if stored is not None else head
         cut = _cut(route, messages, done, settings.keep_recent_tokens)
+        if not fires(tokens, self.window, settings):
+            if self.prepare_at and cut > done and fires(tokens / self.prepare_at, self.window, settings):
+                self._prepare(route, body, messages, hashes, head, (done, cut), stored, headers)
+            return None if stored is None else out
         if cut <= done:
             return None if stored is None else out
+        new = self._step(route, body, messages, hashes, head, (done, cut), stored, headers)
+        return new if new is not None else None if stored is None else out
+
+    def _step(self, route: Route, body: Json, messages: list[Any], hashes: list[str], head: int,
+              span: tuple[int, int], stored: Optional[Summary], headers: Mapping[str, str]) -> Optional[Json]:
+        """Summarize ``messages[span]`` (over the stored summary), store it; the body to forward."""
+        done, cut = span
+        model = str(body.get("model") or "")
+        settings = self.profile.compaction.for_model(route.provider, model)
         text = self._summarize(route, messages[done:cut], model, settings, headers,
                                None if stored is None else stored.text)
         if text is None:
-            return None if stored is None else out
+            return None
+        before = self._forwarded(route, body, head, stored.messages, stored.text) if stored is not None else body
         new = self._forwarded(route, body, head, cut, text)
-        self.store.record_summary(hashes[1], hashes[cut], cut, text, size(out) // 4, size(new) // 4)
+        self.store.record_summary(hashes[1], hashes[cut], cut, text, size(before) // 4, size(new) // 4)
         self.store.count("compactions")
         return new
+
+    def _prepare(self, route: Route, body: Json, messages: list[Any], hashes: list[str], head: int,
+                 span: tuple[int, int], stored: Optional[Summary], headers: Mapping[str, str]) -> None:
+        """Make the summary the crossing request will need in the background (once per history)."""
+        conversation = hashes[1]
+        with self._lock:
+            if conversation in self._pending:
+                return
+            done = self._pending[conversation] = threading.Event()
+
+        def run() -> None:
+            try:
+                if self._step(route, body, messages, hashes, head, span, stored, dict(headers)) is not None:
+                    self.store.count("summaries_prepared")
+            finally:
+                with self._lock:
+                    del self._pending[conversation]
+                done.set()
+
+        threading.Thread(target=run, name="pipeline-proxy-summary", daemon=True).start()
+
+    def _await_prepared(self, conversation: str) -> None:
+        """A summary of this conversation under way is waited for (never two of one history)."""
+        with self._lock:
+            pending = self._pending.get(conversation)
+        if pending is not None:
+            pending.wait(self.profile.summarizer.call_deadline_s or self.profile.summarizer.timeout_s)
 
     def _forwarded(self, route: Route, body: Json, head: int, replaced: int, summary: str) -> Json:
         """``body`` with messages ``head:replaced`` replaced by one user message: the summary, then

@@ -11,6 +11,7 @@ the request as the client sent it.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import httpx
@@ -114,3 +115,28 @@ def test_a_refused_summary_call_leaves_the_request_as_sent(tmp_path, profile):
     forwarded = [s for s in seen if b"<conversation>" not in s.raw]
     assert forwarded[0].raw == json.dumps(_conversation(12)).encode()
     assert stats["summary_failures"] == 1 and stats["compactions"] == 0
+
+
+def test_a_summary_is_prepared_before_the_trigger_and_the_crossing_request_does_not_wait(tmp_path, profile):
+    """At 0.5 of the threshold the summary starts in the background; the request that crosses the
+    trigger finds it stored: no summary call happens between it and its forwarding."""
+    with RecordingUpstream() as upstream:
+        upstream.recorder.answer = _answer()
+        with ProxyProcess(profile, "--anthropic-url", upstream.url, "--prepare-at", "0.5",
+                          store=tmp_path / "s.db") as proxy:
+            post = lambda body: httpx.post(proxy.url + "/v1/messages", content=json.dumps(body), timeout=60,  # noqa: E731
+                                           headers={"x-api-key": "sk-client-key"})
+            assert post(_conversation(7)).status_code == 200  # ~2,000 tokens: past half of 3,000, below it
+            for _ in range(100):
+                stats = httpx.get(proxy.url + "/_pipeline/stats", timeout=30).json()
+                if stats["summaries_prepared"]:
+                    break
+                time.sleep(0.1)
+            before = len(upstream.recorder.seen)
+            assert post(_conversation(10)).status_code == 200  # crosses the trigger
+            stats = httpx.get(proxy.url + "/_pipeline/stats", timeout=30).json()
+        after = upstream.recorder.seen[before:]
+    assert stats["summaries_prepared"] == 1 and stats["summaries_reused"] >= 1
+    # forwarded at once, with the prepared summary (a next summary may then start in the background)
+    assert b"<conversation>" not in after[0].raw
+    assert json.dumps(SUMMARY)[1:-1] in after[0].raw.decode()
