@@ -11,7 +11,10 @@ an export may write a context file or a command folder a dialect source reads. R
 such a copy would shadow (or collide with) the profile's own file it was made from.
 :class:`ExportedCopies` answers, for a file discovery found, whether it is an export's
 copy *as written*: listed in a manifest above it, or in a folder beside one of those
-folders (``<root>/.pi/``, ``<root>/.codex/``, ...), with the digest of its bytes now.
+folders (``<root>/.pi/``, ``<root>/.codex/``, ...), with the digest of its bytes now. The
+journal an interrupted export left beside a manifest (``<manifest>.pending``, the manifest
+it was about to record) counts too: a file holding either the old or the new bytes is the
+export's, as the export itself reads it (:mod:`pipeline.export.manifest`).
 An edited copy is the user's again and is read. Nothing here raises: a manifest that
 cannot be read lists nothing. The export (:mod:`pipeline.export.apply`) writes the
 manifests; this is the reading rule stages may use (a stage never imports the export).
@@ -22,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Optional
 
 from pipeline import files
 from pipeline.errors import PipelineError
@@ -31,6 +33,8 @@ from pipeline.errors import PipelineError
 MANIFEST_NAME = "context-pipeline-export.json"
 #: the file kind the manifest is read as (its size limit: pipeline.limits.FILE_LIMITS)
 MANIFEST_KIND = "export manifest"
+#: the journal beside a manifest while an export writes (left by one that was interrupted)
+PENDING = ".pending"
 
 
 def digest(data: bytes) -> str:
@@ -56,38 +60,38 @@ class ExportedCopies:
     it reads each folder's manifests once."""
 
     def __init__(self) -> None:
-        self._by_folder: dict[str, dict[str, str]] = {}  # a folder -> {real path of an entry: digest}
+        self._by_folder: dict[str, dict[str, set[str]]] = {}  # a folder -> {real path of an entry: digests}
 
     def is_copy(self, path: str | os.PathLike[str], kind: str) -> bool:
         """Whether ``path`` (a file of ``kind``, for its size limit) is listed in an export's
         manifest and its bytes are still the ones the export wrote."""
         recorded = self.recorded(path)
-        if recorded is None:
+        if not recorded:
             return False
         try:
             data = files.read_bytes(path, kind)
         except PipelineError:
             return False  # the reader that loads it reports the problem
-        return digest(data) == recorded
+        return digest(data) in recorded
 
-    def recorded(self, path: str | os.PathLike[str]) -> Optional[str]:
-        """The digest a manifest records for ``path``, else None."""
+    def recorded(self, path: str | os.PathLike[str]) -> set[str]:
+        """The digests the manifests (and their journals) record for ``path`` (empty: none)."""
         absolute = os.path.abspath(path)
         real = os.path.realpath(absolute)
         for folder in dict.fromkeys(_ancestors(absolute) + _ancestors(real)):
             found = self._listed(folder).get(real)
-            if found is not None:
+            if found:
                 return found
-        return None
+        return set()
 
-    def _listed(self, folder: str) -> dict[str, str]:
+    def _listed(self, folder: str) -> dict[str, set[str]]:
         listed = self._by_folder.get(folder)
         if listed is None:
             listed = {}
             for manifest in _manifests_of(folder):
                 for entry, recorded in manifest_files(manifest).items():
                     if entry and not os.path.isabs(entry):
-                        listed.setdefault(os.path.realpath(os.path.join(folder, entry)), recorded)
+                        listed.setdefault(os.path.realpath(os.path.join(folder, entry)), set()).add(recorded)
             self._by_folder[folder] = listed
         return listed
 
@@ -111,7 +115,7 @@ def _manifests_of(folder: str) -> list[str]:
                           if e.name.startswith(".") and _is_dir(e))
     except OSError:
         return []
-    return [m for m in out if files.is_regular(m)]
+    return [m for manifest in out for m in (manifest, manifest + PENDING) if files.is_regular(m)]
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:

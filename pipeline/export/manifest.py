@@ -38,9 +38,9 @@ from pipeline.errors import Location, PipelineError, Problem
 from pipeline import jsontext
 from pipeline.export.base import Key
 from pipeline.export.paths import link_in_the_way, path_problem
+from pipeline.manifests import PENDING
 
 MANIFEST_VERSION = 1
-PENDING = ".pending"
 _HEX = set("0123456789abcdef")
 
 

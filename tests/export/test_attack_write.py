@@ -114,3 +114,22 @@ def test_concurrent_exports_queue_and_the_manifest_lists_the_files_on_disk(tmp_p
     assert set(manifest["files"]) == on_disk
     for path, sha in manifest["files"].items():
         assert hashlib.sha256((project / path).read_bytes()).hexdigest() == sha
+
+
+def test_an_export_killed_half_way_through_its_renames_is_finished_by_the_next(tmp_path):
+    """The state a kill leaves after some renames (the old manifest, the journal of the new one, some new
+    files in place): the export's copies named in the journal are not read back as the project's own
+    templates, and the next plain export ends exactly where an uninterrupted one does."""
+    old = make_profile(tmp_path / "a", "a", 6, "old")
+    new = make_profile(tmp_path / "b", "b", 9, "new")
+    for name, profile in (("A", old), ("B", new)):
+        (tmp_path / name).mkdir()
+        assert main(["export", "pi", str(profile), "--project", str(tmp_path / name)]) == 0
+    project = tmp_path / "proj"
+    shutil.copytree(tmp_path / "A", project)
+    manifest = ".pi/context-pipeline-export.json"
+    shutil.copy(tmp_path / "B" / manifest, project / (manifest + ".pending"))
+    for i in range(5):  # the first renames happened
+        shutil.copy(tmp_path / "B" / ".pi/prompts" / f"b{i}.md", project / ".pi/prompts" / f"b{i}.md")
+    assert main(["export", "pi", str(new), "--project", str(project)]) == 0
+    assert files(project) == files(tmp_path / "B")
