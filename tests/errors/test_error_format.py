@@ -84,7 +84,7 @@ def test_validate_text_output_in_a_real_process(tmp_path):
         "team.yaml:4:3: compaction.reserv_tokens: unknown key (did you mean `reserve_tokens`?)",
         "    4 |   reserv_tokens: 1000",
         "      |   ^",
-        'team.yaml:5:23: compaction.keep_recent_tokens: expected a whole number, got the text "20000"',
+        'team.yaml:5:23: compaction.keep_recent_tokens: expected a whole number, got the text "20000" (write 20000 without quotes)',
         '    5 |   keep_recent_tokens: "20000"',
         "      |                       ^",
         "2 errors in team.yaml",
