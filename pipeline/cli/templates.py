@@ -57,7 +57,9 @@ HELP = "list the prompt templates with their descriptions, argument hints and ar
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", nargs="?", choices=("export",), help="export: write the templates in another dialect")
+    parser.add_argument("action", nargs="?", choices=("export",), metavar="export",
+                        help="optional: `pipeline templates export --to DIALECT [-o DIR]` writes the templates in "
+                             "another tool's format instead of listing them")
     add_template_options(parser)
     parser.add_argument("--agent-dir", metavar="DIR",
                         help="the agent's own directory, whose prompts/ is the `global` source "

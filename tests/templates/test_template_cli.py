@@ -113,3 +113,14 @@ def test_help_texts_have_examples(tmp_path):
         done = pipeline(cmd, "--help", cwd=tmp_path)
         assert done.returncode == 0
         assert "examples:" in done.stdout and "~/.pi/agent/prompts" in done.stdout and "--templates-dir" in done.stdout
+
+
+def test_templates_help_shows_a_readable_action():
+    """Issue 34, item 7: the optional action reads `[export]`, explained, not `[{export}]`."""
+    done = subprocess.run([sys.executable, "-m", "pipeline", "templates", "--help"], capture_output=True, text=True,
+                          timeout=60)
+    text = " ".join(done.stdout.split())
+    assert done.returncode == 0 and "{export}" not in text
+    assert "[-o DIR] [export]" in text
+    assert "export optional: `pipeline templates export --to DIALECT [-o DIR]` writes the templates in another " \
+           "tool's format instead of listing them" in text
