@@ -98,6 +98,7 @@ CODES: dict[str, str] = {
     "template.blank-in-form": "blanks inside `${...}`, left as literal text",
     "template.malformed-slice": "`${@:...}` that is not a slice, left as literal text",
     "template.unclosed-form": "a `${` or `$<` that is never closed",
+    "template.missing-brace": "`$2:-x}` or `$@:2}`: a braced form whose `{` is missing",
     "template.negative-index": "a negative position, left as literal text",
     "template.argument-name": "`$NAME` or `${NAME}`, left as literal text",
     "template.non-ascii-digit": "a position written with non-ASCII digits",

@@ -95,3 +95,12 @@ def test_no_reference_into_a_document_outside_the_repository():
             if pattern.search(line):
                 found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:80]}")
     assert found == []
+
+
+def test_no_page_sends_readers_to_a_note_outside_the_repository():
+    """Issue 34, item 6: the research notes live outside the repository (../shared), so a
+    page may not send readers there for what it should say itself."""
+    found = [f"{page.name}:{n}" for page in [*sorted(DOCS.glob("*.md")), ROOT / "README.md"]
+             for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+             if "shared/research" in line or "research note" in line]
+    assert found == []

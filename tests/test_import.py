@@ -157,3 +157,42 @@ def test_import_other_tools(isolated, capsys, tool, files, names, command):
                  "--format", "json", "-o", str(report)]) == 0
     found = json.loads(report.read_text())["context"]["context_files"]
     assert [Path(f["path"]).name for f in found] == [names[0]]
+
+
+def test_a_claude_code_project_import_names_what_it_read_and_the_settings_it_ignored(isolated, capsys, monkeypatch):
+    """Issue 34, item 7: `import claude-code --project .` says which settings it left out, and
+    its header names the project's .claude, not a ~/.claude it never read."""
+    project = isolated / "p"
+    (project / ".claude" / "commands").mkdir(parents=True)
+    (project / ".claude" / "commands" / "fix.md").write_text("Fix $ARGUMENTS\n")
+    (project / ".claude" / "settings.json").write_text('{"model": "opus", "permissions": {"allow": ["Bash"]}}')
+    (project / ".claude" / "settings.local.json").write_text('{"env": {"A": "1"}}')
+    monkeypatch.chdir(project)
+    assert main(["import", "claude-code", "--project", "."]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[1] == "# Imported from Claude Code's project setup (.claude) by `pipeline import claude-code`."
+    assert "~/.claude" not in out
+    assert err.splitlines() == [
+        ".claude/settings.json: info: `model` is not part of a context profile; not imported",
+        ".claude/settings.json: info: `permissions` is not part of a context profile; not imported",
+        ".claude/settings.local.json: info: `env` is not part of a context profile; not imported",
+        "3 notices in 2 files",
+    ]
+
+
+def test_a_claude_code_import_names_the_user_directory_it_read(isolated, capsys, monkeypatch):
+    home = isolated / "home" / ".claude"
+    (home / "commands").mkdir(parents=True)
+    (home / "settings.json").write_text('{"model": "opus"}')
+    (isolated / "p").mkdir()
+    monkeypatch.chdir(isolated / "p")
+    assert main(["import", "claude-code", "--project", "."]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[1] == ("# Imported from Claude Code's project setup (.claude) and user setup (~/.claude) "
+                                   "by `pipeline import claude-code`.")
+    assert err == f"{home / 'settings.json'}: info: `model` is not part of a context profile; not imported\n"
+    (home / "settings.json").write_text('{"model": ')
+    assert main(["import", "claude-code"]) == 0  # a broken settings file: said, and nothing was to come from it
+    out, err = capsys.readouterr()
+    assert out.splitlines()[1] == "# Imported from Claude Code's user setup (~/.claude) by `pipeline import claude-code`."
+    assert err.startswith(f"{home / 'settings.json'}:1:11: warning: invalid JSON")

@@ -44,17 +44,17 @@ def test_import_pi_refuses_a_fifo_settings_file(tmp_path, agent):
     os.mkfifo(agent / "settings.json")
     run = pipeline("import", "pi", str(agent), cwd=tmp_path)
     assert (run.returncode, run.stdout) == (1, "")
-    assert run.stderr == f"{agent / 'settings.json'}: {FIFO_LINE.format(kind='settings file')}\n"
+    assert run.stderr == f"agent/settings.json: {FIFO_LINE.format(kind='settings file')}\n"
 
 
 def test_import_pi_refuses_an_oversize_project_settings_file(tmp_path, agent):
     (agent / "settings.json").write_text('{"compaction": {"reserveTokens": 9000}}')
     size = files.limit("settings file") + 1
-    big = sparse(tmp_path / "proj" / ".pi" / "settings.json", size)
+    sparse(tmp_path / "proj" / ".pi" / "settings.json", size)
     run = pipeline("import", "pi", str(agent), "--project", str(tmp_path / "proj"), cwd=tmp_path)
     assert (run.returncode, run.stdout) == (1, "")
-    assert run.stderr == (f"{big}: file too large: {size} bytes (the limit for a settings file is {size - 1} bytes)"
-                          " (see docs/limits.md)\n")
+    assert run.stderr == (f"proj/.pi/settings.json: file too large: {size} bytes (the limit for a settings file is "
+                          f"{size - 1} bytes) (see docs/limits.md)\n")
 
 
 def test_import_pi_reads_settings_as_pi_does(tmp_path, agent):
@@ -72,7 +72,7 @@ def test_import_gemini_warns_about_a_fifo_settings_file_and_keeps_the_defaults(t
     os.mkfifo(home / "settings.json")
     run = pipeline("import", "gemini", str(home), cwd=tmp_path)
     assert run.returncode == 0, run.stderr
-    assert run.stderr == f"{home / 'settings.json'}: warning: {FIFO_LINE.format(kind='settings file')}\n"
+    assert run.stderr == f"gem/settings.json: warning: {FIFO_LINE.format(kind='settings file')}\n"
     assert "GEMINI.md" in run.stdout
 
 
@@ -94,7 +94,7 @@ def test_init_reads_the_pre_commit_config_through_the_bounded_reader(repo, make,
     make(config)
     run = pipeline("init", str(repo), "--install", "context-pipeline==0.1.0", cwd=repo)
     assert run.returncode == 1 and "Traceback" not in run.stderr
-    assert line.format(path=config) in run.stderr.splitlines()
+    assert line.format(path=config.relative_to(repo)) in run.stderr.splitlines()  # relative to the cwd
 
 
 def test_init_force_never_writes_into_a_fifo(repo):
@@ -102,4 +102,4 @@ def test_init_force_never_writes_into_a_fifo(repo):
     os.mkfifo(repo / "agent-profiles" / "team.yaml")
     run = pipeline("init", str(repo), "--force", cwd=repo)
     assert run.returncode == 1
-    assert run.stderr.splitlines()[-1].startswith(f"{repo / 'agent-profiles' / 'team.yaml'}: not a regular file")
+    assert run.stderr.splitlines()[-1].startswith("agent-profiles/team.yaml: not a regular file")

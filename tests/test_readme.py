@@ -19,3 +19,18 @@ def test_every_shipped_profile_is_addressable_by_its_path_under_configs():
     for wrong in ("builtin:team", "team"):
         with pytest.raises(PipelineError, match=r"did you mean `builtin:examples/team`\?"):
             compile_profile(wrong)
+
+
+def test_the_from_python_prose_names_the_files_its_code_uses():
+    """Issue 34, item 6: the prose under README's "From Python" block names the files the
+    block really reads, and each exists in the repository."""
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## From Python", 1)[1].split("\n## ", 1)[0]
+    code, prose = section.split("```python", 1)[1].split("```", 1)
+    named = re.findall(r"`([\w./-]+\.(?:jsonl|yaml))`", prose)
+    assert named, "the prose names the files the block reads"
+    for name in named:
+        assert name in code, f"{name} is named in the prose but not used by the code"
+        assert (ROOT / name).is_file(), name

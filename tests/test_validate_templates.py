@@ -54,3 +54,16 @@ def test_init_writes_the_template_check_into_the_hook_and_the_job(tmp_path, monk
         capsys.readouterr()
         assert main(argv[1:]) == 1, command
         assert ".pi/prompts/review.md" in capsys.readouterr().out
+
+
+def test_a_template_typo_missing_its_brace_fails_strict(tmp_path, monkeypatch, capsys):
+    """Issue 34, item 4: `$2:-correctness}` is caught like its neighbours, located, with a hint."""
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    (tmp_path / ".pi" / "prompts").mkdir(parents=True)
+    (tmp_path / ".pi" / "prompts" / "review.md").write_text("---\ndescription: Review\n---\nReview $1 for $2:-correctness}.\n")
+    (tmp_path / "team.yaml").write_text("extends: builtin:default\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "--strict", "--project", ".", "team.yaml"]) == 1
+    out = capsys.readouterr().out
+    assert (".pi/prompts/review.md:4:15: warning: `$2:-correctness}` is `$2` followed by the text `:-correctness}`: "
+            "the `{` after `$` is missing (did you mean `${2:-correctness}`?)") in out

@@ -21,6 +21,7 @@ import stat
 import sys
 import unicodedata
 from dataclasses import replace
+from pathlib import Path
 from typing import Iterable, TextIO
 
 from pipeline.errors import PipelineError, Problem
@@ -131,8 +132,9 @@ def _places(paths: list[str]) -> str:
 
 
 def format_problems(problems: Iterable[Problem], *, count: bool = True) -> str:
-    """Every problem (located line, source line, caret), then the closing count."""
-    problems = list(problems)
+    """Every problem (located line, source line, caret), then the closing count. Files are
+    named relative to the working directory when inside it, by every command alike."""
+    problems = [shown_relative(p) for p in problems]
     sources = _Sources()
     lines: list[str] = []
     for problem in problems:
@@ -141,6 +143,25 @@ def format_problems(problems: Iterable[Problem], *, count: bool = True) -> str:
     if count and len(problems) > 1:
         lines.append(count_line(problems))
     return "\n".join(lines)
+
+
+def shown_path(file: str) -> str:
+    """A file as every command names it: an absolute path inside the working directory
+    relative to it (as ``pipeline validate`` names files), anything else as given."""
+    from pipeline.resources import display_path
+
+    return display_path(Path(file)) if os.path.isabs(file) else file
+
+
+def shown_relative(problem: Problem) -> Problem:
+    """``problem`` with its file named by :func:`shown_path`."""
+    from pipeline.errors import Location
+
+    loc = problem.location
+    if loc is None or not loc.file:
+        return problem
+    shown = shown_path(loc.file)
+    return problem if shown == loc.file else problem.at(Location(shown, loc.line, loc.col))
 
 
 def report(problems: Iterable[Problem], stream: TextIO | None = None, *, count: bool = True) -> None:

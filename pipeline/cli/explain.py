@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
     loaded = load_profile(args.profile)
     data = loaded.profile.model_dump(mode="json", by_alias=True)
-    values = effective_values(data, loaded.source_map)
+    values = effective_values(data, loaded.source_map)  # files named as review output names them
     chosen = select(values, args.key)
     if not chosen:
         dropped = dropped_by(loaded.source_map, args.key)
@@ -60,13 +60,23 @@ def run(args: argparse.Namespace) -> int:
         hint = did_you_mean(args.key.strip("."), known_prefixes(values))
         raise UsageError(f"no key `{args.key}` in this profile" + (f" ({hint})" if hint else ""))
     if args.format == "json":
-        out = {"profile": loaded.origin, "files": list(loaded.files), "values": [v.to_json() for v in chosen]}
+        out = {"profile": _shown(loaded.origin), "files": _files(loaded), "values": [v.to_json() for v in chosen]}
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         for value in chosen:
             where = str(value.location) if value.location else "(default)"
             print(f"{where}: {value.key} = {json.dumps(value.value, ensure_ascii=False)}")
     return 0
+
+
+def _shown(file: str) -> str:
+    from pipeline.source import shown_file
+
+    return shown_file(file)
+
+
+def _files(loaded) -> list[str]:
+    return [_shown(f) for f in loaded.files]
 
 
 def _choose_profile(args: argparse.Namespace) -> None:
@@ -99,7 +109,7 @@ def _print_dropped(args: argparse.Namespace, loaded, section: str, how: str, whe
         text = f"{key}: not set: section `{section}` was {how} by {where} (`{directive}`)"
     if args.format == "json":
         by = {"file": where.file, "line": where.line, "col": where.col}
-        out = {"profile": loaded.origin, "files": list(loaded.files), "values": [],
+        out = {"profile": _shown(loaded.origin), "files": _files(loaded), "values": [],
                "dropped": {"key": key, "section": section, "how": how, "by": by}}
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:

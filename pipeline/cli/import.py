@@ -62,6 +62,8 @@ examples:
 
 _TOOL_HELP = """Write an overlay profile from {tool}'s setup: its command folders become template
 sources in its dialect, and its context-file names count. HOME_DIR defaults to {home}.
+Settings with no profile counterpart (Claude Code's `model`, `permissions`, ...) are
+named on stderr as not imported.
 
 When the project holds `pipeline export {tool}`'s manifest ({dir}/context-pipeline-export.json),
 the export is read back instead (the round trip): {back}. What the export reported lost

@@ -91,11 +91,11 @@ def _check(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(js_json(_report(session, problems, damaged)))
     else:
-        from pipeline.cli._report import format_problems
+        from pipeline.cli._report import format_problems, shown_path
 
         if problems:  # the summary line below is the closing count
             print(format_problems(problems, count=False))
-        print(check_summary(args.session, len(session.entries), problems, session.leaf_id, session.migrated_from))
+        print(check_summary(shown_path(args.session), len(session.entries), problems, session.leaf_id, session.migrated_from))
     return 1 if damaged else 0
 
 

@@ -50,14 +50,16 @@ import argparse
 import sys
 
 from pipeline.cli._output import printable, tolerant_output
-from pipeline.cli._report import report
+from pipeline.cli._report import report, shown_path, shown_relative
 from pipeline.cli.expand import add_template_options, load
 
 HELP = "list the prompt templates with their descriptions, argument hints and arity"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", nargs="?", choices=("export",), help="export: write the templates in another dialect")
+    parser.add_argument("action", nargs="?", choices=("export",), metavar="export",
+                        help="optional: `pipeline templates export --to DIALECT [-o DIR]` writes the templates in "
+                             "another tool's format instead of listing them")
     add_template_options(parser)
     parser.add_argument("--agent-dir", metavar="DIR",
                         help="the agent's own directory, whose prompts/ is the `global` source "
@@ -98,10 +100,10 @@ def _json_item(t) -> dict:
             "optional": list(arity.optional),
             "variadicFrom": arity.variadic_from,
         },
-        "file": str(t.path) if t.path else None,
+        "file": _shown(t.path) if t.path else None,
         "source": t.source,
         "dialect": t.dialect,
-        "findings": [p.to_json() for p in t.problems()],
+        "findings": [shown_relative(p).to_json() for p in t.problems()],
     }
 
 
@@ -120,7 +122,7 @@ def _export(args: argparse.Namespace) -> int:
         if item.text is None:
             print(f"/{item.name}: not written: " + "; ".join(item.reasons), file=sys.stderr)
             continue
-        print(f"/{item.name}: wrote {printable(str(next(written)))}")
+        print(f"/{item.name}: wrote {printable(_shown(next(written)))}")
         for note in item.notes:
             print(f"/{item.name}: note: {note}", file=sys.stderr)
     return 1 if any(i.text is None for i in items) else 0
@@ -134,11 +136,18 @@ def _table(templates) -> list[str]:
         return ["(no templates found)"]
     rows = [_HEAD] + [
         ("/" + t.name, _cell(t.description), _cell(t.hint_text or "-"),
-         t.analyze().arity.hint() or "-", printable(str(t.path or "-")))
+         t.analyze().arity.hint() or "-", printable(_shown(t.path) if t.path else "-"))
         for t in templates
     ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(_HEAD) - 1)]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1] for r in rows]
+
+
+def _shown(path) -> str:
+    """A file as every command names it: relative to the working directory when inside it."""
+    from pathlib import Path
+
+    return shown_path(str(Path(path).absolute()))
 
 
 def _cell(text: str) -> str:

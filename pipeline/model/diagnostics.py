@@ -8,6 +8,7 @@ jargon or URLs, and a "did you mean" hint for unknown keys and misspelt values.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Callable, Literal, Sequence
 
 from pydantic import BaseModel, ValidationError
@@ -43,6 +44,9 @@ _BOUNDS = {
     "less_than": ("must be less than {}", "lt"),
     "less_than_equal": ("must be at most {}", "le"),
 }
+#: A number as people write it (``24000``, ``2.5``, ``-1e3``), and with ``_`` separators.
+_DECIMAL = re.compile(r"[-+]?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?")
+_SEPARATED = re.compile(r"[-+]?[0-9]+(_[0-9]+)*(\.[0-9]+(_[0-9]+)*)?")
 _ID_HINT = "an id starts with a letter or `_` and holds only letters, digits, `_`, `.` and `-`"
 
 
@@ -112,7 +116,7 @@ def _translate(error: dict, path: tuple, root: type[BaseModel]) -> tuple[str, st
     if kind == "missing":
         return "missing required key", None, "parent"
     if kind in _EXPECTED:
-        return f"expected {_EXPECTED[kind]}, got {describe(value)}", None, "value"
+        return f"expected {_EXPECTED[kind]}, got {describe(value)}", _unquote_hint(kind, value), "value"
     if kind == "literal_error":
         return _literal(value, path, root, ctx)
     if kind in _BOUNDS:
@@ -128,6 +132,25 @@ def _translate(error: dict, path: tuple, root: type[BaseModel]) -> tuple[str, st
         return str(error["msg"]).removeprefix("Value error, "), None, "value"
     msg = str(error["msg"])
     return msg[:1].lower() + msg[1:], None, "value"
+
+
+def _unquote_hint(kind: str, value: Any) -> str | None:
+    """How to write a number or boolean that was written as text (``"24000"``,
+    ``24_000``, ``"true"``), when the text plainly means one."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if kind.startswith("bool"):
+        return f"write {text.lower()} without quotes" if text.lower() in ("true", "false") else None
+    if not kind.startswith(("int", "float")):
+        return None
+    digits = text.replace("_", "") if _SEPARATED.fullmatch(text) else text
+    if not _DECIMAL.fullmatch(digits) or (kind.startswith("int") and not digits.lstrip("+-").isdigit()):
+        return None
+    shown = digits.lstrip("+")
+    if digits != text:
+        return f"write {shown}: YAML 1.2 has no `_` digit separators, so `{text}` is text"
+    return f"write {shown} without quotes"
 
 
 def _key_choices(model: type[BaseModel] | None, top: bool) -> list[str]:

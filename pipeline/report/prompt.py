@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from pipeline.errors import Location
 from pipeline.js import u16len
 from pipeline.prompt import RenderContext, RenderedSection
+from pipeline.source import shown_file, shown_location
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.facade import Pipeline
@@ -103,8 +104,8 @@ def build_prompt_report(pipeline: "Pipeline", context: RenderContext, label: str
     sections = tuple(_section(pipeline, s, cpt) for s in pipeline.render_sections(context, catalog=False))
     return PromptReport(
         profile=pipeline.profile.name,
-        origin=pipeline.origin,
-        files=tuple(getattr(pipeline, "files", (pipeline.origin,))),
+        origin=shown_file(pipeline.origin),
+        files=tuple(shown_file(f) for f in getattr(pipeline, "files", (pipeline.origin,))),
         fingerprint=pipeline.fingerprint,
         chars_per_token=cpt,
         context=context,
@@ -122,7 +123,7 @@ def _section(pipeline: "Pipeline", s: RenderedSection, cpt: int) -> SectionRepor
         text=s.text,
         tokens=estimate_tokens(s.text, cpt),
         items=s.items,
-        source=section_location(pipeline, s.index),
+        source=shown_location(section_location(pipeline, s.index)),
     )
 
 

@@ -234,7 +234,7 @@ def load(path: Path) -> Loaded:
             raise SessionError(Problem(f"cannot read session file: {files.describe_os_error(err)}", Location(label),
                                         code="session.unreadable")) from None
         if indexer.header is None:
-            raise SessionError(_not_a_session(label, None))
+            raise SessionError(_no_json_line(label, scanner.problems))
         return indexer.finish()
 
 
@@ -430,6 +430,18 @@ def _not_a_session(label: str, line: int | None) -> Problem:
         '{"type":"session","version":3,"id":...}',
         Location(label, line), code="session.not-a-session",
     )
+
+
+def _no_json_line(label: str, problems: list[Problem]) -> Problem:
+    """No line parsed: located at the first line that could not be read (a file whose only
+    line was cut short says ``file:1:``), with why; a file of blank lines, or none, is
+    named alone."""
+    bad = next((p for p in problems if p.severity == "error" and p.location is not None and p.location.line), None)
+    if bad is None or bad.location is None:
+        return _not_a_session(label, None)
+    line, why = bad.location.line, bad.message.split("; ")[0]  # not "; skipped": nothing is left to read
+    return Problem(f"not a pi session file: no JSON line in it (line {line}: {why})", Location(label, line),
+                   code="session.not-a-session")
 
 
 def _finish(label: str, header_line: tuple[int, dict], objects: list[tuple[int, dict]], scanner: Scanner,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 #: Each name, by the module that defines it: imported on first use, so reading a compiled
 #: profile back (its :class:`SourceMap`) imports neither the reader nor the chain.
 _MODULES = {
-    **dict.fromkeys(("BUILTIN", "builtin_names", "builtin_of", "read_chain"), "chain"),
+    **dict.fromkeys(("BUILTIN", "builtin_names", "builtin_of", "read_chain", "shown_file", "shown_location"), "chain"),
     "merge_layers": "merge",
     "parse": "reader",
     **dict.fromkeys(("SourceEntry", "SourceMap", "Span", "flatten"), "tree"),
@@ -40,7 +40,7 @@ def __getattr__(name: str) -> Any:
 if TYPE_CHECKING:  # the names as the type checker and editors see them
     from pipeline.errors import Problem
     from pipeline.resources import display_path
-    from pipeline.source.chain import BUILTIN, builtin_names, builtin_of, read_chain
+    from pipeline.source.chain import BUILTIN, builtin_names, builtin_of, read_chain, shown_file, shown_location
     from pipeline.source.merge import merge_layers
     from pipeline.source.reader import parse
     from pipeline.source.tree import SourceEntry, SourceMap, Span, flatten
@@ -81,4 +81,6 @@ __all__ = [
     "load_merged",
     "load_merged_with_warnings",
     "parse",
+    "shown_file",
+    "shown_location",
 ]

@@ -32,11 +32,33 @@ class Layer:
 def builtin_of(file: str) -> str | None:
     """``builtin:NAME`` when ``file`` (a location's file, as messages show it) is a shipped
     profile, else None: a problem found there is not in a file the user can edit."""
-    real = os.path.realpath(file)
-    for name, path in builtin_names().items():
-        if os.path.realpath(path) == real:
-            return BUILTIN + name
-    return None
+    if file.startswith(BUILTIN) and file[len(BUILTIN) :] in builtin_names():
+        return file
+    return _builtins_by_real_path().get(os.path.realpath(file))
+
+
+@lru_cache(maxsize=1)
+def _builtins_by_real_path() -> dict[str, str]:
+    return {os.path.realpath(path): BUILTIN + name for name, path in builtin_names().items()}
+
+
+def shown_file(file: str) -> str:
+    """A file as review output names it: ``builtin:NAME`` for a shipped profile (never its
+    ``site-packages`` path), else relative to the working directory when inside it, as
+    ``pipeline validate`` names files."""
+    from pipeline.resources import display_path
+
+    builtin = builtin_of(file)
+    if builtin is not None:
+        return builtin
+    return display_path(Path(file)) if os.path.isabs(file) else file
+
+
+def shown_location(location: Location) -> Location:
+    """``location`` with its file named by :func:`shown_file` (``builtin:default:57:7``)."""
+    if not location.file:
+        return location
+    return Location(shown_file(location.file), location.line, location.col)
 
 
 def read_chain(path: Path, label: str) -> list[Layer]:

@@ -59,12 +59,14 @@ def select(values: list[Value], key: str | None) -> list[Value]:
 def dropped_by(source_map: SourceMap, key: str | None) -> tuple[str, str, Location] | None:
     """For a ``key`` that is not in the profile: the section an overlay removed or replaced
     that held it, as (the section's dotted key, ``removed``/``replaced``, where), or None."""
+    from pipeline.source.chain import shown_location
+
     if not key:
         return None
     parts = key.strip(".").split(".")
     for path, dropped in source_map.dropped.items():
         if tuple(parts[: len(path)]) == tuple(path):
-            return ".".join(path), dropped.how, dropped.span.location
+            return ".".join(path), dropped.how, shown_location(dropped.span.location)
     return None
 
 
@@ -79,8 +81,11 @@ def known_prefixes(values: list[Value]) -> list[str]:
 
 
 def _where(source_map: SourceMap, path: tuple) -> Location | None:
+    """Where the value at ``path`` was set, its file named for review (``builtin:default``)."""
+    from pipeline.source.chain import shown_location
+
     entry = source_map.get(path)
-    return entry.value.location if entry else None
+    return shown_location(entry.value.location) if entry else None
 
 
 def _leaves(value: Any, path: tuple) -> Iterator[tuple[tuple, Any]]:

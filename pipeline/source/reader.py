@@ -11,6 +11,7 @@ syntax error, tabs, duplicate keys, an alias bomb, a non-mapping top level.
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from pathlib import Path
 
@@ -29,6 +30,12 @@ MAX_DEPTH = YAML_MAX_DEPTH
 _CORE = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {"str", "int", "float", "bool", "null"}
 _PLAIN_HINT = "profiles use plain YAML: text, numbers, true/false, null, lists and mappings"
+#: The YAML 1.2 core schema's numbers (ruamel also reads ``1_000``, ``0b101`` and ``+0x1F``
+#: as numbers; the core schema, and so an editor's YAML server, reads them as text).
+_CORE_NUMBER = {
+    "int": re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+"),
+    "float": re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)"),
+}
 
 
 class _Abort(Exception):
@@ -313,6 +320,8 @@ class _Builder:
         explicit = getattr(node.ctag, "handle", None) is not None
         if kind == "timestamp" and not explicit:
             return text  # an unquoted date is just text here
+        if kind in _CORE_NUMBER and not explicit and not _CORE_NUMBER[kind].fullmatch(text):
+            return text  # `24_000` is text in YAML 1.2 core; a number key says so, with a hint
         if kind not in _SCALAR_TAGS:
             self._bad_tag(node, tag, labels)
             return text
@@ -339,7 +348,7 @@ def _short_tag(tag: str) -> str:
 
 
 def _convert(kind: str, raw: str) -> object:
-    """A core-schema scalar's value (YAML 1.2; ``_`` digit separators allowed)."""
+    """A core-schema scalar's value (YAML 1.2: no ``_`` digit separators, no ``0b``)."""
     if kind == "str":
         return raw
     if kind == "null":
@@ -356,17 +365,21 @@ def _convert(kind: str, raw: str) -> object:
 
 
 def _int(raw: str) -> int:
-    text = raw.replace("_", "")
+    if not _CORE_NUMBER["int"].fullmatch(raw.strip()):
+        raise ValueError(raw)
+    text = raw.strip()
     sign = -1 if text.startswith("-") else 1
     digits = text.lstrip("+-")
-    for prefix, base in (("0x", 16), ("0o", 8), ("0b", 2)):
+    for prefix, base in (("0x", 16), ("0o", 8)):
         if digits.lower().startswith(prefix):
             return sign * int(digits[2:], base)
     return sign * int(digits, 10)
 
 
 def _float(raw: str) -> float:
-    text = raw.replace("_", "").lower()
+    if not _CORE_NUMBER["float"].fullmatch(raw.strip()):
+        raise ValueError(raw)
+    text = raw.strip().lower()
     if text.lstrip("+-") == ".inf":
         return -math.inf if text.startswith("-") else math.inf
     if text == ".nan":

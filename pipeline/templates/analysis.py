@@ -146,6 +146,8 @@ def _findings(template: Template, node: Node):
             src = template.body[node.pos.offset : node.pos.end + 1]
         if node.near_miss:
             yield _NEAR_MISS[node.near_miss](src, line, col)
+    elif isinstance(node, (Positional, AllArgs)) and (meant := _braced_meaning(template, node, src)):
+        yield _missing_brace(src, meant, line, col)
     elif isinstance(node, Positional) and _PRICE_TAIL.match(template.body, node.pos.end):
         yield _price(template, node, src, line, col)
     elif isinstance(node, Positional) and node.index == 0:
@@ -161,6 +163,24 @@ def _findings(template: Template, node: Node):
         yield from _slice_findings(node, src, line, col)
     elif isinstance(node, Default):
         yield from _default_findings(node, src, line, col)
+
+
+#: what follows `$2` in `$2:-text}` and `$@` in `$@:2}`: a braced form's tail, its `{` missing
+_BRACED_TAIL = re.compile(r":-[^}$\n]*\}|:[0-9]+(?::[0-9]+)?\}")
+
+
+def _braced_meaning(template: Template, node: Positional | AllArgs, src: str) -> str | None:
+    """``${2:-text}`` for ``$2:-text}``, ``${@:2}`` for ``$@:2}``; None when no form is meant."""
+    tail = _BRACED_TAIL.match(template.body, node.pos.end)
+    meant = "${" + src[1:] + tail.group(0) if tail else None
+    return meant if meant and _is_form(meant) else None
+
+
+def _missing_brace(src: str, meant: str, line: int, col: int) -> Finding:
+    tail = meant[len(src) + 1 :]
+    return Finding("template.missing-brace", f"`{_excerpt(src + tail)}` is `{src}` followed by the text "
+                   f"`{_excerpt(tail)}`: the `{{` after `$` is missing", line, col,
+                   hint=f"did you mean `{_excerpt(meant)}`?")
 
 
 #: what follows the digits of a price: `$0.50`, `$1,200`

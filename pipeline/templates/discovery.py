@@ -32,6 +32,7 @@ from pipeline.agentdir import CONFIG_DIR, agent_dir, expand_home
 from pipeline.errors import Location, PipelineError, Problem
 from pipeline.js import js_trim
 from pipeline.manifests import ExportedCopies
+from pipeline.resources import display_path
 
 from .dialects import DIALECTS, default_dirs, dialect_files, read_dialect_file
 from .files import PromptTemplate, SourceKind, read_template
@@ -298,7 +299,8 @@ def _dedupe(found: list[PromptTemplate], problems: list[Problem]) -> LoadedTempl
         if first is None:
             seen[t.name] = t
         elif _real(first.path) != _real(t.path):
-            problems.append(_warn(t.path, f'name "/{t.name}" collision: {first.path} wins',
+            winner = display_path(first.path) if first.path is not None else f"/{first.name}"
+            problems.append(_warn(t.path, f'name "/{t.name}" collision: {winner} wins',
                                   "template.name-collision", hint="this file is ignored"))
     return LoadedTemplates(tuple(seen.values()), tuple(problems))
 

@@ -71,9 +71,9 @@ def test_expand_with_a_missing_templates_dir_counts_what_is_where(tmp_path):
     run = _pipeline("expand", "--templates-dir", str(tmp_path / "missing"), "/x", cwd=tmp_path)
     assert (run.returncode, run.stdout) == (0, "/x\n")
     lines = run.stderr.splitlines()
-    assert lines[0] == f"{tmp_path / 'missing'}: warning: template path does not exist"
+    assert lines[0] == "missing: warning: template path does not exist"  # relative to the cwd, as validate
     assert lines[1].startswith("warning: /x: no template named `/x`")
-    assert lines[2:] == [f"2 warnings (1 in {tmp_path / 'missing'})"]
+    assert lines[2:] == ["2 warnings (1 in missing)"]
 
 
 def test_validate_text_output_in_a_real_process(tmp_path):
@@ -84,7 +84,7 @@ def test_validate_text_output_in_a_real_process(tmp_path):
         "team.yaml:4:3: compaction.reserv_tokens: unknown key (did you mean `reserve_tokens`?)",
         "    4 |   reserv_tokens: 1000",
         "      |   ^",
-        'team.yaml:5:23: compaction.keep_recent_tokens: expected a whole number, got the text "20000"',
+        'team.yaml:5:23: compaction.keep_recent_tokens: expected a whole number, got the text "20000" (write 20000 without quotes)',
         '    5 |   keep_recent_tokens: "20000"',
         "      |                       ^",
         "2 errors in team.yaml",

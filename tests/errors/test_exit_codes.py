@@ -156,7 +156,7 @@ def test_expand_with_a_missing_argument_says_so(prompts, capsys):
     assert main(["expand", "/review a.py", "--templates-dir", str(prompts)]) == 0
     out, err = capsys.readouterr()
     assert out == "Review a.py for \n"
-    assert err == (f"{prompts / 'review.md'}: warning: /review: `/review` reads argument $2 but was given 1"
+    assert err == (f"{os.path.relpath(prompts / 'review.md')}: warning: /review: `/review` reads argument $2 but was given 1"
                    " (a missing argument expands to nothing)\n")
 
 

@@ -96,7 +96,7 @@ def test_import_pi_refuses_a_fifo_system_md(tmp_path, agent):
     os.mkfifo(agent / "SYSTEM.md")
     run = cli("import", "pi", str(agent), "-o", str(tmp_path / "out.yaml"), cwd=tmp_path, env=_env(tmp_path))
     assert run.code == 1
-    one_line_error(run, f"{agent / 'SYSTEM.md'}: cannot read prompt file: {FIFO}")
+    one_line_error(run, f"{(agent / 'SYSTEM.md').relative_to(tmp_path)}: cannot read prompt file: {FIFO}")
     assert not (tmp_path / "out.yaml").exists()
 
 
@@ -104,7 +104,7 @@ def test_import_pi_refuses_an_oversize_append_system_md(tmp_path, agent):
     sparse(agent / "APPEND_SYSTEM.md", 1 << 31)
     run = cli("import", "pi", str(agent), "-o", str(tmp_path / "out.yaml"), cwd=tmp_path, env=_env(tmp_path))
     assert run.code == 1
-    one_line_error(run, f"{agent / 'APPEND_SYSTEM.md'}: file too large: {1 << 31} bytes")
+    one_line_error(run, f"{(agent / 'APPEND_SYSTEM.md').relative_to(tmp_path)}: file too large: {1 << 31} bytes")
 
 
 @pytest.mark.parametrize("make", ["fifo", "huge"])
@@ -119,7 +119,7 @@ def test_import_gemini_settings_fifo_or_oversize_is_a_warning(tmp_path, make):
         sparse(settings, limit("settings file") + 1)
     run = cli("import", "gemini", str(home), cwd=tmp_path, env=_env(tmp_path))
     assert run.code == 0 and "Traceback" not in run.err
-    assert run.err.startswith(f"{settings}: warning: ")
+    assert run.err.startswith(f"{settings.relative_to(tmp_path)}: warning: ")  # inside the cwd: relative
     assert (FIFO in run.err) if make == "fifo" else ("file too large" in run.err)
 
 

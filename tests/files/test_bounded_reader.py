@@ -116,7 +116,7 @@ def test_a_sparse_1gb_agents_md_is_a_located_error(tmp_path):
     sparse(tmp_path / "AGENTS.md", 1 << 30)
     run = cli("render", "default", "--discover", cwd=tmp_path)
     assert run.code == 1
-    one_line_error(run, f"{tmp_path}/AGENTS.md: file too large: 1073741824 bytes", "limit for a context file")
+    one_line_error(run, "AGENTS.md: file too large: 1073741824 bytes", "limit for a context file")  # the cwd's
     assert "MemoryError" not in run.err
 
 

@@ -116,7 +116,7 @@ CASES = [
     Case(
         "quoted-number",
         overlay('compaction:\n  reserve_tokens: "1000"\n'),
-        ('p.yaml:4:19: compaction.reserve_tokens: expected a whole number, got the text "1000"',),
+        ('p.yaml:4:19: compaction.reserve_tokens: expected a whole number, got the text \"1000\" (write 1000 without quotes)',),
     ),
     Case(
         "float-for-int",

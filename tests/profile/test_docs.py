@@ -30,3 +30,18 @@ def test_every_key_is_documented():
     keys = list(_keys(Profile))
     assert len(keys) > 100
     assert [key for key in keys if f"`{key}`" not in docs] == []
+
+
+def test_the_validate_paragraph_says_what_the_tool_does_with_other_yaml(tmp_path, cli):
+    """Issue 34, item 6: a directory's YAML files that are not profiles are skipped and named,
+    and docs/profile.md says so (with the tool's own line), not that every file is a profile."""
+    import re
+
+    (tmp_path / "team.yaml").write_text("extends: builtin:default\n")
+    (tmp_path / "ci.yml").write_text("on: push\njobs: {}\n")
+    run = cli("validate", ".")
+    assert run.code == 0
+    [skipped] = [line for line in run.err.splitlines() if line.startswith("skipped")]
+    docs = " ".join((ROOT / "docs" / "profile.md").read_text(encoding="utf-8").split())
+    assert "every file found is treated as a profile" not in docs
+    assert re.sub(r"\./ci\.yml$", "", skipped) in docs

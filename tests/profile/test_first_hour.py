@@ -101,7 +101,7 @@ def test_explain_says_which_overlay_removed_a_section(cli, tmp_path):
 
     run = cli("explain", str(ROOT / team), "system_prompt.sections.other_tools")
     assert run.code == 0
-    assert run.out == f"system_prompt.sections.other_tools: removed by {ROOT / team}:30:7 (`remove: true`)\n"
+    assert run.out == f"system_prompt.sections.other_tools: removed by builtin:examples/team:30:7 (`remove: true`)\n"
     deeper = cli("explain", str(ROOT / team), "system_prompt.sections.other_tools.text", "--format", "json")
     doc = json.loads(deeper.out)
     assert doc["values"] == [] and doc["dropped"]["how"] == "removed"

@@ -119,11 +119,11 @@ def test_explain_of_the_team_overlay_shows_both_files(cli):
     run = cli("explain", str(ROOT / "configs/examples/team.yaml"), "--format", "json")
     data = json.loads(run.out)
     files = {v["file"] for v in data["values"] if v["file"]}
-    assert any(f.endswith("configs/examples/team.yaml") for f in files)
-    assert any(f.endswith("configs/default.yaml") for f in files)
+    assert files == {"builtin:examples/team", "builtin:default"}  # shipped files by name, never by path
+    assert data["files"] == ["builtin:examples/team", "builtin:default"]
     by_key = {v["key"]: v for v in data["values"]}
-    assert by_key["compaction.reserve_tokens"]["file"].endswith("team.yaml")
-    assert by_key["compaction.chars_per_token"]["file"].endswith("default.yaml")
-    assert by_key["system_prompt.sections.review_policy.text"]["file"].endswith("team.yaml")
+    assert by_key["compaction.reserve_tokens"]["file"] == "builtin:examples/team"
+    assert by_key["compaction.chars_per_token"]["file"] == "builtin:default"
+    assert by_key["system_prompt.sections.review_policy.text"]["file"] == "builtin:examples/team"
     assert by_key["summarizer.timeout_s"]["default"] is True
     assert not any(k.startswith("system_prompt.sections.other_tools") for k in by_key)

@@ -36,5 +36,5 @@ def test_explain_names_the_file_that_set_it(cli, tmp_path):
     write_files(tmp_path, {"p.yaml": HEAD + "retry:\n  base_delay_ms: 500\n"})
     lines = cli("explain", "p.yaml", "retry").lines
     assert "p.yaml:4:18: retry.base_delay_ms = 500" in lines
-    assert lines[-1].endswith("configs/default.yaml:152:23: retry.max_agent_delay_ms = null")
-    assert "configs/default.yaml:" in lines[0] and lines[0].endswith(": retry.enabled = true")
+    assert lines[-1] == "builtin:default:152:23: retry.max_agent_delay_ms = null"
+    assert lines[0].startswith("builtin:default:") and lines[0].endswith(": retry.enabled = true")

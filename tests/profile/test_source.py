@@ -23,10 +23,25 @@ def test_core_schema_values():
         "d: 2024-01-02\nyes_is_text: yes\nexplicit: !!str 5\nint_tag: !!int '7'\n"
     )
     assert {k: v for k, v in data.items() if k != "inf"} == {
-        "i": 12, "h": 31, "o": 15, "u": 1000, "f": 2.5, "t": True, "n": None, "e": None, "q": "12",
+        "i": 12, "h": 31, "o": 15, "u": "1_000", "f": 2.5, "t": True, "n": None, "e": None, "q": "12",
         "d": "2024-01-02", "yes_is_text": "yes", "explicit": "5", "int_tag": 7,
     }
     assert data["inf"] == -math.inf
+
+
+def test_numbers_outside_the_yaml_1_2_core_schema_are_text():
+    """ruamel reads `1_000`, `0b101` and `+0x1F` as numbers; YAML 1.2 core (and an editor's
+    YAML server) reads them as text, and so does a profile (issue 34, item 3)."""
+    data = _data("u: 1_000\nb: 0b101\nx: +0x1F\nf: 1_0.5\nz: 012\ne: 1e3\nn: .NaN\n")
+    assert {k: v for k, v in data.items() if k != "n"} == {
+        "u": "1_000", "b": "0b101", "x": "+0x1F", "f": "1_0.5", "z": 12, "e": 1000.0}
+    assert math.isnan(data["n"])
+
+
+def test_an_explicit_int_tag_refuses_digit_separators():
+    with pytest.raises(PipelineError) as err:
+        _data("a: !!int 1_000\n")
+    assert "`1_000` is not a valid !!int" in str(err.value)
 
 
 def test_anchors_aliases_and_merge_keys():

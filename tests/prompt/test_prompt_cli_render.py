@@ -104,7 +104,7 @@ def test_json_lists_sections_with_tokens_and_source_lines(capsys) -> None:
     lines = (ROOT / "configs" / "default.yaml").read_text(encoding="utf-8").splitlines()
     for s in doc["sections"]:
         assert s["tokens"] == -(-len(s["text"].encode("utf-16-le")) // 2 // doc["chars_per_token"])
-        assert s["source"]["file"].endswith("default.yaml")
+        assert s["source"]["file"] == "builtin:default"  # by name, never by a machine's path
         assert lines[s["source"]["line"] - 1].strip() == f"- id: {s['id']}"
 
 
@@ -190,8 +190,9 @@ def test_overlay_sections_are_sourced_in_the_scenario_file(capsys) -> None:
     doc = json.loads(out)
     team = {s["id"]: s for s in doc["sections"]}["team_policy"]
     line = scenario.read_text(encoding="utf-8").splitlines().index("      - id: team_policy") + 1
-    assert code == 0 and team["source"]["file"] == str(scenario) and team["source"]["line"] == line
-    assert doc["profile"]["files"][0] == str(scenario) and not any("pipeline-overlay-" in f for f in doc["profile"]["files"])
+    shown = os.path.relpath(scenario)  # relative to the working directory, as validate names files
+    assert code == 0 and team["source"]["file"] == shown and team["source"]["line"] == line
+    assert doc["profile"]["files"][0] == shown and not any("pipeline-overlay-" in f for f in doc["profile"]["files"])
 
 
 def test_overlay_section_mistakes_point_at_the_section_in_the_scenario(capsys, tmp_path: Path) -> None:

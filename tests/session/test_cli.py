@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -160,7 +161,8 @@ def test_session_check_clean_and_damaged(capsys):
     damaged = DATA / "edge" / "lines.jsonl"
     code, out, _ = _run(capsys, "session", "check", str(damaged))
     assert code == 1
-    assert f"{damaged}:11: torn last line" in out and "damaged" in out.splitlines()[-1]
+    shown = os.path.relpath(damaged)  # inside the cwd: named relative to it, problems and summary alike
+    assert f"{shown}:11: torn last line" in out and out.splitlines()[-1].startswith(f"{shown}: damaged")
     code, out, _ = _run(capsys, "session", "check", str(damaged), "--format", "json")
     report = json.loads(out)
     assert code == 1 and report["ok"] is False and report["tornLine"] == 11

@@ -28,3 +28,12 @@ def test_compact_labels_a_torn_last_line_as_a_warning(tmp_path):
     planned = _run("compact", str(torn), "--plan")
     assert planned.returncode == 0
     assert f"{torn}:12: warning: torn last line" in planned.stderr
+
+
+def test_context_on_a_file_whose_only_line_is_cut_names_the_line(tmp_path):
+    """Issue 34, item 7: not a session, and why, at file:1 (not a bare "no JSON line")."""
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(REAL.read_bytes().split(b"\n", 1)[0][:-5])
+    shown = _run("context", str(cut))
+    assert (shown.returncode, shown.stdout) == (1, "")
+    assert shown.stderr == f"{cut}:1: not a pi session file: no JSON line in it (line 1: torn last line (a write was cut short))\n"

@@ -92,6 +92,10 @@ def test_entry_without_id_is_reported(tmp_path):
     [
         ("", "no JSON line"),
         ("\n\n", "no JSON line"),
+        # issue 34, item 7: a file whose only line was cut says which line
+        ('{"type":"session","version":3,"id":"ab', "s.jsonl:1: not a pi session file: no JSON line in it "
+                                                   "(line 1: torn last line (a write was cut short))"),
+        ('\n\nhello\n', "s.jsonl:3: not a pi session file: no JSON line in it (line 3: invalid JSON"),
         ('{"type":"message","id":"a"}\n' + js_json(HEADER) + "\n", ":1: not a pi session file"),
         ('garbage\n{"type":"session","id":5}\n', ":2: not a pi session file"),
     ],

@@ -39,6 +39,9 @@ def only(body: str) -> Finding:
     ("${1:-$2}", "template.placeholder-in-default", "cannot refer"),
     ("$٣", "template.non-ascii-digit", "`$3`"),
     ("$99999999999999999999", "template.large-index", "check"),
+    ("$2:-correctness}", "template.missing-brace", "did you mean `${2:-correctness}`?"),
+    ("$@:2}", "template.missing-brace", "did you mean `${@:2}`?"),
+    ("$ARGUMENTS:-all}", "template.missing-brace", "did you mean `${ARGUMENTS:-all}`?"),
 ])
 def test_each_suspicious_form_has_a_finding_with_a_hint(body, code, hint_part):
     finding = only(body)
@@ -102,3 +105,17 @@ def test_template_file_findings_are_located_in_the_file(tmp_path):
     assert (second.location.line, second.location.col, second.code) == (6, 1, "template.zero-index")
     assert second.severity == "warning"
     assert str(first).startswith(f"{tmp_path / 'x.md'}:5:7: warning: `${{1}}`")
+
+
+def test_a_missing_brace_is_a_lint_and_expansion_stays_pis():
+    """Issue 34, item 4: `$2:-correctness}` is `$2` and then text, in pi and here; only a
+    finding says so. Tails that make no form (`$1:2}`) or never close are not flagged."""
+    from pipeline.templates import substitute_args
+
+    body = "Review $1 for $2:-correctness}."
+    [finding] = analyze(body).findings
+    assert (finding.code, finding.line, finding.col) == ("template.missing-brace", 1, 15)
+    assert substitute_args(body, ["a.py"]) == "Review a.py for :-correctness}."
+    assert substitute_args(body, ["a.py", "speed"]) == "Review a.py for speed:-correctness}."
+    for clean in ("$1:2}", "$2:-x", "$2:-a$3}", "$2:-x\n}"):
+        assert analyze(clean).findings == (), clean

@@ -39,8 +39,8 @@ def test_expand_uses_the_valid_template_and_reports_the_others(prompts, tmp_path
     assert done.stdout == "Review src/a.py focusing on speed memory use. Keep ${1} literal.\n"
     lines = done.stderr.splitlines()
     assert lines[2:] == ["    2 | description: [never closed", "      |                           ^", "2 warnings in 2 files"]  # its end, as pi
-    broken = next(l for l in lines if l.startswith(f"{prompts / 'broken.md'}: "))
-    bad = next(l for l in lines if l.startswith(f"{prompts / 'bad.md'}:2:27: "))
+    broken = next(l for l in lines if l.startswith("prompts/broken.md: "))  # relative to the cwd, as validate
+    bad = next(l for l in lines if l.startswith("prompts/bad.md:2:27: "))
     assert "broken symbolic link" in broken and "No such file" in broken
     assert "invalid YAML frontmatter" in bad and "warning" in bad
 
@@ -85,7 +85,8 @@ def test_templates_lists_name_description_hint_arity_and_file(prompts, tmp_path)
     [item] = json.loads(done.stdout)
     assert (item["name"], item["description"], item["argumentHint"]) == ("review", "Review a file", "<file> [focus...]")
     assert item["arity"] == {"hint": "<1> [rest...]", "required": [1], "optional": [], "variadicFrom": 2}
-    assert item["file"] == str(prompts / "review.md") and item["source"] == "path"
+    assert item["file"] == "prompts/review.md" and item["source"] == "path"  # relative to the cwd, as validate
+    assert item["findings"][0]["file"] == "prompts/review.md"
     [finding] = item["findings"]
     assert (finding["code"], finding["line"], finding["col"]) == ("template.bare-brace", 5, 36)
     assert "broken symbolic link" in done.stderr and "invalid YAML frontmatter" in done.stderr
@@ -95,8 +96,8 @@ def test_templates_text_table(prompts, tmp_path):
     done = pipeline("templates", "--templates-dir", str(prompts), cwd=tmp_path)
     header, row = done.stdout.splitlines()
     assert header.split()[:2] == ["NAME", "DESCRIPTION"]
-    assert row.startswith("/review") and "<1> [rest...]" in row and row.endswith(str(prompts / "review.md"))
-    assert f"{prompts / 'review.md'}:5:36: warning: `${{1}}`" in done.stderr
+    assert row.startswith("/review") and "<1> [rest...]" in row and row.endswith("  prompts/review.md")
+    assert "prompts/review.md:5:36: warning: `${1}`" in done.stderr
 
 
 def test_table_cells_show_control_characters_escaped(tmp_path):
@@ -112,3 +113,14 @@ def test_help_texts_have_examples(tmp_path):
         done = pipeline(cmd, "--help", cwd=tmp_path)
         assert done.returncode == 0
         assert "examples:" in done.stdout and "~/.pi/agent/prompts" in done.stdout and "--templates-dir" in done.stdout
+
+
+def test_templates_help_shows_a_readable_action():
+    """Issue 34, item 7: the optional action reads `[export]`, explained, not `[{export}]`."""
+    done = subprocess.run([sys.executable, "-m", "pipeline", "templates", "--help"], capture_output=True, text=True,
+                          timeout=60)
+    text = " ".join(done.stdout.split())
+    assert done.returncode == 0 and "{export}" not in text
+    assert "[-o DIR] [export]" in text
+    assert "export optional: `pipeline templates export --to DIALECT [-o DIR]` writes the templates in another " \
+           "tool's format instead of listing them" in text

@@ -181,7 +181,8 @@ def test_expand_and_templates_take_a_profile(in_project, capsys):
     profile = _profile(in_project, "  sources: [global, project]\n")
     code, out, err = run(capsys, "expand", "/hi x", "--profile", str(profile))
     assert (code, out) == (0, "user [x]\n")
-    assert err.startswith(f"{in_project / 'proj' / '.pi' / 'prompts' / 'hi.md'}: warning: name \"/hi\" collision")
+    # inside the working directory: named relative to it (as validate does); outside: absolute
+    assert err.startswith(f".pi/prompts/hi.md: warning: name \"/hi\" collision: {in_project / 'agent' / 'prompts' / 'hi.md'} wins")
     code, out, _ = run(capsys, "templates", "--profile", str(profile), "--format", "json")
     assert [(i["name"], i["source"]) for i in json.loads(out)] == [("bye", "user"), ("hi", "user")]
 
@@ -204,7 +205,7 @@ def test_a_bad_profile_is_an_error(in_project, capsys):
 def test_templates_labels_infos(in_project, capsys):
     _write(in_project / "proj" / ".pi" / "prompts" / "far.md", "x $99 ${@:0} $0")
     code, _, err = run(capsys, "templates")
-    far = str(in_project / "proj" / ".pi" / "prompts" / "far.md")
+    far = ".pi/prompts/far.md"  # relative to the working directory
     assert code == 0
     assert [line.split(": ")[1] for line in err.splitlines() if line.startswith(far)] == ["info", "info", "warning"]
 
