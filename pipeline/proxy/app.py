@@ -2,7 +2,8 @@
 
 One request:
 
-1. its route (:mod:`pipeline.proxy.routes`); ``GET /_pipeline/stats`` is the proxy's own;
+1. its route (:mod:`pipeline.proxy.routes`); ``GET /_pipeline/stats`` (the counters as
+   JSON) and ``GET /metrics`` (Prometheus, :mod:`pipeline.proxy.metrics`) are the proxy's own;
 2. the client's token when the proxy asks for one (``x-pipeline-token``, compared in constant
    time), else 401 in the provider's error shape;
 3. the body, read up to ``max_body`` bytes (413 past it); for a route the policy reads, a body
@@ -23,11 +24,13 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Mapping, MutableMapping, Optional, Protocol
 
 import httpx
 
+from pipeline.proxy.metrics import CONTENT_TYPE, Metrics
 from pipeline.proxy.routes import Route, Upstreams, route
 from pipeline.proxy.shapes import ProxyFailure, error_body
 from pipeline.proxy.store import Store
@@ -40,6 +43,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 STATS_PATH = "/_pipeline/stats"
+METRICS_PATH = "/metrics"
 TOKEN_HEADER = "x-pipeline-token"
 #: hop-by-hop headers (HTTP's Connection semantics) and those the client library sets again
 _HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
@@ -77,6 +81,7 @@ class ProxyApp:
         self.settings = settings
         self.store = store
         self.policy = policy
+        self.metrics = Metrics(store)
         self._transport = transport
         self._client: Optional[httpx.AsyncClient] = None
 
@@ -118,18 +123,22 @@ class ProxyApp:
         headers = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"]]
         names = dict(headers)
         path, method = scope["path"], scope["method"]
-        if path == STATS_PATH and method == "GET" and self._authorized(names):
-            await _reply(send, 200, json.dumps(self.store.counters()).encode(), "application/json")
+        if method == "GET" and path in (STATS_PATH, METRICS_PATH) and self._authorized(names):
+            await self._own_page(path, send)
             return
         where = route(path, scope.get("query_string", b"").decode("latin-1"), names, self.settings.upstreams)
         try:
             if not self._authorized(names):
                 raise ProxyFailure(401, f"this proxy needs its token in the {TOKEN_HEADER} header")
             body = await _read_body(receive, self.settings.max_body)
+            started = time.perf_counter()
             self.store.count("requests")
             forward, conversation = (await asyncio.to_thread(self._apply, where, body, names) if method == "POST"
                                      and where.kind != "passthrough" else (None, None))
-            self.store.count("unchanged" if forward is None else "rewritten")
+            outcome = "unchanged" if forward is None else "rewritten"
+            self.store.count(outcome)
+            self.metrics.request(where.kind, outcome)
+            self.metrics.added_latency(where.kind, time.perf_counter() - started)
             if conversation is not None:
                 self.store.seen(conversation, len(body) // 4, len(forward if forward is not None else body) // 4)
             await self._forward(method, where, headers, body if forward is None else forward, receive, send,
@@ -138,7 +147,14 @@ class ProxyApp:
             return
         except ProxyFailure as failure:
             self.store.count("proxy_errors")
+            self.metrics.request(where.kind, "refused")
             await _reply(send, failure.status, error_body(where.provider, failure.status, failure.message))
+
+    async def _own_page(self, path: str, send: Send) -> None:
+        if path == METRICS_PATH:
+            await _reply(send, 200, self.metrics.text(), CONTENT_TYPE)
+        else:
+            await _reply(send, 200, json.dumps(self.store.counters()).encode(), "application/json")
 
     def _authorized(self, names: dict[str, str]) -> bool:
         token = self.settings.token
