@@ -3,7 +3,8 @@
 One request:
 
 1. its route (:mod:`pipeline.proxy.routes`); ``GET /_pipeline/stats`` (the counters as
-   JSON) and ``GET /metrics`` (Prometheus, :mod:`pipeline.proxy.metrics`) are the proxy's own;
+   JSON), ``GET /metrics`` (Prometheus, :mod:`pipeline.proxy.metrics`) and ``GET /`` (the
+   status page, :mod:`pipeline.proxy.status`) are the proxy's own;
 2. the client's token when the proxy asks for one (``x-pipeline-token``, compared in constant
    time), else 401 in the provider's error shape;
 3. the body, read up to ``max_body`` bytes (413 past it); for a route the policy reads, a body
@@ -33,6 +34,7 @@ import httpx
 from pipeline.proxy.metrics import CONTENT_TYPE, Metrics
 from pipeline.proxy.routes import Route, Upstreams, route
 from pipeline.proxy.shapes import ProxyFailure, error_body
+from pipeline.proxy.status import StatusInfo, status_html
 from pipeline.proxy.store import Store
 from pipeline.proxy.usage import UsageTap
 from pipeline.proxy.wire import conversation_id
@@ -44,6 +46,7 @@ Send = Callable[[Message], Awaitable[None]]
 
 STATS_PATH = "/_pipeline/stats"
 METRICS_PATH = "/metrics"
+STATUS_PATH = "/"
 TOKEN_HEADER = "x-pipeline-token"
 #: hop-by-hop headers (HTTP's Connection semantics) and those the client library sets again
 _HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
@@ -77,10 +80,11 @@ class ProxyApp:
     """The ASGI application (``uvicorn`` serves it; tests may call it in process)."""
 
     def __init__(self, settings: ProxySettings, store: Store, policy: Optional[Policy] = None,
-                 transport: Optional[httpx.AsyncBaseTransport] = None) -> None:
+                 transport: Optional[httpx.AsyncBaseTransport] = None, status: Optional[StatusInfo] = None) -> None:
         self.settings = settings
         self.store = store
         self.policy = policy
+        self.status = status
         self.metrics = Metrics(store)
         self._transport = transport
         self._client: Optional[httpx.AsyncClient] = None
@@ -123,7 +127,7 @@ class ProxyApp:
         headers = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"]]
         names = dict(headers)
         path, method = scope["path"], scope["method"]
-        if method == "GET" and path in (STATS_PATH, METRICS_PATH) and self._authorized(names):
+        if method == "GET" and path in (STATS_PATH, METRICS_PATH, STATUS_PATH) and self._authorized(names):
             await self._own_page(path, send)
             return
         where = route(path, scope.get("query_string", b"").decode("latin-1"), names, self.settings.upstreams)
@@ -153,6 +157,9 @@ class ProxyApp:
     async def _own_page(self, path: str, send: Send) -> None:
         if path == METRICS_PATH:
             await _reply(send, 200, self.metrics.text(), CONTENT_TYPE)
+        elif path == STATUS_PATH and self.status is not None:
+            page = await asyncio.to_thread(status_html, self.status, self.store)
+            await _reply(send, 200, page, "text/html; charset=utf-8")
         else:
             await _reply(send, 200, json.dumps(self.store.counters()).encode(), "application/json")
 

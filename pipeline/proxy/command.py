@@ -13,6 +13,7 @@ from pipeline.proxy.policy import Policies, SystemPromptPolicy, surround
 from pipeline.proxy.summary import SummaryPolicy
 from pipeline.proxy.routes import ANTHROPIC_URL, GEMINI_URL, OPENAI_URL, Upstreams
 from pipeline.proxy.serve import Listen, bind, serve
+from pipeline.proxy.status import StatusInfo
 from pipeline.proxy.store import Store, default_path
 
 TYPE_CHECKING = False
@@ -43,7 +44,8 @@ def start(pipeline: "Pipeline", args: "argparse.Namespace") -> None:
     try:
         sock = bind(listen)
         policy = policy_of(pipeline, args.cwd, store, args.context_window, upstreams, args.prepare_at)
-        serve(ProxyApp(settings, store, policy=policy), sock, graceful_s=args.graceful)
+        serve(ProxyApp(settings, store, policy=policy, status=status_of(pipeline, args)), sock,
+              graceful_s=args.graceful)
     finally:
         store.close()
 
@@ -62,6 +64,14 @@ def policy_of(pipeline: "Pipeline", cwd: Optional[str], store: Store, context_wi
     if compaction.enabled and "summarize" in strategies:
         parts.append(SummaryPolicy(pipeline, window, store, upstreams, prepare_at))
     return None if not parts else parts[0] if len(parts) == 1 else Policies(*parts)
+
+
+def status_of(pipeline: "Pipeline", args: "argparse.Namespace") -> StatusInfo:
+    """What the status page says of this proxy: its profile, the trigger, the prompt it adds."""
+    window = args.context_window or pipeline.model_info("proxy").context_window
+    compaction = pipeline.profile.compaction
+    around = surround(pipeline, str(Path(args.cwd or ".").absolute()))
+    return StatusInfo(args.profile, window, compaction.threshold(window), compaction.strategy, around)
 
 
 def _token(listen: Listen, name: Optional[str]) -> Optional[str]:

@@ -13,6 +13,8 @@ program wrote, or that is damaged, is a located error at start, not a traceback 
   made and reused, and the cache read and write tokens the upstream reported;
 * ``summaries``: a summary keyed by the hash of the prefix it replaces, so a later request
   with the same prefix reuses it;
+* ``history``: the last requests of each conversation (time, tokens before and after the
+  policy), which the status page draws;
 * ``masks``: how many leading messages have their tool results masked, keyed by the hash
   of those messages (:mod:`pipeline.proxy.masking`): the next request with that prefix is
   masked the same way, so its bytes, and the provider's cache, hold.
@@ -51,7 +53,12 @@ CREATE TABLE IF NOT EXISTS summaries (
     prefix TEXT PRIMARY KEY, conversation TEXT NOT NULL, messages INTEGER NOT NULL, summary TEXT NOT NULL,
     tokens_before INTEGER NOT NULL, tokens_after INTEGER NOT NULL, created REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS masks (prefix TEXT PRIMARY KEY, messages INTEGER NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS history (
+    conversation TEXT NOT NULL, at REAL NOT NULL, tokens_before INTEGER NOT NULL, tokens_after INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS history_by_conversation ON history (conversation, at);
 """
+#: the requests of one conversation the history keeps (the status page draws them)
+HISTORY_KEPT = 200
 
 
 def default_path() -> Path:
@@ -185,6 +192,12 @@ class Store:
                 "VALUES (?, ?, ?, 1, ?, ?) ON CONFLICT(id) DO UPDATE SET last_seen = ?, requests = requests + 1, "
                 "tokens_before = ?, tokens_after = ?",
                 (conversation, now, now, tokens_before, tokens_after, now, tokens_before, tokens_after))
+            self.db.execute("INSERT INTO history VALUES (?, ?, ?, ?)", (conversation, now, tokens_before, tokens_after))
+            count = self.db.execute("SELECT requests FROM conversations WHERE id = ?", (conversation,)).fetchone()[0]
+            if count > HISTORY_KEPT and count % 50 == 0:
+                self.db.execute("DELETE FROM history WHERE conversation = ? AND at < (SELECT at FROM history WHERE "
+                                "conversation = ? ORDER BY at DESC LIMIT 1 OFFSET ?)",
+                                (conversation, conversation, HISTORY_KEPT - 1))
 
     def usage(self, conversation: str, usage: Reported) -> None:
         """The upstream's reported usage for one answer in ``conversation``."""
@@ -196,6 +209,13 @@ class Store:
                                 ("cache_write_tokens", usage.cache_write)):
                 self.db.execute("INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = value + ?",
                                 (name, value, value))
+
+    def history(self, conversation: str) -> list[tuple[float, int, int]]:
+        """The kept requests of ``conversation``, oldest first: (time, tokens before, tokens after)."""
+        with self._lock:
+            rows = self.db.execute("SELECT at, tokens_before, tokens_after FROM history WHERE conversation = ? "
+                                   "ORDER BY at", (conversation,)).fetchall()
+        return [(float(a), int(b), int(c)) for a, b, c in rows[-HISTORY_KEPT:]]
 
     def conversations(self) -> Iterator[dict[str, object]]:
         with self._lock:

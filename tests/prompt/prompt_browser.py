@@ -97,8 +97,10 @@ def _as_fds_3_and_4(read_end: int, write_end: int):
     return setup
 
 
-def open_page(browser: str, page: Path, script: str, timeout: float = 60.0) -> tuple[list[str], Any]:
-    """Open ``page``; return (console errors and warnings, value of ``script``)."""
+def open_page(browser: str, page: Path, script: str, timeout: float = 60.0,
+              screenshot: Optional[Path] = None) -> tuple[list[str], Any]:
+    """Open ``page``; return (console errors and warnings, value of ``script``); with
+    ``screenshot``, a PNG of the page is written there."""
     to_r, to_w = os.pipe()
     from_r, from_w = os.pipe()
     with tempfile.TemporaryDirectory(prefix="pipeline-chromium-", ignore_cleanup_errors=True) as profile:
@@ -114,7 +116,7 @@ def open_page(browser: str, page: Path, script: str, timeout: float = 60.0) -> t
         os.close(from_w)
         pipe = _Pipe(to_w, from_r, timeout)
         try:
-            return _session(pipe, page, script)
+            return _session(pipe, page, script, screenshot)
         finally:
             _close(proc, pipe)
             os.close(to_w)
@@ -135,14 +137,22 @@ def _close(proc: subprocess.Popen, pipe: _Pipe) -> None:
         proc.wait()
 
 
-def _session(pipe: _Pipe, page: Path, script: str) -> tuple[list[str], Any]:
+def _session(pipe: _Pipe, page: Path, script: str, screenshot: Optional[Path] = None) -> tuple[list[str], Any]:
     targets = pipe.send("Target.getTargets")["result"]["targetInfos"]
     target = next(t["targetId"] for t in targets if t["type"] == "page")
     session = pipe.send("Target.attachToTarget", {"targetId": target, "flatten": True})["result"]["sessionId"]
     for domain in ("Page", "Runtime", "Log"):
         pipe.send(f"{domain}.enable", session=session)
+    if screenshot is not None:
+        pipe.send("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 900, "deviceScaleFactor": 1,
+                                                          "mobile": False}, session=session)
     pipe.send("Page.navigate", {"url": page.resolve().as_uri()}, session=session)
     pipe.wait_event("Page.loadEventFired")
     result = pipe.send("Runtime.evaluate", {"expression": script, "returnByValue": True}, session=session)
     value = result["result"]["result"].get("value")
+    if screenshot is not None:
+        import base64
+
+        shot = pipe.send("Page.captureScreenshot", {"format": "png"}, session=session)
+        screenshot.write_bytes(base64.b64decode(shot["result"]["data"]))
     return _errors(pipe.events), value

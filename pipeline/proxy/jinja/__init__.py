@@ -1,0 +1,1 @@
+"""The status page's template (package data)."""
