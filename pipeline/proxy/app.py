@@ -131,6 +131,7 @@ class ProxyApp:
             await self._own_page(path, send)
             return
         where = route(path, scope.get("query_string", b"").decode("latin-1"), names, self.settings.upstreams)
+        forwarding = False
         try:
             if not self._authorized(names):
                 raise ProxyFailure(401, f"this proxy needs its token in the {TOKEN_HEADER} header")
@@ -145,13 +146,15 @@ class ProxyApp:
             self.metrics.added_latency(where.kind, time.perf_counter() - started)
             if conversation is not None:
                 self.store.seen(conversation, len(body) // 4, len(forward if forward is not None else body) // 4)
+            forwarding = True
             await self._forward(method, where, headers, body if forward is None else forward, receive, send,
                                 conversation)
         except ClientGone:
             return
         except ProxyFailure as failure:
-            self.store.count("proxy_errors")
-            self.metrics.request(where.kind, "refused")
+            if not forwarding:  # the proxy's own answer (an upstream's failure is counted as one)
+                self.store.count("proxy_errors")
+                self.metrics.request(where.kind, "refused")
             await _reply(send, failure.status, error_body(where.provider, failure.status, failure.message))
 
     async def _own_page(self, path: str, send: Send) -> None:
