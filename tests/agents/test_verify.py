@@ -45,10 +45,18 @@ def _pipeline(*args: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
                           text=True, timeout=900)
 
 
+TEAM = ("system_prompt:\n  sections:\n"
+        "    - {id: team_note, after: rules, text: \"Run make check before you call a change done.\"}\n"
+        "    - {id: team_style, after: team_note, text: \"Keep functions short.\"}\n")
+
+
 @pytest.mark.parametrize("target", list(TARGETS))
 def test_an_export_verifies_on_the_real_cli(tmp_path, target):
+    """The agent keeps its own prompt (builtin:default's sections are the agent's) and the team's
+    sections reach it: --verify finds each of them, and every template, in what the CLI sends."""
     env = _env(target, tmp_path / "home")
     profile = _profile(tmp_path)
+    profile.write_text(profile.read_text() + TEAM)
     project = tmp_path / "work" / "project"
     project.mkdir(parents=True)
     done = _pipeline("export", target, str(profile), "--project", str(project), "--verify", "--format", "json",
@@ -62,6 +70,8 @@ def test_an_export_verifies_on_the_real_cli(tmp_path, target):
                and c["key"].startswith(("system_prompt.sections.", "templates."))]
     for key in carried:  # every section and template the report carries was checked and found
         assert items[key]["status"] == "ok", items[key]
+    if target != "pi":  # pi's extension renders the whole prompt: one `system_prompt` item, checked below
+        assert {"system_prompt.sections.team_note", "system_prompt.sections.team_style"} <= set(carried)
     if target == "pi":
         assert items["system_prompt"]["status"] == "ok"
     if target != "codex":  # Codex has no custom prompts: the report calls the template lost
@@ -71,11 +81,6 @@ def test_an_export_verifies_on_the_real_cli(tmp_path, target):
     assert statuses <= {"ok", "not_observable"}
     if target == "opencode":  # opencode prints the settings it read
         assert items["compaction.reserve_tokens"]["status"] == "ok"
-
-
-TEAM = ("system_prompt:\n  sections:\n"
-        "    - {id: team_note, after: rules, text: \"Run make check before you call a change done.\"}\n"
-        "    - {id: team_style, after: team_note, text: \"Keep functions short.\"}\n")
 
 
 def test_a_tampered_export_fails_naming_the_items(tmp_path):
