@@ -194,10 +194,21 @@ def _commit(target: Path, action: str, undo: _Undo) -> None:
 
 
 def _clean_leftovers(plan: Plan) -> None:
-    """The ``-new``/``-old`` copies an interrupted export left beside the files it knows."""
-    for rel in {c.path for c in plan.changes} | plan.known | {plan.manifest_path, plan.manifest_path + PENDING}:
-        for suffix in (NEW, OLD):
-            leftover = side(plan.root / rel, suffix)
+    """The ``-new``/``-old`` copies an interrupted export left beside the files it knows, and
+    in their folders: one killed after it recorded its manifest, before it removed the
+    copies of the files it deleted, leaves copies of files no manifest names any more."""
+    known = {c.path for c in plan.changes} | plan.known | {plan.manifest_path, plan.manifest_path + PENDING}
+    root = os.path.realpath(plan.root)
+    folders = {(plan.root / rel).parent for rel in known}
+    for folder in sorted(folders):
+        if os.path.realpath(folder) != os.path.normpath(os.path.join(root, os.path.relpath(folder, plan.root))):
+            continue  # reached through a link: never looked into (the export stays inside its root)
+        try:
+            names = [e.name for e in os.scandir(folder) if e.name.startswith(".") and e.name.endswith((NEW, OLD))]
+        except OSError:
+            continue
+        for name in names:
+            leftover = folder / name
             try:
                 info = os.lstat(leftover)
             except OSError:

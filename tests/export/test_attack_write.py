@@ -133,3 +133,26 @@ def test_an_export_killed_half_way_through_its_renames_is_finished_by_the_next(t
         shutil.copy(tmp_path / "B" / ".pi/prompts" / f"b{i}.md", project / ".pi/prompts" / f"b{i}.md")
     assert main(["export", "pi", str(new), "--project", str(project)]) == 0
     assert files(project) == files(tmp_path / "B")
+
+
+def test_copies_left_by_an_export_killed_after_its_manifest_are_removed_by_the_next(tmp_path):
+    """Killed after it recorded its manifest, before it removed the `-old` copies of the files it
+    deleted: those files are named by no manifest any more; the next export still removes the copies.
+    A copy behind a link out of the project is never touched."""
+    old = make_profile(tmp_path / "a", "a", 4, "old")
+    new = make_profile(tmp_path / "b", "b", 4, "new")
+    project = tmp_path / "proj"
+    project.mkdir()
+    assert main(["export", "pi", str(old), "--project", str(project)]) == 0
+    prompts = project / ".pi" / "prompts"
+    kept = {p.name: p.read_bytes() for p in prompts.iterdir()}
+    assert main(["export", "pi", str(new), "--project", str(project)]) == 0
+    for name, data in kept.items():  # what the kill left: the deleted files' copies
+        (prompts / f".{name}.context-pipeline-old").write_bytes(data)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / ".x.md.context-pipeline-old").write_text("not the export's\n")
+    (project / ".pi" / "linked").symlink_to(outside)
+    assert main(["export", "pi", str(new), "--project", str(project)]) == 0
+    assert not [p for p in prompts.iterdir() if p.name.endswith(".context-pipeline-old")]
+    assert (outside / ".x.md.context-pipeline-old").read_text() == "not the export's\n"
