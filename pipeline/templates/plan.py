@@ -37,7 +37,7 @@ class Template:
 
     def __init__(self, body: str):
         self._body = body
-        self._plan = compile_plan(body)
+        self._plan = plan_of(body)
         self._nodes: tuple[Node, ...] | None = None
 
     @property
@@ -60,10 +60,11 @@ class Template:
     @property
     def plan(self) -> tuple:
         """The plan as one flat tuple: literal strings and op tuples, in source order."""
-        parts, ops, slots = self._plan
+        parts, ops, keys = self._plan
+        op_of = None if keys is None else dict(zip(keys, ops))
         out: list = []
-        for k, slot in enumerate(range(len(ops)) if slots is None else slots):
-            out += (parts[2 * k], ops[slot])
+        for k, form in enumerate(parts[1::2]):
+            out += (parts[2 * k], ops[k] if op_of is None else op_of[form])
         out.append(parts[-1])
         return tuple(p for p in out if p != "")
 
@@ -91,22 +92,53 @@ def parse_template(body: str) -> Template:
 
 
 def substitute_args(body: str, args: Sequence[str]) -> str:
-    """``substituteArgs(body, args)``: ``body`` with its placeholders replaced by ``args``."""
-    return parse_template(body).substitute(args)
+    """``substituteArgs(body, args)``: ``body`` with its placeholders replaced by ``args``.
+
+    A body without ``$`` is returned as it is; other bodies are expanded through their
+    plan, kept in :data:`_PLANS` (no :class:`Template` is made for them).
+    """
+    plan = _PLANS.get(body)
+    if plan is None:
+        if "$" not in body:
+            return body
+        plan = _remember(body)
+    return render(plan, args)
 
 
 # --- the plan -------------------------------------------------------------------------------
 #
-# A plan is (parts, ops, slots): ``parts`` alternates literal text and form text (what
-# ``split`` of the generated expression gives), ``ops`` holds each distinct op once and
-# ``slots[k]`` is the op of the k-th form (``slots`` None: one op per form, in order; for
-# short bodies). Rendering computes each op's value once and fills the form places in one
-# C-level pass.
+# A plan is (parts, ops, keys): ``parts`` alternates literal text and form text (what
+# ``split`` of the generated expression gives) and ``ops`` holds the op of each form, in
+# order, when ``keys`` is None (short bodies); else ``ops`` holds each distinct op once and
+# ``keys`` the form text of each, so that a form's value is found by its text. Rendering
+# computes each op's value once and fills the form places in one C-level pass.
+
+#: Plans by body, for :func:`substitute_args` and :class:`Template`; emptied when full
+#: (amortized O(1), no per-call bookkeeping). Bodies longer than :data:`_PLAN_KEY_MAX`
+#: are not kept: a plan holds its whole body.
+_PLANS: dict[str, tuple] = {}
+_PLANS_CAP = 2048
+_PLAN_KEY_MAX = 1 << 16
+
+
+def plan_of(body: str) -> tuple:
+    """The plan of ``body``, from :data:`_PLANS` or compiled (and kept when short enough)."""
+    plan = _PLANS.get(body)
+    return _remember(body) if plan is None else plan
+
+
+def _remember(body: str) -> tuple:
+    plan = compile_plan(body)
+    if len(body) <= _PLAN_KEY_MAX:
+        if len(_PLANS) >= _PLANS_CAP:
+            _PLANS.clear()
+        _PLANS[body] = plan
+    return plan
 
 
 def render(plan: tuple, args: Sequence[str]) -> str:
     """The expansion of a plan with ``args``."""
-    parts, ops, slots = plan
+    parts, ops, keys = plan
     if not ops:
         return parts[0]
     n = len(args)
@@ -126,7 +158,7 @@ def render(plan: tuple, args: Sequence[str]) -> str:
         else:
             append(joined or op[1])
     out = parts.copy()
-    out[1::2] = values if slots is None else map(values.__getitem__, slots)
+    out[1::2] = values if keys is None else map(dict(zip(keys, values)).__getitem__, parts[1::2])
     return "".join(out)
 
 
@@ -136,29 +168,36 @@ _OPS_CAP = 8192
 _OPS_KEY_MAX = 200
 #: Bodies with at most this many forms get one op per form (no sharing of equal ops).
 _SHARE_FROM = 16
+#: Up to this length a body is split without the dead-opener check: at worst (every
+#: ``${`` unclosed) the plain split reads about length²/4 characters: some tens of µs.
+_SHORT_BODY = 256
 
 
-def compile_plan(body: str) -> tuple[list[str], tuple, list[int] | None]:
+def compile_plan(body: str) -> tuple[list[str], tuple, tuple[str, ...] | None]:
     """The plan of ``body`` (see above): one ``split``, then work per distinct form only."""
-    after_brace, after_angle = body.rfind("}") + 1, body.rfind(">") + 1
-    if body.count("${", after_brace) + body.count("$<", after_angle) > DEAD_OPENER_BUDGET:
-        return _compile_scanned(body)  # many openers after the last closer: the zone scan
-    parts = _split()(body)
+    if len(body) > _SHORT_BODY and body.count("$") > DEAD_OPENER_BUDGET:  # else not that many openers
+        after_brace, after_angle = body.rfind("}") + 1, body.rfind(">") + 1
+        if body.count("${", after_brace) + body.count("$<", after_angle) > DEAD_OPENER_BUDGET:
+            return _compile_scanned(body)  # many openers after the last closer: the zone scan
+    parts = (_SPLIT or _split())(body)
     forms = parts[1::2]
     if len(forms) <= _SHARE_FROM:
-        return parts, tuple([_OPS[f] if f in _OPS else _decode(f) for f in forms]), None
-    distinct = dict.fromkeys(forms)
-    ops = tuple([_OPS[f] if f in _OPS else _decode(f) for f in distinct])
-    for i, form in enumerate(distinct):
-        distinct[form] = i
-    return parts, ops, list(map(distinct.__getitem__, forms))
+        ops = tuple(map(_OPS.get, forms))
+        return parts, (tuple([op or _decode(f) for op, f in zip(ops, forms)]) if None in ops else ops), None
+    distinct = tuple(dict.fromkeys(forms))
+    return parts, tuple([_OPS[f] if f in _OPS else _decode(f) for f in distinct]), distinct
 
 
-@lru_cache(maxsize=None)
+#: The split of the generated expression, loaded on first use (:func:`_split`).
+_SPLIT: Callable[[str], list[str]] | None = None
+
+
 def _split() -> Callable[[str], list[str]]:
+    global _SPLIT
     if {closer: opener for closer, (_, opener) in UNBOUNDED.items()} != {"}": "${", ">": "$<"}:
         raise AssertionError("compile_plan's closer check no longer fits the scanner's UNBOUNDED")
-    return split_function(scanner(False).split)
+    _SPLIT = split_function(scanner(False).split)
+    return _SPLIT
 
 
 def _decode(form: str) -> tuple:
@@ -170,19 +209,20 @@ def _decode(form: str) -> tuple:
     return op
 
 
-def _compile_scanned(body: str) -> tuple[list[str], tuple, list[int]]:
+def _compile_scanned(body: str) -> tuple[list[str], tuple, tuple[str, ...]]:
     """The plan through the zone scan (:func:`.scanner.scan`)."""
     builders = _op_builders()
     parts: list[str] = []
-    ops: dict[tuple, int] = {}
-    slots = []
+    ops: dict[str, tuple] = {}
     last = 0
     for m in scan(body, near_misses=False):
-        parts += (body[last : m.start()], m.group())
-        slots.append(ops.setdefault(builders[m.lastindex](m), len(ops)))
+        form = m.group()
+        parts += (body[last : m.start()], form)
+        if form not in ops:
+            ops[form] = builders[m.lastindex](m)
         last = m.end()
     parts.append(body[last:])
-    return parts, tuple(ops), slots
+    return parts, tuple(ops.values()), tuple(ops)
 
 
 def _index(digits: str) -> int:

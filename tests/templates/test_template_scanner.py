@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 
 from pipeline.templates import Template, analyze, parse_template, substitute_args
 from pipeline.templates.reference import build_lark, parser
+from pipeline.templates import plan as plan_module
 from pipeline.templates.plan import build_nodes
-from pipeline.templates.scanner import ATOMIC_GROUPS, DEAD_OPENER_BUDGET, UNBOUNDED, scan, scanner, split_function
+from pipeline.templates.scanner import ATOMIC_GROUPS, DEAD_OPENER_BUDGET, UNBOUNDED, atomic, scan, scanner, split_function
 
 VECTORS = json.loads((Path(__file__).resolve().parent.parent / "data" / "template_vectors.json").read_text("utf-8"))
 SETTINGS = settings(max_examples=400, deadline=None)
@@ -177,3 +178,50 @@ def test_plan_is_flat_literals_and_ops():
 @pytest.mark.parametrize("body", ["", "plain", "$", "$$1", "${1}", "x $0 y"])
 def test_plan_edge_cases(body):
     assert Template(body).substitute(["a"]) == reference(body, ["a"])
+
+
+# --- the fast paths: the plan cache, short bodies, groups left out ------------------------
+
+
+def test_a_body_without_dollar_is_returned_as_it_is():
+    body = "no placeholder here {1} <2> :- @"
+    assert substitute_args(body, ["a"]) is body
+    assert plan_module._PLANS.get(body) is None  # nothing to remember
+
+
+def test_the_plan_cache_is_shared_bounded_and_skips_long_bodies(monkeypatch):
+    monkeypatch.setattr(plan_module, "_PLANS", {})
+    monkeypatch.setattr(plan_module, "_PLANS_CAP", 3)
+    assert substitute_args("a $1", ["x"]) == "a x"
+    assert Template("a $1")._plan is plan_module._PLANS["a $1"]  # one plan for both entry points
+    for i in range(3):
+        substitute_args(f"b{i} $1", ["x"])
+    assert list(plan_module._PLANS) == ["b2 $1"]  # emptied when full, then the new body kept
+    long_body = "$1 " + "x" * plan_module._PLAN_KEY_MAX
+    assert substitute_args(long_body, ["y"]) == "y " + "x" * plan_module._PLAN_KEY_MAX
+    assert long_body not in plan_module._PLANS
+
+
+@pytest.mark.parametrize("body, zone_scan", [
+    ("${1:-" * 51, False),  # a short body is split as it is, even with every opener dead
+    ("${1:-" * 60 + "$1", True),  # past _SHORT_BODY: the zone scan
+    ("$<@:-" * 30 + "${2:-x} $2" + "${1:-" * 30, True),
+    ("${1:-x} " * 40 + "$2", False),  # long, but every opener closed
+])
+def test_short_and_long_bodies_with_dead_openers_expand_as_lark(body, zone_scan, monkeypatch):
+    calls = []
+    scanned = plan_module._compile_scanned
+    monkeypatch.setattr(plan_module, "_compile_scanned", lambda b: calls.append(b) or scanned(b))
+    monkeypatch.setattr(plan_module, "_PLANS", {})
+    for args in ([], ["a"], ["a", "b c"]):
+        assert substitute_args(body, args) == Template(body).substitute(args) == reference(body, args)
+    assert calls == ([body] if zone_scan else [])
+
+
+def test_atomic_groups_are_left_out_only_where_they_change_nothing():
+    assert atomic(r":\-", "x", native=True) == r":\-"  # one way to match: no group
+    assert atomic(r"\}", "x", native=False) == r"\}"
+    assert atomic("[0-9]+", "x", native=True) == "[0-9]++"  # (?>x+) is x++
+    assert atomic("[0-9]+", "x", native=False) == "(?=(?P<x>[0-9]+))(?P=x)"
+    for pattern in ("[0-9]+|@", "(?:a|ab)", "a*", "[^}]+b", ".+"):
+        assert atomic(pattern, "x", native=True) == f"(?>{pattern})"
