@@ -13,8 +13,9 @@
   settings keys and a PreCompact hook); :mod:`.codex`: Codex CLI (an instructions file,
   config.toml keys); :mod:`.opencode`: opencode (an agent prompt, commands, opencode.json
   keys, a plugin); :mod:`.gemini`: Gemini CLI (system.md through .gemini/.env, TOML
-  commands, the compression threshold); :mod:`.static_prompt`: the sections a static file
-  holds.
+  commands, the compression threshold); :mod:`.agents_md`: the team's sections in a marked
+  block of AGENTS.md, which many agents read; :mod:`.static_prompt`: the sections a static
+  file holds.
 
 See docs/export.md.
 """
@@ -27,6 +28,7 @@ from typing import Iterable
 from .apply import Change, Plan, plan_changes
 from .writer import ExportWriteError, export_lock, write_changes
 from .base import Carried, Export, OwnedFile, Place, SharedJson, SharedToml, Target
+from .agents_md import AgentsMdTarget
 from .claude_code import ClaudeCodeTarget
 from .codex import CodexTarget
 from .gemini import GeminiTarget
@@ -38,7 +40,7 @@ __all__ = ["Carried", "Change", "Export", "ExportWriteError", "OwnedFile", "Plac
 
 #: every target by its TARGET name
 TARGETS: dict[str, Target] = {"pi": PiTarget(), "claude-code": ClaudeCodeTarget(), "codex": CodexTarget(),
-                               "opencode": OpencodeTarget(), "gemini": GeminiTarget()}
+                               "opencode": OpencodeTarget(), "gemini": GeminiTarget(), "agents-md": AgentsMdTarget()}
 
 
 def prepare(target: Target, pipeline, place: Place, *, force: bool = False) -> tuple[Export, Plan]:

@@ -147,7 +147,7 @@ def _prompt_items(recipe: Recipe, pipeline: "Pipeline", export: Export, root: Pa
         return [_whole_prompt(pipeline, root, run, empty)]
     if not sections:
         return [Item("system_prompt", "not_observable", "the export's report carries no section to look for")]
-    rendered = _static_sections(pipeline, root)
+    rendered = _static_sections(pipeline, root, False if recipe.target == "agents-md" else None)
     leaves = [(p, t) for p, t in string_leaves(run.bodies[0]) if len(t) >= 20]
     return [_section_item(c, rendered.get(c.key.removeprefix("system_prompt.sections.")), leaves) for c in sections]
 
@@ -164,11 +164,13 @@ def _section_item(carried: Carried, expected: str | None, leaves: list[tuple[str
     return Item(carried.key, "mismatch", f"not in the request ({carried.how}: {carried.where}){where}", diff)
 
 
-def _static_sections(pipeline: "Pipeline", root: Path) -> dict[str, str]:
-    """The sections as a static file holds them (the profile's default tools), in ``root``."""
-    from pipeline.prompt.context import RenderContext
+def _static_sections(pipeline: "Pipeline", root: Path, replaces: bool | None) -> dict[str, str]:
+    """The sections as a static file holds them, in ``root``: with the tool catalog when the file
+    replaces the agent's prompt, else without (a rule that needs a tool is not there); an
+    AGENTS.md export never replaces it (``replaces`` False)."""
+    from pipeline.export.static_prompt import rendered_for
 
-    return {s.id: s.text for s in pipeline.render_sections(RenderContext(cwd=str(root)))}
+    return {k: s.text for k, s in rendered_for(pipeline, str(root), replaces).items()}
 
 
 def _whole_prompt(pipeline: "Pipeline", root: Path, run: Finished, empty: Path) -> Item:

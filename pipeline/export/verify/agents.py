@@ -15,6 +15,8 @@ where in the captured requests the system prompt and a command's expanded text a
 * **Codex CLI** (``codex exec --skip-git-repo-check MSG``): ``CODEX_HOME/config.toml``
   declares the loopback provider (``wire_api = "responses"``) and trusts the project (Codex
   reads a project's ``.codex/config.toml`` only then).
+* **AGENTS.md** (``agents-md``): Codex CLI as above; it sends the project's ``AGENTS.md``
+  (the user's text and the export's block) as a user input item.
 * **opencode** (``opencode run MSG``, ``opencode run --command NAME ARGS``): the XDG config
   folder's ``opencode.json`` declares the provider (``@ai-sdk/openai-compatible``, which
   opencode installs from npm into its cache on first use); ``PWD`` is the project (opencode
@@ -245,6 +247,12 @@ def codex_config(base_url: str, extra: str = "") -> str:
             f'base_url = "{base_url}"\nwire_api = "responses"\nenv_key = "LOOP_KEY"\n')
 
 
+class AgentsMdRecipe(CodexRecipe):
+    """An AGENTS.md export is verified on Codex CLI, which sends the file whole."""
+
+    target = "agents-md"
+
+
 # --------------------------------------------------------------------------- opencode
 
 
@@ -330,7 +338,8 @@ class GeminiRecipe(Recipe):
 
 
 RECIPES: dict[str, Callable[[], Recipe]] = {"pi": PiRecipe, "claude-code": ClaudeCodeRecipe, "codex": CodexRecipe,
-                                            "opencode": OpencodeRecipe, "gemini": GeminiRecipe}
+                                            "opencode": OpencodeRecipe, "gemini": GeminiRecipe,
+                                            "agents-md": AgentsMdRecipe}
 
 
 def string_leaves(value: Any, path: str = "") -> Iterator[tuple[str, str]]:

@@ -37,6 +37,7 @@ PARENT_FILES: dict[str, tuple[str, ...]] = {
     "codex": ("AGENTS.override.md", "AGENTS.md"),
     "opencode": ("AGENTS.md", "CLAUDE.md"),
     "gemini": ("GEMINI.md",),
+    "agents-md": ("AGENTS.override.md", "AGENTS.md"),
 }
 _ADDS = "{agent} reads it as well as the project's instructions: it reaches the model beside the export"
 
@@ -152,6 +153,17 @@ def _gemini(root: Path, home: Path, environ: Mapping[str, str], agent: str) -> l
     return out
 
 
+def _agents_md(root: Path, home: Path, environ: Mapping[str, str], agent: str) -> list[Shadow]:
+    """What changes the AGENTS.md --verify runs Codex on (the readers' own user-level files are theirs)."""
+    codex_home = Path(environ.get("CODEX_HOME") or home / ".codex").expanduser()
+    return _files([
+        (root / "AGENTS.override.md", "Codex reads the project's AGENTS.override.md in place of its AGENTS.md: "
+                                      "the export's block does not reach Codex"),
+        (codex_home / "AGENTS.md", "Codex's user-level instructions: they reach every session beside AGENTS.md"),
+        (codex_home / "AGENTS.override.md", "Codex's user-level instructions (they replace ~/.codex/AGENTS.md)"),
+    ])
+
+
 def _json_keys(path: Path) -> list[str]:
     """The top-level keys of a JSON object file (none when it is missing or not an object)."""
     try:
@@ -162,6 +174,7 @@ def _json_keys(path: Path) -> list[str]:
 
 
 _USER: dict[str, Callable[[Path, Path, Mapping[str, str], str], list[Shadow]]] = {
-    "pi": _pi, "claude-code": _claude, "codex": _codex, "opencode": _opencode, "gemini": _gemini}
+    "pi": _pi, "claude-code": _claude, "codex": _codex, "opencode": _opencode, "gemini": _gemini,
+    "agents-md": _agents_md}
 
 __all__ = ["PARENT_FILES", "Shadow", "find_shadows"]
