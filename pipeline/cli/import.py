@@ -10,9 +10,9 @@ project's .pi/settings.json and .pi/SYSTEM.md / APPEND_SYSTEM.md, which pi prefe
 command folders as template sources in its dialect and its context-file names
 (CLAUDE.md, GEMINI.md...). HOME_DIR defaults to ~/.claude, ~/.config/opencode, ~/.gemini.
 
-`pipeline import pi|claude-code|codex|opencode|gemini --project DIR`, when DIR holds an
-export of that tool (its manifest, .pi/, .claude/, .codex/, .opencode/ or
-.gemini/context-pipeline-export.json), reads the export back instead (the round trip,
+`pipeline import pi|claude-code|codex|opencode|gemini|qwen-code --project DIR`, when DIR
+holds an export of that tool (its manifest, .pi/, .claude/, .codex/, .opencode/, .gemini/
+or .qwen/context-pipeline-export.json), reads the export back instead (the round trip,
 docs/export.md): the prompt (pi: the compiled profile.json; the others: the generated
 prompt file), the templates (the command folder in the tool's dialect) and the
 compaction keys the tool has natively. What the export reported lost keeps the base
@@ -84,6 +84,21 @@ examples:
   pipeline export codex team.yaml && pipeline import codex -o back.yaml
 """
 
+_QWEN_HELP = """Read back what `pipeline export qwen-code` wrote into the project (--project DIR,
+default the current directory; the round trip): .qwen/system.md as the prompt (or the
+export's marked block of QWEN.md as one team section), .qwen/commands as gemini-dialect
+templates (Qwen Code reads Gemini CLI's TOML commands), .qwen/settings.json
+context.autoCompactThreshold as a share-of-window trigger. Only the export is read; a
+project without its manifest (.qwen/context-pipeline-export.json) is an error. What the
+export reported lost keeps the base profile's value.
+
+examples:
+  pipeline export qwen-code team.yaml && pipeline import qwen-code -o back.yaml
+"""
+#: the tools whose import reads only what `pipeline export TOOL` wrote
+_EXPORT_ONLY = {"codex": (_CODEX_HELP, "Codex has no command folders to import"),
+                "qwen-code": (_QWEN_HELP, "only the export of Qwen Code is read back")}
+
 _HOMES = {"claude-code": "~/.claude", "opencode": "~/.config/opencode", "gemini": "~/.gemini"}
 _BACK = {
     "claude-code": ".claude/agents/context-pipeline.md (without its frontmatter) as the prompt, .claude/commands "
@@ -98,11 +113,11 @@ _BACK = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    tools = parser.add_subparsers(dest="tool", metavar="{pi,claude-code,codex,opencode,gemini}", required=True,
-                                  help="whose setup (or export) to read")
-    for tool in ("pi", "claude-code", "codex", "opencode", "gemini"):
-        if tool == "codex":
-            sub = tools.add_parser(tool, help="what `pipeline export codex` wrote", description=_CODEX_HELP,
+    tools = parser.add_subparsers(dest="tool", metavar="{pi,claude-code,codex,opencode,gemini,qwen-code}",
+                                  required=True, help="whose setup (or export) to read")
+    for tool in ("pi", "claude-code", "codex", "opencode", "gemini", "qwen-code"):
+        if tool in _EXPORT_ONLY:
+            sub = tools.add_parser(tool, help=f"what `pipeline export {tool}` wrote", description=_EXPORT_ONLY[tool][0],
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
             sub.add_argument("--project", metavar="DIR", help="the project holding the export (default: .)")
             sub.add_argument("-o", "--output", metavar="FILE", help="write the profile to FILE instead of printing it")
@@ -131,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
 
     out = Path(args.output) if args.output else None
     project = Path(args.project).absolute() if args.project else None
-    if args.tool == "codex" and project is None:
+    if args.tool in _EXPORT_ONLY and project is None:
         project = Path.cwd()
     if project is not None and not project.is_dir():
         raise _missing(project, "the project")
@@ -139,13 +154,15 @@ def run(args: argparse.Namespace) -> int:
     if manifest is not None:
         assert project is not None
         imported = import_export(args.tool, project, manifest, out)
-    elif args.tool == "codex":
+    elif args.tool in _EXPORT_ONLY:
         assert project is not None
         from pipeline.errors import Location, Problem, ProfileError
+        from pipeline.importers.exported import DIRS
 
-        raise ProfileError(Problem("no export of `pipeline export codex` here (Codex has no command folders to "
-                                   "import)", Location(str(project / ".codex" / "context-pipeline-export.json")),
-                                   code="profile.import-settings", hint="run `pipeline export codex` first, or "
+        tool = args.tool
+        raise ProfileError(Problem(f"no export of `pipeline export {tool}` here ({_EXPORT_ONLY[tool][1]})",
+                                   Location(str(project / DIRS[tool] / "context-pipeline-export.json")),
+                                   code="profile.import-settings", hint=f"run `pipeline export {tool}` first, or "
                                    "name the project with --project DIR"))
     elif args.tool == "pi":
         agent = Path(args.dir).expanduser().absolute() if args.dir else agent_dir()

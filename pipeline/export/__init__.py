@@ -13,7 +13,8 @@
   settings keys and a PreCompact hook); :mod:`.codex`: Codex CLI (an instructions file,
   config.toml keys); :mod:`.opencode`: opencode (an agent prompt, commands, opencode.json
   keys, a plugin); :mod:`.gemini`: Gemini CLI (system.md through .gemini/.env, TOML
-  commands, the compression threshold); :mod:`.agents_md`: the team's sections in a marked
+  commands, the compression threshold); :mod:`.qwen_code`: Qwen Code (the same kinds of
+  files under .qwen/, its compaction threshold); :mod:`.agents_md`: the team's sections in a marked
   block of AGENTS.md, which many agents read; :mod:`.static_prompt`: the sections a static
   file holds.
 
@@ -34,13 +35,15 @@ from .codex import CodexTarget
 from .gemini import GeminiTarget
 from .opencode import OpencodeTarget
 from .pi import PiTarget
+from .qwen_code import QwenCodeTarget
 
 __all__ = ["Carried", "Change", "Export", "ExportWriteError", "OwnedFile", "Place", "Plan", "SharedJson", "SharedToml", "TARGETS", "Target",
            "export_lock", "plan_changes", "prepare", "undeclared_losses", "write_changes"]
 
 #: every target by its TARGET name
 TARGETS: dict[str, Target] = {"pi": PiTarget(), "claude-code": ClaudeCodeTarget(), "codex": CodexTarget(),
-                               "opencode": OpencodeTarget(), "gemini": GeminiTarget(), "agents-md": AgentsMdTarget()}
+                               "opencode": OpencodeTarget(), "gemini": GeminiTarget(), "qwen-code": QwenCodeTarget(),
+                               "agents-md": AgentsMdTarget()}
 
 
 def prepare(target: Target, pipeline, place: Place, *, force: bool = False) -> tuple[Export, Plan]:

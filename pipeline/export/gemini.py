@@ -89,7 +89,12 @@ def _prompt(pipeline: "Pipeline", place: Place, pre: str) -> tuple[list[OwnedFil
 
 
 def _translate(template) -> tuple:
-    """pi's template language in Gemini CLI's: ``$@``/``$ARGUMENTS`` → ``{{args}}``, nothing else."""
+    return translate_toml(template, "Gemini CLI")
+
+
+def translate_toml(template, agent: str) -> tuple:
+    """pi's template language in Gemini CLI's TOML commands (``agent``: Gemini CLI or a fork of
+    it that reads the same files): ``$@``/``$ARGUMENTS`` → ``{{args}}``, nothing else."""
     if template.dialect == "gemini":
         return f"{template.name.replace(':', '/')}.toml", open(template.path, encoding="utf-8").read(), (), ()
     if template.dialect != "pi":
@@ -100,17 +105,19 @@ def _translate(template) -> tuple:
     for node in template.template.nodes:
         src = template.template.source(node)
         if isinstance(node, Literal):
-            out.append(_literal(node.text, "gemini", reasons))
+            said: list[str] = []
+            out.append(_literal(node.text, "gemini", said))
+            reasons += [r.replace("Gemini CLI", agent) for r in said]
         elif isinstance(node, AllArgs):
             out.append("{{args}}")
-            notes.append("Gemini CLI's {{args}} is the text as typed: quoted arguments keep their quotes")
+            notes.append(f"{agent}'s {{{{args}}}} is the text as typed: quoted arguments keep their quotes")
         elif isinstance(node, Positional):
-            reasons.append(f"`{src}`: Gemini CLI has no positional arguments (only {{{{args}}}}, all of them)")
+            reasons.append(f"`{src}`: {agent} has no positional arguments (only {{{{args}}}}, all of them)")
         elif isinstance(node, (Slice, Default)):
-            reasons.append(f"`{src}` is {'a slice' if isinstance(node, Slice) else 'a default'}, which Gemini CLI "
+            reasons.append(f"`{src}` is {'a slice' if isinstance(node, Slice) else 'a default'}, which {agent} "
                            "has no form for")
     if not template.template.placeholders:
-        notes.append("Gemini CLI appends the typed command to a body without {{args}}; pi ignores the arguments")
+        notes.append(f"{agent} appends the typed command to a body without {{{{args}}}}; pi ignores the arguments")
     if reasons:
         return None, None, tuple(dict.fromkeys(reasons)), ()
     relpath = "/".join(template.name.split(":")) + ".toml"

@@ -18,7 +18,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from npm_install import AgentInstallError, agent_env, cache_root  # noqa: E402
 
-TARGETS = {"pi": "pi", "claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "gemini": "gemini"}
+TARGETS = {"pi": "pi", "claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "gemini": "gemini",
+           "qwen-code": "qwen-code", "agents-md": "codex"}
 SCAN = "---\ndescription: Scan files\n---\nReview $@ and report every problem.\n"
 
 
@@ -64,7 +65,7 @@ def test_an_export_verifies_on_the_real_cli(tmp_path, target):
         assert items[key]["status"] == "ok", items[key]
     if target == "pi":
         assert items["system_prompt"]["status"] == "ok"
-    if target != "codex":  # Codex has no custom prompts: the report calls the template lost
+    if target not in ("codex", "agents-md"):  # no custom prompts in Codex, nor in AGENTS.md: lost
         assert items["templates.scan"]["status"] == "ok"
     assert f"verify: running {Path(verify['binary']).name} (1/" in done.stderr  # progress on stderr
     statuses = {i["status"] for i in verify["items"]}

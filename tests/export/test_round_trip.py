@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.cli import main
 
-TARGETS = ("pi", "claude-code", "codex", "opencode", "gemini")
+TARGETS = ("pi", "claude-code", "codex", "opencode", "gemini", "qwen-code")
 CWD = "/work/checkout-a"
 #: a compaction policy each target can carry natively (or through its extension)
 COMPACTION = {
@@ -20,6 +20,7 @@ COMPACTION = {
     "codex": "  trigger: {tokens: 90000}\n",
     "opencode": "  reserve_tokens: 20000\n  keep_recent_tokens: 12345\n",
     "gemini": "  trigger: {percent_of_window: 60}\n",
+    "qwen-code": "  trigger: {percent_of_window: 60}\n",
 }
 OVERLAY = """extends: builtin:default
 name: rt-overlay
@@ -162,8 +163,8 @@ def test_import_of_an_export_renders_expands_and_compacts_as_the_original(target
             continue
         assert _setting(imported.profile, key) == _setting(original.profile, key), key
         compared += 1
-    # Gemini CLI carries only a share-of-window trigger, which only the overlay declares
-    assert compared >= (0 if target == "gemini" and which != "overlay" else 1)
+    # Gemini CLI and Qwen Code carry only a share-of-window trigger, which only the overlay declares
+    assert compared >= (0 if target in ("gemini", "qwen-code") and which != "overlay" else 1)
 
 
 def test_import_codex_without_an_export_is_a_located_error(tmp_path, capsys):

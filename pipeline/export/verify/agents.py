@@ -15,6 +15,10 @@ where in the captured requests the system prompt and a command's expanded text a
 * **Codex CLI** (``codex exec --skip-git-repo-check MSG``): ``CODEX_HOME/config.toml``
   declares the loopback provider (``wire_api = "responses"``) and trusts the project (Codex
   reads a project's ``.codex/config.toml`` only then).
+* **Qwen Code** (``qwen -p MSG``): ``OPENAI_BASE_URL``/``OPENAI_API_KEY``/``OPENAI_MODEL`` at
+  the loopback chat-completions server; the throwaway home's ``.qwen/settings.json`` turns its
+  managed-memory side request off. A command's text is the user message's part that is not a
+  ``<system-reminder>``.
 * **AGENTS.md** (``agents-md``): Codex CLI as above; it sends the project's ``AGENTS.md``
   (the user's text and the export's block) as a user input item.
 * **opencode** (``opencode run MSG``, ``opencode run --command NAME ARGS``): the XDG config
@@ -337,9 +341,36 @@ class GeminiRecipe(Recipe):
         return parts[-1] if parts else None
 
 
+# --------------------------------------------------------------------------- Qwen Code
+
+
+class QwenCodeRecipe(Recipe):
+    target = "qwen-code"
+    binary = "qwen"
+
+    def configure(self, home: Path, server: Any, project: Path) -> dict[str, str]:
+        settings = home / ".qwen" / "settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        # its managed-memory side request after each run is turned off: one request per run
+        settings.write_text(json.dumps({"memory": {"enableManagedAutoMemory": False,
+                                                   "enableManagedAutoDream": False}}))
+        return {"OPENAI_API_KEY": "loopback", "OPENAI_BASE_URL": server.openai_base_url, "OPENAI_MODEL": "m"}
+
+    def argv(self, binary: str, invocations: Sequence[Invocation]) -> list[str]:
+        return [binary, "-p", invocations[0].text]
+
+    def command_text(self, bodies: Sequence[Body], index: int, invocation: Invocation) -> str | None:
+        """The expanded command: the part of the last user message that is not a ``<system-reminder>``."""
+        users = [m for m in (bodies[0].get("messages") or [] if bodies else []) if isinstance(m, dict)
+                 and m.get("role") == "user"]
+        parts = [t for t in texts(users[-1].get("content")) if not t.lstrip().startswith("<system-reminder>")] \
+            if users else []
+        return parts[-1] if parts else None
+
+
 RECIPES: dict[str, Callable[[], Recipe]] = {"pi": PiRecipe, "claude-code": ClaudeCodeRecipe, "codex": CodexRecipe,
                                             "opencode": OpencodeRecipe, "gemini": GeminiRecipe,
-                                            "agents-md": AgentsMdRecipe}
+                                            "qwen-code": QwenCodeRecipe, "agents-md": AgentsMdRecipe}
 
 
 def string_leaves(value: Any, path: str = "") -> Iterator[tuple[str, str]]:

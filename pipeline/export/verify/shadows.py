@@ -37,6 +37,7 @@ PARENT_FILES: dict[str, tuple[str, ...]] = {
     "codex": ("AGENTS.override.md", "AGENTS.md"),
     "opencode": ("AGENTS.md", "CLAUDE.md"),
     "gemini": ("GEMINI.md",),
+    "qwen-code": ("QWEN.md", "AGENTS.md"),
     "agents-md": ("AGENTS.override.md", "AGENTS.md"),
 }
 _ADDS = "{agent} reads it as well as the project's instructions: it reaches the model beside the export"
@@ -153,6 +154,18 @@ def _gemini(root: Path, home: Path, environ: Mapping[str, str], agent: str) -> l
     return out
 
 
+def _qwen(root: Path, home: Path, environ: Mapping[str, str], agent: str) -> list[Shadow]:
+    out = _files([
+        (home / ".qwen" / "QWEN.md", "Qwen Code's user-level memory: it reaches every session beside the export"),
+        (home / ".qwen" / "AGENTS.md", "Qwen Code's user-level instructions: they reach every session beside the "
+                                       "export"),
+        (home / ".qwen" / "system.md", "Qwen Code's user-level system.md (used when QWEN_SYSTEM_MD names it)"),
+    ])
+    return out + _variables(environ, {
+        "QWEN_SYSTEM_MD": "set in the environment, it wins over the project's .qwen/.env",
+        "OPENAI_BASE_URL": "Qwen Code sends to that server"})
+
+
 def _agents_md(root: Path, home: Path, environ: Mapping[str, str], agent: str) -> list[Shadow]:
     """What changes the AGENTS.md --verify runs Codex on (the readers' own user-level files are theirs)."""
     codex_home = Path(environ.get("CODEX_HOME") or home / ".codex").expanduser()
@@ -175,6 +188,6 @@ def _json_keys(path: Path) -> list[str]:
 
 _USER: dict[str, Callable[[Path, Path, Mapping[str, str], str], list[Shadow]]] = {
     "pi": _pi, "claude-code": _claude, "codex": _codex, "opencode": _opencode, "gemini": _gemini,
-    "agents-md": _agents_md}
+    "qwen-code": _qwen, "agents-md": _agents_md}
 
 __all__ = ["PARENT_FILES", "Shadow", "find_shadows"]
