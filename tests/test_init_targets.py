@@ -40,7 +40,7 @@ def test_the_targets_init_and_export_offer_are_the_exports(capsys):
     assert all(name in export_cli.HELP for name in TARGETS)
 
 
-@pytest.mark.parametrize("target", ["claude-code", "codex", "opencode", "gemini", "qwen-code", "agents-md"])
+@pytest.mark.parametrize("target", ["claude-code", "codex", "opencode", "gemini", "qwen-code", "kilo", "agents-md"])
 def test_init_target_hook_checks_that_export(tmp_path, capsys, monkeypatch, target):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))

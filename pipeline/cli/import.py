@@ -10,9 +10,9 @@ project's .pi/settings.json and .pi/SYSTEM.md / APPEND_SYSTEM.md, which pi prefe
 command folders as template sources in its dialect and its context-file names
 (CLAUDE.md, GEMINI.md...). HOME_DIR defaults to ~/.claude, ~/.config/opencode, ~/.gemini.
 
-`pipeline import pi|claude-code|codex|opencode|gemini|qwen-code --project DIR`, when DIR
-holds an export of that tool (its manifest, .pi/, .claude/, .codex/, .opencode/, .gemini/
-or .qwen/context-pipeline-export.json), reads the export back instead (the round trip,
+`pipeline import pi|claude-code|codex|opencode|gemini|qwen-code|kilo --project DIR`, when
+DIR holds an export of that tool (its manifest, .pi/, .claude/, .codex/, .opencode/,
+.gemini/, .qwen/ or .kilo/context-pipeline-export.json), reads the export back instead (the round trip,
 docs/export.md): the prompt (pi: the compiled profile.json; the others: the generated
 prompt file), the templates (the command folder in the tool's dialect) and the
 compaction keys the tool has natively. What the export reported lost keeps the base
@@ -95,9 +95,21 @@ export reported lost keeps the base profile's value.
 examples:
   pipeline export qwen-code team.yaml && pipeline import qwen-code -o back.yaml
 """
+_KILO_HELP = """Read back what `pipeline export kilo` wrote into the project (--project DIR, default
+the current directory; the round trip): .kilo/context-pipeline/prompt.md as the prompt (or
+instructions.md as one team section), .kilo/command as opencode-dialect templates (Kilo CLI
+reads opencode's command files), kilo.json compaction.auto/reserved/preserve_recent_tokens/
+prune. Only the export is read; a project without its manifest
+(.kilo/context-pipeline-export.json) is an error. What the export reported lost keeps the
+base profile's value.
+
+examples:
+  pipeline export kilo team.yaml && pipeline import kilo -o back.yaml
+"""
 #: the tools whose import reads only what `pipeline export TOOL` wrote
 _EXPORT_ONLY = {"codex": (_CODEX_HELP, "Codex has no command folders to import"),
-                "qwen-code": (_QWEN_HELP, "only the export of Qwen Code is read back")}
+                "qwen-code": (_QWEN_HELP, "only the export of Qwen Code is read back"),
+                "kilo": (_KILO_HELP, "only the export of Kilo CLI is read back")}
 
 _HOMES = {"claude-code": "~/.claude", "opencode": "~/.config/opencode", "gemini": "~/.gemini"}
 _BACK = {
@@ -113,9 +125,9 @@ _BACK = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    tools = parser.add_subparsers(dest="tool", metavar="{pi,claude-code,codex,opencode,gemini,qwen-code}",
+    tools = parser.add_subparsers(dest="tool", metavar="{pi,claude-code,codex,opencode,gemini,qwen-code,kilo}",
                                   required=True, help="whose setup (or export) to read")
-    for tool in ("pi", "claude-code", "codex", "opencode", "gemini", "qwen-code"):
+    for tool in ("pi", "claude-code", "codex", "opencode", "gemini", "qwen-code", "kilo"):
         if tool in _EXPORT_ONLY:
             sub = tools.add_parser(tool, help=f"what `pipeline export {tool}` wrote", description=_EXPORT_ONLY[tool][0],
                                    formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -14,7 +14,8 @@
   config.toml keys); :mod:`.opencode`: opencode (an agent prompt, commands, opencode.json
   keys, a plugin); :mod:`.gemini`: Gemini CLI (system.md through .gemini/.env, TOML
   commands, the compression threshold); :mod:`.qwen_code`: Qwen Code (the same kinds of
-  files under .qwen/, its compaction threshold); :mod:`.agents_md`: the team's sections in a marked
+  files under .qwen/, its compaction threshold); :mod:`.kilo`: Kilo CLI (opencode's kinds of
+  files under .kilo/ and kilo.json, without a plugin); :mod:`.agents_md`: the team's sections in a marked
   block of AGENTS.md, which many agents read; :mod:`.static_prompt`: the sections a static
   file holds.
 
@@ -34,6 +35,7 @@ from .claude_code import ClaudeCodeTarget
 from .codex import CodexTarget
 from .gemini import GeminiTarget
 from .opencode import OpencodeTarget
+from .kilo import KiloTarget
 from .pi import PiTarget
 from .qwen_code import QwenCodeTarget
 
@@ -42,7 +44,7 @@ __all__ = ["Carried", "Change", "Export", "ExportWriteError", "OwnedFile", "Plac
 
 #: every target by its TARGET name
 TARGETS: dict[str, Target] = {"pi": PiTarget(), "claude-code": ClaudeCodeTarget(), "codex": CodexTarget(),
-                               "opencode": OpencodeTarget(), "gemini": GeminiTarget(), "qwen-code": QwenCodeTarget(),
+                               "opencode": OpencodeTarget(), "gemini": GeminiTarget(), "qwen-code": QwenCodeTarget(), "kilo": KiloTarget(),
                                "agents-md": AgentsMdTarget()}
 
 

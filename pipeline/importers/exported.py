@@ -1,7 +1,7 @@
 """Reading back what ``pipeline export TARGET`` wrote (the round trip, docs/export.md).
 
 An export is recognised by its manifest, ``<project>/.<dir>/context-pipeline-export.json``
-(``.pi``, ``.claude``, ``.codex``, ``.opencode``, ``.gemini``, ``.qwen``) whose ``target`` is the tool.
+(``.pi``, ``.claude``, ``.codex``, ``.opencode``, ``.gemini``, ``.qwen``, ``.kilo``) whose ``target`` is the tool.
 Then, per target, what the export wrote natively or through its extension comes back:
 
 * **the prompt**: pi's compiled plan (``.pi/extensions/context-pipeline/profile.json``)
@@ -19,7 +19,7 @@ Then, per target, what the export wrote natively or through its extension comes 
   applies; Codex ``model_auto_compact_token_limit`` and
   ``compact_prompt``; opencode ``compaction.*``, ``agent.compaction.prompt`` and the
   plugin's compaction prompt; Gemini ``model.compressionThreshold``; Qwen Code
-  ``context.autoCompactThreshold``; Claude Code
+  ``context.autoCompactThreshold``; Kilo CLI ``kilo.json`` ``compaction.*``; Claude Code
   ``env.DISABLE_AUTO_COMPACT`` and the PreCompact instructions file).
 
 What the export reported lost does not come back: the imported profile has the base's value.
@@ -41,9 +41,9 @@ from .yamltext import profile_text
 
 MANIFEST = "context-pipeline-export.json"
 DIRS = {"pi": ".pi", "claude-code": ".claude", "codex": ".codex", "opencode": ".opencode", "gemini": ".gemini",
-        "qwen-code": ".qwen"}
+        "qwen-code": ".qwen", "kilo": ".kilo"}
 NAMES = {"pi": "pi", "claude-code": "Claude Code", "codex": "Codex CLI", "opencode": "opencode", "gemini": "Gemini CLI",
-         "qwen-code": "Qwen Code"}
+         "qwen-code": "Qwen Code", "kilo": "Kilo CLI"}
 #: pi's reserveTokens the export writes for a trigger of the profile's own (pipeline.export.pi.ASK_EVERY_TURN)
 ASK_EVERY_TURN = 1_000_000_000
 #: Codex's limit the export writes when compaction is off (pipeline.export.codex.NEVER)
@@ -82,7 +82,7 @@ def exported_overlay(tool: str, project: Path, manifest: Path) -> tuple[Overlay,
     overlay = Overlay(f"{tool}-import", [f"Imported from the {NAMES[tool]} export in {project} (profile "
                                          f"{data.get('profile', '?')}) by `pipeline import {tool}`."])
     readers = {"pi": _pi, "claude-code": _claude, "codex": _codex, "opencode": _opencode, "gemini": _gemini,
-               "qwen-code": _qwen}
+               "qwen-code": _qwen, "kilo": _kilo}
     try:
         readers[tool](project, overlay)
     except (AttributeError, TypeError, KeyError, ValueError):  # a value of the wrong type in a damaged export
@@ -405,6 +405,16 @@ def _opencode(project: Path, overlay: Overlay) -> None:
                                      "instructions file"), data.get("cwd_marker"))
     overlay.sources = ["opencode"]
     config = _json_object(project / "opencode.json", "opencode.json")
+    _compaction_keys(overlay, config)
+    system = _get(config, "agent", "compaction", "prompt")
+    if isinstance(system, str):
+        overlay.values[("summary", "system_prompt")] = profile_text(system)
+    if isinstance(data.get("compaction_prompt"), str):
+        _summary_initial(overlay, data["compaction_prompt"])
+
+
+def _compaction_keys(overlay: Overlay, config: dict) -> None:
+    """opencode.json's (or kilo.json's) ``compaction.*`` keys."""
     for theirs, ours in (("auto", ("compaction", "enabled")), ("reserved", ("compaction", "reserve_tokens")),
                          ("preserve_recent_tokens", ("compaction", "keep_recent_tokens"))):
         value = _get(config, "compaction", theirs)
@@ -412,11 +422,15 @@ def _opencode(project: Path, overlay: Overlay) -> None:
             overlay.values[ours] = value
     if _get(config, "compaction", "prune") is True:
         overlay.values[("compaction", "strategy")] = "mask_tool_results"
-    system = _get(config, "agent", "compaction", "prompt")
-    if isinstance(system, str):
-        overlay.values[("summary", "system_prompt")] = profile_text(system)
-    if isinstance(data.get("compaction_prompt"), str):
-        _summary_initial(overlay, data["compaction_prompt"])
+
+
+def _kilo(project: Path, overlay: Overlay) -> None:
+    """Kilo CLI's files are opencode's under .kilo/ and kilo.json: its commands are read in the opencode dialect."""
+    _static_prompt(overlay, _text_file(project / ".kilo" / "context-pipeline" / "prompt.md", "prompt file"))
+    _team_prompt(overlay, _text_file(project / ".kilo" / "context-pipeline" / "instructions.md", "instructions file"))
+    commands = project / ".kilo" / "command"
+    overlay.sources = [("opencode", commands)] if commands.is_dir() else []
+    _compaction_keys(overlay, _json_object(project / "kilo.json", "kilo.json"))
 
 
 def _gemini(project: Path, overlay: Overlay) -> None:

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from npm_install import AgentInstallError, agent_env, cache_root  # noqa: E402
 
 TARGETS = {"pi": "pi", "claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "gemini": "gemini",
-           "qwen-code": "qwen-code", "agents-md": "codex"}
+           "qwen-code": "qwen-code", "kilo": "kilo", "agents-md": "codex"}
 SCAN = "---\ndescription: Scan files\n---\nReview $@ and report every problem.\n"
 
 
@@ -70,7 +70,7 @@ def test_an_export_verifies_on_the_real_cli(tmp_path, target):
     assert f"verify: running {Path(verify['binary']).name} (1/" in done.stderr  # progress on stderr
     statuses = {i["status"] for i in verify["items"]}
     assert statuses <= {"ok", "not_observable"}
-    if target == "opencode":  # opencode prints the settings it read
+    if target in ("opencode", "kilo"):  # opencode and Kilo print the settings they read
         assert items["compaction.reserve_tokens"]["status"] == "ok"
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.cli import main
 
-TARGETS = ("pi", "claude-code", "codex", "opencode", "gemini", "qwen-code")
+TARGETS = ("pi", "claude-code", "codex", "opencode", "gemini", "qwen-code", "kilo")
 CWD = "/work/checkout-a"
 #: a compaction policy each target can carry natively (or through its extension)
 COMPACTION = {
@@ -21,6 +21,7 @@ COMPACTION = {
     "opencode": "  reserve_tokens: 20000\n  keep_recent_tokens: 12345\n",
     "gemini": "  trigger: {percent_of_window: 60}\n",
     "qwen-code": "  trigger: {percent_of_window: 60}\n",
+    "kilo": "  reserve_tokens: 20000\n  keep_recent_tokens: 12345\n",
 }
 OVERLAY = """extends: builtin:default
 name: rt-overlay

@@ -15,7 +15,7 @@ driven by the export's own report, not by the layout of its files:
   it reads) and the text the agent sends must equal ``pipeline expand`` of the same input;
 * compaction and summary settings are not in one prompt's request: each is named with the
   file and key that carries it (``not_observable``), except where the CLI prints the
-  settings it read (opencode: ``opencode debug config``), which are compared;
+  settings it read (opencode and Kilo CLI: ``debug config``), which are compared;
 * what shadows the export in the real environment (:mod:`.shadows`) is listed, found by
   looking at files, never by running the agent with the user's home.
 
@@ -251,8 +251,8 @@ def _compaction_items(recipe: Recipe, binary: str, export: Export, root: Path, h
                       env: Mapping[str, str], timeout: float) -> tuple[list[Item], int]:
     """The items of the compaction and summary settings, and how many CLI runs reading them took."""
     carried = [c for c in export.report if c.key.split(".")[0] in _SETTINGS and c.how in ("native", "extension")]
-    observed = _opencode_config(recipe, binary, export, root, home, env, timeout) if recipe.target == "opencode" \
-        and carried else None
+    observed = _opencode_config(recipe, binary, export, root, home, env, timeout) if recipe.target in (
+        "opencode", "kilo") and carried else None
     items = []
     for c in carried:
         match = next(((k, v) for k, v in (observed or {}).items() if f" {k}" in f" {c.where} "), None)
@@ -267,12 +267,13 @@ def _compaction_items(recipe: Recipe, binary: str, export: Export, root: Path, h
 
 def _opencode_config(recipe: Recipe, binary: str, export: Export, root: Path, home: Path,
                      env: Mapping[str, str], timeout: float) -> dict[str, tuple[Any, Any]]:
-    """opencode's resolved settings (``opencode debug config``) for each compaction key the
-    export writes into ``opencode.json``: dotted key -> (written, read)."""
+    """opencode's resolved settings (``opencode debug config``; Kilo CLI's ``kilo debug config``)
+    for each compaction key the export writes into ``opencode.json`` (``kilo.json``): dotted
+    key -> (written, read)."""
     from pipeline.export.verify.agents import KEPT_ENV, run_process
     from pipeline.loopback.chat import LoopbackServer
 
-    written = [(k, v) for s in export.shared if s.path.endswith("opencode.json") for k, v in s.keys
+    written = [(k, v) for s in export.shared if s.path.endswith(f"{recipe.target}.json") for k, v in s.keys
                if k and k[0] == "compaction"]
     if not written:
         return {}

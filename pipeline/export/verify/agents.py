@@ -19,6 +19,10 @@ where in the captured requests the system prompt and a command's expanded text a
   the loopback chat-completions server; the throwaway home's ``.qwen/settings.json`` turns its
   managed-memory side request off. A command's text is the user message's part that is not a
   ``<system-reminder>``.
+* **Kilo CLI** (``kilo run MSG``, ``kilo run --command NAME ARGS``): opencode's provider
+  (``@ai-sdk/openai-compatible``, bundled in Kilo) in the XDG config folder's
+  ``kilo/kilo.json``, ``KILO_DISABLE_MODELS_FETCH``; a command's text is the user message
+  without its ``<environment_details>`` part.
 * **AGENTS.md** (``agents-md``): Codex CLI as above; it sends the project's ``AGENTS.md``
   (the user's text and the export's block) as a user input item.
 * **opencode** (``opencode run MSG``, ``opencode run --command NAME ARGS``): the XDG config
@@ -368,9 +372,39 @@ class QwenCodeRecipe(Recipe):
         return parts[-1] if parts else None
 
 
+# --------------------------------------------------------------------------- Kilo CLI
+
+
+class KiloRecipe(Recipe):
+    target = "kilo"
+    binary = "kilo"
+
+    def __init__(self, model: Mapping[str, Any] | None = None) -> None:
+        self.model = dict(model or {})
+
+    def configure(self, home: Path, server: Any, project: Path) -> dict[str, str]:
+        config = home / ".config" / "kilo"
+        config.mkdir(parents=True, exist_ok=True)
+        (config / "kilo.json").write_text(json.dumps(opencode_provider(server.openai_base_url, self.model)))
+        return {"XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share"),
+                "XDG_STATE_HOME": str(home / ".local/state"), "XDG_CACHE_HOME": str(home / ".cache"),
+                "PWD": str(project), "KILO_DISABLE_MODELS_FETCH": "1"}
+
+    argv = OpencodeRecipe.argv
+
+    def command_text(self, bodies: Sequence[Body], index: int, invocation: Invocation) -> str | None:
+        """The expanded command: the last user message without its ``<environment_details>`` part."""
+        users = [m for m in (bodies[0].get("messages") or [] if bodies else []) if isinstance(m, dict)
+                 and m.get("role") == "user"]
+        parts = [t for t in texts(users[-1].get("content")) if not t.lstrip().startswith("<environment_details>")] \
+            if users else []
+        return "".join(parts) if parts else None
+
+
 RECIPES: dict[str, Callable[[], Recipe]] = {"pi": PiRecipe, "claude-code": ClaudeCodeRecipe, "codex": CodexRecipe,
                                             "opencode": OpencodeRecipe, "gemini": GeminiRecipe,
-                                            "qwen-code": QwenCodeRecipe, "agents-md": AgentsMdRecipe}
+                                            "qwen-code": QwenCodeRecipe, "kilo": KiloRecipe,
+                                            "agents-md": AgentsMdRecipe}
 
 
 def string_leaves(value: Any, path: str = "") -> Iterator[tuple[str, str]]:

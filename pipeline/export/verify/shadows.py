@@ -38,6 +38,7 @@ PARENT_FILES: dict[str, tuple[str, ...]] = {
     "opencode": ("AGENTS.md", "CLAUDE.md"),
     "gemini": ("GEMINI.md",),
     "qwen-code": ("QWEN.md", "AGENTS.md"),
+    "kilo": ("AGENTS.md", "CLAUDE.md"),
     "agents-md": ("AGENTS.override.md", "AGENTS.md"),
 }
 _ADDS = "{agent} reads it as well as the project's instructions: it reaches the model beside the export"
@@ -166,6 +167,18 @@ def _qwen(root: Path, home: Path, environ: Mapping[str, str], agent: str) -> lis
         "OPENAI_BASE_URL": "Qwen Code sends to that server"})
 
 
+def _kilo(root: Path, home: Path, environ: Mapping[str, str], agent: str) -> list[Shadow]:
+    config = Path(environ.get("XDG_CONFIG_HOME") or home / ".config").expanduser() / "kilo"
+    out = _files([(config / "kilo.json", "Kilo CLI's user config: merged with the project's kilo.json"),
+                  (config / "AGENTS.md", "Kilo CLI's user-level instructions: they reach every session beside the "
+                                         "export"),
+                  (root / "opencode.json", "Kilo CLI reads opencode's config too: merged with kilo.json")])
+    return out + _variables(environ, {
+        "KILO_CONFIG": "a config file of its own merged over the project's",
+        "KILO_CONFIG_CONTENT": "config text merged over the project's",
+        "KILO_DISABLE_PROJECT_CONFIG": "the project's kilo.json and .kilo/ are not read"})
+
+
 def _agents_md(root: Path, home: Path, environ: Mapping[str, str], agent: str) -> list[Shadow]:
     """What changes the AGENTS.md --verify runs Codex on (the readers' own user-level files are theirs)."""
     codex_home = Path(environ.get("CODEX_HOME") or home / ".codex").expanduser()
@@ -188,6 +201,6 @@ def _json_keys(path: Path) -> list[str]:
 
 _USER: dict[str, Callable[[Path, Path, Mapping[str, str], str], list[Shadow]]] = {
     "pi": _pi, "claude-code": _claude, "codex": _codex, "opencode": _opencode, "gemini": _gemini,
-    "qwen-code": _qwen, "agents-md": _agents_md}
+    "qwen-code": _qwen, "kilo": _kilo, "agents-md": _agents_md}
 
 __all__ = ["PARENT_FILES", "Shadow", "find_shadows"]
