@@ -9,10 +9,10 @@ compiled profile.json it reads), that makes pi send the system prompt exactly as
 summaries with the profile's summary prompt, instructions and schema (a summary missing a
 required heading is asked for again). pi needs no Python for it.
 --user-dir DIR writes the same into DIR laid out as pi's agent directory (~/.pi/agent).
-`pipeline export claude-code`, `codex`, `opencode`, `gemini`, `qwen-code` and `kilo` write
-those agents' own files (.claude/..., .codex/..., opencode.json and .opencode/..., .gemini/...,
-.qwen/..., kilo.json and .kilo/...; --user-dir: their home folders); docs/export.md says
-which, and what each cannot receive.
+`pipeline export claude-code`, `codex`, `opencode`, `gemini`, `qwen-code`, `kilo` and
+`copilot` write those agents' own files (.claude/..., .codex/..., opencode.json and
+.opencode/..., .gemini/..., .qwen/..., kilo.json and .kilo/..., .github/instructions/...;
+--user-dir: their home folders); docs/export.md says which, and what each cannot receive.
 `pipeline export agents-md` writes the team's sections into a marked block of AGENTS.md
 (the file many agents read; your text around the block is kept byte for byte); --verify
 runs Codex CLI, which reads it.
@@ -30,7 +30,8 @@ since) unless --force: such a conflict is an error and nothing is written.
                exports (drift) or when a setting would be lost that --allow-loss does not
                name (a key, or a key above it: --allow-loss summary)
   --verify     then run the agent's CLI installed here (pi, claude, codex, opencode or
-               gemini, qwen, kilo on PATH; codex for agents-md; or --agent-bin PATH) headless in
+               gemini, qwen, kilo, copilot on PATH; codex for agents-md; or --agent-bin
+               PATH) headless in
                the project against a loopback capture server (no network, no key, a throwaway home) and compare
                what it sends with the profile: each section and template the report
                carries, the compaction settings it read (or the file and key that carry
@@ -67,15 +68,15 @@ import json
 import sys
 
 #: the TARGET names (pipeline.export.TARGETS, listed here so --help does not import the export)
-TARGET_NAMES = ("pi", "claude-code", "codex", "opencode", "gemini", "qwen-code", "kilo", "agents-md")
+TARGET_NAMES = ("pi", "claude-code", "codex", "opencode", "gemini", "qwen-code", "kilo", "copilot", "agents-md")
 HELP = ("write a profile into a coding agent's files (pi, claude-code, codex, opencode, gemini, qwen-code, kilo, "
-        "agents-md), with a loss report")
+        "copilot, agents-md), with a loss report")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", choices=tuple(TARGET_NAMES),
                         help="the agent to export to (pi 1.6, Claude Code 2.1, Codex CLI 0.169, opencode 1.18, Gemini CLI "
-                             "0.61, Qwen Code 0.24, Kilo CLI 7.7; agents-md: a marked block of AGENTS.md, which many agents read)")
+                             "0.61, Qwen Code 0.24, Kilo CLI 7.7, Copilot CLI 1.0; agents-md: a marked block of AGENTS.md, which many agents read)")
     parser.add_argument("profile", nargs="?", default=None, metavar="PROFILE",
                         help="a profile file or built-in name (default: the repository's profile, "
                              "else default; not looked up with --user-dir)")
@@ -94,7 +95,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run the installed agent CLI against a loopback server and compare what it sends "
                              "with the profile (exit 1 on a mismatch, 2 CLI not installed, 3 its run failed)")
     parser.add_argument("--agent-bin", metavar="PATH", help="the agent CLI --verify runs (default: its usual name "
-                                                            "on PATH: pi, claude, codex, opencode, gemini, qwen, kilo; "
+                                                            "on PATH: pi, claude, codex, opencode, gemini, qwen, kilo, "
+                                                            "copilot; "
                                                             "codex for agents-md)")
 
 

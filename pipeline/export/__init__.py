@@ -15,7 +15,8 @@
   keys, a plugin); :mod:`.gemini`: Gemini CLI (system.md through .gemini/.env, TOML
   commands, the compression threshold); :mod:`.qwen_code`: Qwen Code (the same kinds of
   files under .qwen/, its compaction threshold); :mod:`.kilo`: Kilo CLI (opencode's kinds of
-  files under .kilo/ and kilo.json, without a plugin); :mod:`.agents_md`: the team's sections in a marked
+  files under .kilo/ and kilo.json, without a plugin); :mod:`.copilot`: GitHub Copilot CLI (an
+  instructions file; no commands, no compaction keys); :mod:`.agents_md`: the team's sections in a marked
   block of AGENTS.md, which many agents read; :mod:`.static_prompt`: the sections a static
   file holds.
 
@@ -33,6 +34,7 @@ from .base import Carried, Export, OwnedFile, Place, SharedJson, SharedToml, Tar
 from .agents_md import AgentsMdTarget
 from .claude_code import ClaudeCodeTarget
 from .codex import CodexTarget
+from .copilot import CopilotTarget
 from .gemini import GeminiTarget
 from .opencode import OpencodeTarget
 from .kilo import KiloTarget
@@ -45,6 +47,7 @@ __all__ = ["Carried", "Change", "Export", "ExportWriteError", "OwnedFile", "Plac
 #: every target by its TARGET name
 TARGETS: dict[str, Target] = {"pi": PiTarget(), "claude-code": ClaudeCodeTarget(), "codex": CodexTarget(),
                                "opencode": OpencodeTarget(), "gemini": GeminiTarget(), "qwen-code": QwenCodeTarget(), "kilo": KiloTarget(),
+                               "copilot": CopilotTarget(),
                                "agents-md": AgentsMdTarget()}
 
 

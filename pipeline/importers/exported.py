@@ -1,7 +1,7 @@
 """Reading back what ``pipeline export TARGET`` wrote (the round trip, docs/export.md).
 
 An export is recognised by its manifest, ``<project>/.<dir>/context-pipeline-export.json``
-(``.pi``, ``.claude``, ``.codex``, ``.opencode``, ``.gemini``, ``.qwen``, ``.kilo``) whose ``target`` is the tool.
+(``.pi``, ``.claude``, ``.codex``, ``.opencode``, ``.gemini``, ``.qwen``, ``.kilo``, ``.github``) whose ``target`` is the tool.
 Then, per target, what the export wrote natively or through its extension comes back:
 
 * **the prompt**: pi's compiled plan (``.pi/extensions/context-pipeline/profile.json``)
@@ -41,9 +41,9 @@ from .yamltext import profile_text
 
 MANIFEST = "context-pipeline-export.json"
 DIRS = {"pi": ".pi", "claude-code": ".claude", "codex": ".codex", "opencode": ".opencode", "gemini": ".gemini",
-        "qwen-code": ".qwen", "kilo": ".kilo"}
+        "qwen-code": ".qwen", "kilo": ".kilo", "copilot": ".github"}
 NAMES = {"pi": "pi", "claude-code": "Claude Code", "codex": "Codex CLI", "opencode": "opencode", "gemini": "Gemini CLI",
-         "qwen-code": "Qwen Code", "kilo": "Kilo CLI"}
+         "qwen-code": "Qwen Code", "kilo": "Kilo CLI", "copilot": "Copilot CLI"}
 #: pi's reserveTokens the export writes for a trigger of the profile's own (pipeline.export.pi.ASK_EVERY_TURN)
 ASK_EVERY_TURN = 1_000_000_000
 #: Codex's limit the export writes when compaction is off (pipeline.export.codex.NEVER)
@@ -82,7 +82,7 @@ def exported_overlay(tool: str, project: Path, manifest: Path) -> tuple[Overlay,
     overlay = Overlay(f"{tool}-import", [f"Imported from the {NAMES[tool]} export in {project} (profile "
                                          f"{data.get('profile', '?')}) by `pipeline import {tool}`."])
     readers = {"pi": _pi, "claude-code": _claude, "codex": _codex, "opencode": _opencode, "gemini": _gemini,
-               "qwen-code": _qwen, "kilo": _kilo}
+               "qwen-code": _qwen, "kilo": _kilo, "copilot": _copilot}
     try:
         readers[tool](project, overlay)
     except (AttributeError, TypeError, KeyError, ValueError):  # a value of the wrong type in a damaged export
@@ -431,6 +431,12 @@ def _kilo(project: Path, overlay: Overlay) -> None:
     commands = project / ".kilo" / "command"
     overlay.sources = [("opencode", commands)] if commands.is_dir() else []
     _compaction_keys(overlay, _json_object(project / "kilo.json", "kilo.json"))
+
+
+def _copilot(project: Path, overlay: Overlay) -> None:
+    """Copilot CLI: only the team's sections (its instructions file); no commands, no compaction keys."""
+    _team_prompt(overlay, _text_file(project / ".github" / "instructions" / "context-pipeline.instructions.md",
+                                     "instructions file"))
 
 
 def _gemini(project: Path, overlay: Overlay) -> None:

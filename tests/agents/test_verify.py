@@ -19,7 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from npm_install import AgentInstallError, agent_env, cache_root  # noqa: E402
 
 TARGETS = {"pi": "pi", "claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "gemini": "gemini",
-           "qwen-code": "qwen-code", "kilo": "kilo", "agents-md": "codex"}
+           "qwen-code": "qwen-code", "kilo": "kilo", "copilot": "copilot",
+           "agents-md": "codex"}
 SCAN = "---\ndescription: Scan files\n---\nReview $@ and report every problem.\n"
 
 
@@ -29,7 +30,8 @@ def _env(target: str, home: Path) -> dict:
     except AgentInstallError as err:
         pytest.fail(f"the real {target} CLI could not be installed: {err}")
     home.mkdir(parents=True, exist_ok=True)
-    return dict(env, HOME=str(home), XDG_CACHE_HOME=str(cache_root() / "opencode-xdg-cache"))
+    return dict(env, HOME=str(home), XDG_CACHE_HOME=str(cache_root() / "opencode-xdg-cache"),
+                COPILOT_CACHE_HOME=str(cache_root() / "copilot-cache"))
 
 
 def _profile(tmp_path: Path) -> Path:
@@ -65,7 +67,7 @@ def test_an_export_verifies_on_the_real_cli(tmp_path, target):
         assert items[key]["status"] == "ok", items[key]
     if target == "pi":
         assert items["system_prompt"]["status"] == "ok"
-    if target not in ("codex", "agents-md"):  # no custom prompts in Codex, nor in AGENTS.md: lost
+    if target not in ("codex", "copilot", "agents-md"):  # no commands with arguments there: lost
         assert items["templates.scan"]["status"] == "ok"
     assert f"verify: running {Path(verify['binary']).name} (1/" in done.stderr  # progress on stderr
     statuses = {i["status"] for i in verify["items"]}

@@ -114,7 +114,8 @@ def _version(binary: str, home: Path, env: Mapping[str, str]) -> str:
     except (OSError, subprocess.TimeoutExpired) as err:
         return f"--version failed: {err}"
     lines = (done.stdout or done.stderr).strip().splitlines()
-    return lines[-1].strip() if lines else "unknown version"
+    numbered = [line for line in lines if any(c.isdigit() for c in line)]  # Copilot adds a line of advice
+    return (numbered or lines)[-1].strip() if lines else "unknown version"
 
 
 def _failure(run: Finished) -> str | None:

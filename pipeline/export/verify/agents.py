@@ -23,6 +23,10 @@ where in the captured requests the system prompt and a command's expanded text a
   (``@ai-sdk/openai-compatible``, bundled in Kilo) in the XDG config folder's
   ``kilo/kilo.json``, ``KILO_DISABLE_MODELS_FETCH``; a command's text is the user message
   without its ``<environment_details>`` part.
+* **GitHub Copilot CLI** (``copilot -p MSG --allow-all-tools``): BYOK through
+  ``COPILOT_PROVIDER_BASE_URL``/``COPILOT_PROVIDER_API_KEY``/``COPILOT_MODEL``,
+  ``COPILOT_OFFLINE`` (no GitHub account), a throwaway ``COPILOT_HOME``; the package it
+  unpacks on its first run stays in ``COPILOT_CACHE_HOME`` (default the user's cache).
 * **AGENTS.md** (``agents-md``): Codex CLI as above; it sends the project's ``AGENTS.md``
   (the user's text and the export's block) as a user input item.
 * **opencode** (``opencode run MSG``, ``opencode run --command NAME ARGS``): the XDG config
@@ -401,9 +405,31 @@ class KiloRecipe(Recipe):
         return "".join(parts) if parts else None
 
 
+# --------------------------------------------------------------------------- GitHub Copilot CLI
+
+
+class CopilotRecipe(Recipe):
+    target = "copilot"
+    binary = "copilot"
+
+    def configure(self, home: Path, server: Any, project: Path) -> dict[str, str]:
+        # the package Copilot unpacks on its first run (about 235 MB) stays in the user's cache
+        cache = os.environ.get("COPILOT_CACHE_HOME") or str(
+            Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "copilot")
+        return {"COPILOT_PROVIDER_BASE_URL": server.openai_base_url, "COPILOT_PROVIDER_API_KEY": "loopback",
+                "COPILOT_MODEL": "m", "COPILOT_OFFLINE": "true", "COPILOT_AUTO_UPDATE": "false",
+                "COPILOT_HOME": str(home / ".copilot"), "COPILOT_CACHE_HOME": cache}
+
+    def argv(self, binary: str, invocations: Sequence[Invocation]) -> list[str]:
+        return [binary, "-p", invocations[0].text, "--allow-all-tools"]
+
+    def command_text(self, bodies: Sequence[Body], index: int, invocation: Invocation) -> str | None:
+        return _last_user(bodies[0]) if bodies else None
+
+
 RECIPES: dict[str, Callable[[], Recipe]] = {"pi": PiRecipe, "claude-code": ClaudeCodeRecipe, "codex": CodexRecipe,
                                             "opencode": OpencodeRecipe, "gemini": GeminiRecipe,
-                                            "qwen-code": QwenCodeRecipe, "kilo": KiloRecipe,
+                                            "qwen-code": QwenCodeRecipe, "kilo": KiloRecipe, "copilot": CopilotRecipe,
                                             "agents-md": AgentsMdRecipe}
 
 

@@ -39,6 +39,7 @@ PARENT_FILES: dict[str, tuple[str, ...]] = {
     "gemini": ("GEMINI.md",),
     "qwen-code": ("QWEN.md", "AGENTS.md"),
     "kilo": ("AGENTS.md", "CLAUDE.md"),
+    "copilot": (),
     "agents-md": ("AGENTS.override.md", "AGENTS.md"),
 }
 _ADDS = "{agent} reads it as well as the project's instructions: it reaches the model beside the export"
@@ -179,6 +180,20 @@ def _kilo(root: Path, home: Path, environ: Mapping[str, str], agent: str) -> lis
         "KILO_DISABLE_PROJECT_CONFIG": "the project's kilo.json and .kilo/ are not read"})
 
 
+def _copilot(root: Path, home: Path, environ: Mapping[str, str], agent: str) -> list[Shadow]:
+    copilot_home = Path(environ.get("COPILOT_HOME") or home / ".copilot").expanduser()
+    out = _files([(copilot_home / "copilot-instructions.md", "Copilot CLI's user-level instructions: they reach "
+                                                             "every session beside the export"),
+                  (root / ".github" / "copilot-instructions.md", "the project's own instructions: Copilot CLI sends "
+                                                                 "them beside the export's file")])
+    instructions = copilot_home / "instructions"
+    if instructions.is_dir() and any(instructions.glob("**/*.instructions.md")):
+        out.append(Shadow(str(instructions), "user-level instruction files: Copilot CLI sends them beside the export"))
+    return out + _variables(environ, {
+        "COPILOT_CUSTOM_INSTRUCTIONS_DIRS": "more instruction folders Copilot CLI reads",
+        "COPILOT_HOME": "Copilot CLI's home is elsewhere than ~/.copilot"})
+
+
 def _agents_md(root: Path, home: Path, environ: Mapping[str, str], agent: str) -> list[Shadow]:
     """What changes the AGENTS.md --verify runs Codex on (the readers' own user-level files are theirs)."""
     codex_home = Path(environ.get("CODEX_HOME") or home / ".codex").expanduser()
@@ -201,6 +216,7 @@ def _json_keys(path: Path) -> list[str]:
 
 _USER: dict[str, Callable[[Path, Path, Mapping[str, str], str], list[Shadow]]] = {
     "pi": _pi, "claude-code": _claude, "codex": _codex, "opencode": _opencode, "gemini": _gemini,
-    "qwen-code": _qwen, "kilo": _kilo, "agents-md": _agents_md}
+    "qwen-code": _qwen, "kilo": _kilo, "copilot": _copilot,
+    "agents-md": _agents_md}
 
 __all__ = ["PARENT_FILES", "Shadow", "find_shadows"]
