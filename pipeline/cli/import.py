@@ -10,9 +10,9 @@ project's .pi/settings.json and .pi/SYSTEM.md / APPEND_SYSTEM.md, which pi prefe
 command folders as template sources in its dialect and its context-file names
 (CLAUDE.md, GEMINI.md...). HOME_DIR defaults to ~/.claude, ~/.config/opencode, ~/.gemini.
 
-`pipeline import pi|claude-code|codex|opencode|gemini|qwen-code|kilo|copilot --project DIR`,
-when DIR holds an export of that tool (its manifest, .pi/, .claude/, .codex/, .opencode/,
-.gemini/, .qwen/, .kilo/ or .github/context-pipeline-export.json), reads the export back instead (the round trip,
+`pipeline import pi|claude-code|codex|opencode|gemini|qwen-code|kilo|copilot|agents-md
+--project DIR`, when DIR holds an export of that tool (its manifest, .pi/, .claude/, .codex/,
+.opencode/, .gemini/, .qwen/, .kilo/, .github/ or .agents/context-pipeline-export.json), reads the export back instead (the round trip,
 docs/export.md): the prompt (pi: the compiled profile.json; the others: the generated
 prompt file), the templates (the command folder in the tool's dialect) and the
 compaction keys the tool has natively. What the export reported lost keeps the base
@@ -115,11 +115,20 @@ there is nothing else; a project without the export's manifest
 examples:
   pipeline export copilot team.yaml && pipeline import copilot -o back.yaml
 """
+_AGENTS_MD_HELP = """Read back what `pipeline export agents-md` wrote into the project (--project DIR,
+default the current directory; the round trip): the export's marked block of AGENTS.md as
+one team section (the user's text around it is not the profile's). A project without the
+export's manifest (.agents/context-pipeline-export.json) is an error.
+
+examples:
+  pipeline export agents-md team.yaml && pipeline import agents-md -o back.yaml
+"""
 #: the tools whose import reads only what `pipeline export TOOL` wrote
 _EXPORT_ONLY = {"codex": (_CODEX_HELP, "Codex has no command folders to import"),
                 "qwen-code": (_QWEN_HELP, "only the export of Qwen Code is read back"),
                 "kilo": (_KILO_HELP, "only the export of Kilo CLI is read back"),
-                "copilot": (_COPILOT_HELP, "only the export of Copilot CLI is read back")}
+                "copilot": (_COPILOT_HELP, "only the export of Copilot CLI is read back"),
+                "agents-md": (_AGENTS_MD_HELP, "only the export's block of AGENTS.md is read back")}
 
 _HOMES = {"claude-code": "~/.claude", "opencode": "~/.config/opencode", "gemini": "~/.gemini"}
 _BACK = {
@@ -135,9 +144,9 @@ _BACK = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    tools = parser.add_subparsers(dest="tool", metavar="{pi,claude-code,codex,opencode,gemini,qwen-code,kilo,copilot}",
+    tools = parser.add_subparsers(dest="tool", metavar="{pi,claude-code,codex,opencode,gemini,qwen-code,kilo,copilot,agents-md}",
                                   required=True, help="whose setup (or export) to read")
-    for tool in ("pi", "claude-code", "codex", "opencode", "gemini", "qwen-code", "kilo", "copilot"):
+    for tool in ("pi", "claude-code", "codex", "opencode", "gemini", "qwen-code", "kilo", "copilot", "agents-md"):
         if tool in _EXPORT_ONLY:
             sub = tools.add_parser(tool, help=f"what `pipeline export {tool}` wrote", description=_EXPORT_ONLY[tool][0],
                                    formatter_class=argparse.RawDescriptionHelpFormatter)

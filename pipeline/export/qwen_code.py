@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedBlock, SharedJson
-from pipeline.export.gemini import translate_toml
-from pipeline.export.static_prompt import command_files, replaces_prompt, static_prompt
+from pipeline.export.base import Carried, Export, Key, Place, SharedJson
+from pipeline.export.gemini import MemoryFiles, memory_prompt, translate_toml
+from pipeline.export.static_prompt import command_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,6 +42,9 @@ HOST = {
 CWD_WHY = ("the exported file is shared by every checkout, so it cannot hold the working directory; Qwen Code "
            "states it in its first user message (<system-reminder>)")
 FIXED = "Qwen Code's summary prompt is fixed (a PreCompact hook may only add to it)"
+QWEN = MemoryFiles(AGENT, "QWEN.md", "QWEN_SYSTEM_MD", "Qwen Code's own system prompt",
+                   "Qwen Code appends it to its system message",
+                   "Qwen Code sends it as its system message, in place of its own prompt", HOST, CWD_WHY)
 
 
 class QwenCodeTarget:
@@ -56,7 +59,7 @@ class QwenCodeTarget:
 
     def export(self, pipeline: "Pipeline", place: Place) -> Export:
         pre = self._prefix(place)
-        files, blocks, report = _prompt(pipeline, place, pre)
+        files, blocks, report = memory_prompt(pipeline, place, pre, QWEN)
         commands, carried = command_files(pipeline, place, f"{pre}commands", _translate, "qwen-code")
         keys, compaction = _compaction(pipeline, f"{pre}settings.json")
         return Export(self.name, tuple(files + commands), (SharedJson(f"{pre}settings.json", tuple(keys)),),
@@ -65,24 +68,6 @@ class QwenCodeTarget:
 
 def _translate(template) -> tuple:
     return translate_toml(template, AGENT)
-
-
-def _prompt(pipeline: "Pipeline", place: Place, pre: str) -> tuple[list[OwnedFile], list[SharedBlock], list[Carried]]:
-    """system.md in place of Qwen Code's prompt (``base: profile``), else the block of QWEN.md."""
-    if replaces_prompt(pipeline):
-        system_md = f"{pre}system.md"
-        prompt = static_prompt(pipeline, system_md, HOST, CWD_WHY, AGENT)
-        value = f"{place.root}/system.md" if place.user else "true"
-        files = [OwnedFile(system_md, prompt.text + "\n"), OwnedFile(f"{pre}.env", f"QWEN_SYSTEM_MD={value}\n")]
-        head = Carried("system_prompt", "native", f"{system_md}, named by {pre}.env QWEN_SYSTEM_MD (Qwen Code sends "
-                                                  "it as its system message, in place of its own prompt)")
-        return files, [], [head, *prompt.report]
-    where = "QWEN.md"
-    prompt = static_prompt(pipeline, f"{where} (the export's marked block)", HOST, CWD_WHY, AGENT)
-    head = Carried("system_prompt", "own", "Qwen Code's own system prompt" + (
-        f"; the team's sections in the export's marked block of {where} (Qwen Code appends it to its system "
-        "message)" if prompt.text else ""))
-    return [], ([SharedBlock(where, prompt.text)] if prompt.text else []), [head, *prompt.report]
 
 
 def _compaction(pipeline: "Pipeline", settings: str) -> tuple[list[tuple[Key, Any]], list[Carried]]:

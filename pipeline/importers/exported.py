@@ -1,7 +1,7 @@
 """Reading back what ``pipeline export TARGET`` wrote (the round trip, docs/export.md).
 
 An export is recognised by its manifest, ``<project>/.<dir>/context-pipeline-export.json``
-(``.pi``, ``.claude``, ``.codex``, ``.opencode``, ``.gemini``, ``.qwen``, ``.kilo``, ``.github``) whose ``target`` is the tool.
+(``.pi``, ``.claude``, ``.codex``, ``.opencode``, ``.gemini``, ``.qwen``, ``.kilo``, ``.github``, ``.agents`` for AGENTS.md) whose ``target`` is the tool.
 Then, per target, what the export wrote natively or through its extension comes back:
 
 * **the prompt**: pi's compiled plan (``.pi/extensions/context-pipeline/profile.json``)
@@ -41,14 +41,16 @@ from .yamltext import profile_text
 
 MANIFEST = "context-pipeline-export.json"
 DIRS = {"pi": ".pi", "claude-code": ".claude", "codex": ".codex", "opencode": ".opencode", "gemini": ".gemini",
-        "qwen-code": ".qwen", "kilo": ".kilo", "copilot": ".github"}
+        "qwen-code": ".qwen", "kilo": ".kilo", "copilot": ".github",
+        "agents-md": ".agents"}
 NAMES = {"pi": "pi", "claude-code": "Claude Code", "codex": "Codex CLI", "opencode": "opencode", "gemini": "Gemini CLI",
-         "qwen-code": "Qwen Code", "kilo": "Kilo CLI", "copilot": "Copilot CLI"}
+         "qwen-code": "Qwen Code", "kilo": "Kilo CLI", "copilot": "Copilot CLI",
+         "agents-md": "AGENTS.md"}
 #: pi's reserveTokens the export writes for a trigger of the profile's own (pipeline.export.pi.ASK_EVERY_TURN)
 ASK_EVERY_TURN = 1_000_000_000
 #: Codex's limit the export writes when compaction is off (pipeline.export.codex.NEVER)
 NEVER = 9_223_372_036_854_775_807
-#: the lines around the export's marked block of GEMINI.md and QWEN.md (pipeline.export.base.BLOCK_BEGIN/BLOCK_END)
+#: the lines around the export's marked block of GEMINI.md, QWEN.md and AGENTS.md (pipeline.export.base.BLOCK_BEGIN/BLOCK_END)
 BLOCK = ("<!-- context-pipeline: begin -->", "<!-- context-pipeline: end -->")
 PI_SETTINGS = (
     (("compaction", "enabled"), ("compaction", "enabled")),
@@ -82,7 +84,8 @@ def exported_overlay(tool: str, project: Path, manifest: Path) -> tuple[Overlay,
     overlay = Overlay(f"{tool}-import", [f"Imported from the {NAMES[tool]} export in {project} (profile "
                                          f"{data.get('profile', '?')}) by `pipeline import {tool}`."])
     readers = {"pi": _pi, "claude-code": _claude, "codex": _codex, "opencode": _opencode, "gemini": _gemini,
-               "qwen-code": _qwen, "kilo": _kilo, "copilot": _copilot}
+               "qwen-code": _qwen, "kilo": _kilo, "copilot": _copilot,
+               "agents-md": _agents_md}
     try:
         readers[tool](project, overlay)
     except (AttributeError, TypeError, KeyError, ValueError):  # a value of the wrong type in a damaged export
@@ -437,6 +440,11 @@ def _copilot(project: Path, overlay: Overlay) -> None:
     """Copilot CLI: only the team's sections (its instructions file); no commands, no compaction keys."""
     _team_prompt(overlay, _text_file(project / ".github" / "instructions" / "context-pipeline.instructions.md",
                                      "instructions file"))
+
+
+def _agents_md(project: Path, overlay: Overlay) -> None:
+    """AGENTS.md: only the team's sections (the export's marked block)."""
+    _team_prompt(overlay, _block(project / "AGENTS.md"))
 
 
 def _gemini(project: Path, overlay: Overlay) -> None:

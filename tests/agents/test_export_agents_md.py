@@ -9,16 +9,22 @@ No skip: a failed install fails the test with npm's message.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from pipeline.export.verify.agents import RECIPES, Invocation, string_leaves
+from pipeline.export.verify.agents import string_leaves
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from npm_install import AgentInstallError, agent_env  # noqa: E402
+from cli_runs import (  # noqa: E402
+    assert_native_sections_in,
+    cli_env,
+    export_report,
+    pipeline_cli,
+    run_cli,
+    static_sections,
+)
 
 TEAM = """\
 extends: builtin:examples/team
@@ -35,33 +41,12 @@ HAND = "# Our project\n\nRun the tests with make check before committing.\n"
 
 @pytest.fixture(scope="module")
 def codex_env() -> dict:
-    try:
-        return agent_env("codex")
-    except AgentInstallError as err:
-        pytest.fail(f"the real Codex CLI 0.169.0 could not be installed: {err}")
-
-
-def _pipeline(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600, env=env)
-
-
-def _static_sections(profile: str, project: Path) -> dict[str, str]:
-    """The sections as a static file holds them: rendered in ``project`` without pi's tool catalog
-    (the reader's own tools bring their guidance)."""
-    from pipeline import compile_profile
-    from pipeline.export.static_prompt import rendered_for
-
-    return {k: s.text for k, s in rendered_for(compile_profile(profile), str(project), False).items()}
+    return cli_env("codex", "Codex CLI 0.169.0")
 
 
 def _sent(tmp_path: Path, env: dict, project: Path) -> list[str]:
     """Every string of Codex's first request (tools left out)."""
-    recipe = RECIPES["agents-md"]()
-    run = recipe.run("codex", project, tmp_path / "home", [Invocation("Say ok.")], 180, env)
-    assert run.returncode == 0, run.stderr
-    assert run.bodies, "codex sent no request"
-    return [text for _, text in string_leaves(run.bodies[0])]
+    return [text for _, text in string_leaves(run_cli("agents-md", tmp_path, env, project, "Say ok.")[0])]
 
 
 def test_the_team_sections_and_the_users_text_reach_codex(tmp_path, codex_env):
@@ -69,18 +54,11 @@ def test_the_team_sections_and_the_users_text_reach_codex(tmp_path, codex_env):
     project.mkdir()
     (project / "AGENTS.md").write_text(HAND)
     (tmp_path / "team.yaml").write_text(TEAM)
-    done = _pipeline("export", "agents-md", str(tmp_path / "team.yaml"), "--project", str(project), "--format",
-                     "json", cwd=project)
-    assert done.returncode == 0, done.stderr
-    report = {c["key"]: c for c in json.loads(done.stdout)["report"]}
-    sections = _static_sections(str(tmp_path / "team.yaml"), project)
-    native = [k.removeprefix("system_prompt.sections.") for k, c in report.items()
-              if k.startswith("system_prompt.sections.") and c["how"] == "native"]
-    assert {"house_style", "review_rules"} <= set(native)
+    report = export_report("agents-md", tmp_path / "team.yaml", project)
+    sections = static_sections(tmp_path / "team.yaml", project, False)
     sent = "\n".join(_sent(tmp_path, codex_env, project))
-    for section in native:  # every line of every section the report carries reaches the model
-        for line in sections[section].splitlines():
-            assert line in sent, (section, line)
+    # every line of every section the report carries reaches the model
+    assert {"house_style", "review_rules"} <= set(assert_native_sections_in(sent, report, sections))
     assert "Run the tests with make check before committing." in sent  # the user's text too
     assert sections["where"] not in sent  # a section holding the working directory is lost, and absent
     assert report["system_prompt.sections.where"]["how"] == "lost"
@@ -102,7 +80,7 @@ def test_verify_runs_codex_on_the_agents_md_export(tmp_path, codex_env):
     (tmp_path / "team.yaml").write_text(TEAM)
     env = dict(codex_env, HOME=str(tmp_path / "home"))
     (tmp_path / "home").mkdir()
-    done = _pipeline("export", "agents-md", str(tmp_path / "team.yaml"), "--project", str(project), "--verify",
+    done = pipeline_cli("export", "agents-md", str(tmp_path / "team.yaml"), "--project", str(project), "--verify",
                      "--format", "json", cwd=project, env=env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     verify = json.loads(done.stdout)["verify"]
@@ -112,7 +90,7 @@ def test_verify_runs_codex_on_the_agents_md_export(tmp_path, codex_env):
         assert items[key]["status"] == "ok", items[key]
     # an AGENTS.override.md beside it is what Codex reads instead: verify fails and names it
     (project / "AGENTS.override.md").write_text("Other rules.\n")
-    done = _pipeline("export", "agents-md", str(tmp_path / "team.yaml"), "--project", str(project), "--verify",
+    done = pipeline_cli("export", "agents-md", str(tmp_path / "team.yaml"), "--project", str(project), "--verify",
                      "--check", "--allow-loss", "system_prompt.sections", "compaction", "summary", "summarizer",
                      "retry", "--format", "json", cwd=project, env=env)
     verify = json.loads(done.stdout)["verify"]

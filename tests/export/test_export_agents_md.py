@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli import main
 
-from .profiles import TEAM, replacing
+from .profiles import TEAM, dry_report, replacing, run_export
 
 BEGIN, END = "<!-- context-pipeline: begin -->", "<!-- context-pipeline: end -->"
 BLOCK = f"{BEGIN}\nPrefer short functions.\n{END}\n"
@@ -22,13 +21,11 @@ ALLOW = ("--allow-loss", "system_prompt.sections", "compaction", "summary", "sum
 
 
 def export(project: Path, *args: str) -> int:
-    return main(["export", "agents-md", *args, "--project", str(project)])
+    return run_export("agents-md", project, *args)
 
 
 def report(project: Path, capsys, *args: str) -> dict:
-    capsys.readouterr()
-    assert main(["export", "agents-md", *args, "--project", str(project), "--dry-run", "--format", "json"]) == 0
-    return {c["key"]: c for c in json.loads(capsys.readouterr().out)["report"]}
+    return dry_report("agents-md", project, capsys, *args)
 
 
 @pytest.fixture

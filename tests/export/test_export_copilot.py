@@ -8,19 +8,17 @@ from pathlib import Path
 
 from pipeline.cli import main
 
-from .profiles import TEAM, replacing
+from .profiles import TEAM, dry_report, replacing, run_export
 
 FILE = ".github/instructions/context-pipeline.instructions.md"
 
 
 def export(project: Path, *args: str) -> int:
-    return main(["export", "copilot", *args, "--project", str(project)])
+    return run_export("copilot", project, *args)
 
 
 def report(project: Path, capsys, *args: str) -> dict:
-    capsys.readouterr()
-    assert main(["export", "copilot", *args, "--project", str(project), "--dry-run", "--format", "json"]) == 0
-    return {c["key"]: c for c in json.loads(capsys.readouterr().out)["report"]}
+    return dry_report("copilot", project, capsys, *args)
 
 
 def test_the_team_sections_are_an_owned_instructions_file(tmp_path, capsys):

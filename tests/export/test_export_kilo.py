@@ -8,17 +8,15 @@ from pathlib import Path
 
 from pipeline.cli import main
 
-from .profiles import TEAM, replacing
+from .profiles import TEAM, dry_report, replacing, run_export
 
 
 def export(project: Path, *args: str) -> int:
-    return main(["export", "kilo", *args, "--project", str(project)])
+    return run_export("kilo", project, *args)
 
 
 def report(project: Path, capsys, *args: str) -> dict:
-    capsys.readouterr()
-    assert main(["export", "kilo", *args, "--project", str(project), "--dry-run", "--format", "json"]) == 0
-    return {c["key"]: c for c in json.loads(capsys.readouterr().out)["report"]}
+    return dry_report("kilo", project, capsys, *args)
 
 
 def test_the_team_sections_are_an_instructions_file_kilo_json_names(tmp_path, capsys):

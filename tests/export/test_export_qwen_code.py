@@ -8,19 +8,17 @@ from pathlib import Path
 
 from pipeline.cli import main
 
-from .profiles import TEAM, replacing
+from .profiles import TEAM, dry_report, replacing, run_export
 
 BLOCK = "<!-- context-pipeline: begin -->\nPrefer short functions.\n<!-- context-pipeline: end -->\n"
 
 
 def export(project: Path, *args: str) -> int:
-    return main(["export", "qwen-code", *args, "--project", str(project)])
+    return run_export("qwen-code", project, *args)
 
 
 def report(project: Path, capsys, *args: str) -> dict:
-    capsys.readouterr()
-    assert main(["export", "qwen-code", *args, "--project", str(project), "--dry-run", "--format", "json"]) == 0
-    return {c["key"]: c for c in json.loads(capsys.readouterr().out)["report"]}
+    return dry_report("qwen-code", project, capsys, *args)
 
 
 def test_the_team_gets_a_block_of_qwen_md_and_qwens_prompt_stays(tmp_path, capsys):
