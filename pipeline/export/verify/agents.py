@@ -362,7 +362,11 @@ class QwenCodeRecipe(Recipe):
         # its managed-memory side request after each run is turned off: one request per run
         settings.write_text(json.dumps({"memory": {"enableManagedAutoMemory": False,
                                                    "enableManagedAutoDream": False}}))
-        return {"OPENAI_API_KEY": "loopback", "OPENAI_BASE_URL": server.openai_base_url, "OPENAI_MODEL": "m"}
+        from pipeline.llm.providers import PROVIDERS
+
+        # Qwen Code reads OpenAI's own variables (the key's name is the provider table's)
+        return {PROVIDERS["openai"].key_env: "loopback", "OPENAI_BASE_URL": server.openai_base_url,
+                "OPENAI_MODEL": "m"}
 
     def argv(self, binary: str, invocations: Sequence[Invocation]) -> list[str]:
         return [binary, "-p", invocations[0].text]
