@@ -40,7 +40,7 @@ def test_the_targets_init_and_export_offer_are_the_exports(capsys):
     assert all(name in export_cli.HELP for name in TARGETS)
 
 
-@pytest.mark.parametrize("target", ["claude-code", "codex", "opencode", "gemini"])
+@pytest.mark.parametrize("target", ["claude-code", "codex", "opencode", "gemini", "qwen-code", "kilo", "copilot", "agents-md"])
 def test_init_target_hook_checks_that_export(tmp_path, capsys, monkeypatch, target):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
@@ -49,7 +49,7 @@ def test_init_target_hook_checks_that_export(tmp_path, capsys, monkeypatch, targ
     hook = next(h["entry"] for r in config["repos"] for h in r["hooks"] if h["id"] == f"pipeline-export-{target}")
     assert hook.startswith(f"pipeline export {target} --check")
     capsys.readouterr()
-    if target == "gemini":  # the starter gives Gemini CLI nothing to write: its own prompt stays, no key is set
+    if target in ("gemini", "qwen-code", "copilot", "agents-md"):  # the starter gives nothing to write: the agent's own prompt stays, no key
         assert main(shlex.split(hook)[1:]) == 0
     else:
         assert main(shlex.split(hook)[1:]) == 1  # nothing exported yet: drift

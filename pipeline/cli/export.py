@@ -9,9 +9,13 @@ compiled profile.json it reads), that makes pi send the system prompt exactly as
 summaries with the profile's summary prompt, instructions and schema (a summary missing a
 required heading is asked for again). pi needs no Python for it.
 --user-dir DIR writes the same into DIR laid out as pi's agent directory (~/.pi/agent).
-`pipeline export claude-code`, `codex`, `opencode` and `gemini` write those agents' own
-files (.claude/..., .codex/..., opencode.json and .opencode/..., .gemini/...; --user-dir:
-their home folders); docs/export.md says which, and what each cannot receive.
+`pipeline export claude-code`, `codex`, `opencode`, `gemini`, `qwen-code`, `kilo` and
+`copilot` write those agents' own files (.claude/..., .codex/..., opencode.json and
+.opencode/..., .gemini/..., .qwen/..., kilo.json and .kilo/..., .github/instructions/...;
+--user-dir: their home folders); docs/export.md says which, and what each cannot receive.
+`pipeline export agents-md` writes the team's sections into a marked block of AGENTS.md
+(the file many agents read; your text around the block is kept byte for byte); --verify
+runs Codex CLI, which reads it.
 
 Every export prints its loss report: each profile setting the target receives and how,
 native (a file or key), extension (the generated code) or lost (why).
@@ -26,8 +30,9 @@ since) unless --force: such a conflict is an error and nothing is written.
                exports (drift) or when a setting would be lost that --allow-loss does not
                name (a key, or a key above it: --allow-loss summary)
   --verify     then run the agent's CLI installed here (pi, claude, codex, opencode or
-               gemini on PATH, or --agent-bin PATH) headless in the project against a
-               loopback capture server (no network, no key, a throwaway home) and compare
+               gemini, qwen, kilo, copilot on PATH; codex for agents-md; or --agent-bin
+               PATH) headless in
+               the project against a loopback capture server (no network, no key, a throwaway home) and compare
                what it sends with the profile: each section and template the report
                carries, the compaction settings it read (or the file and key that carry
                them), and what in this environment shadows the export. Exit 1 on a
@@ -62,12 +67,16 @@ import argparse
 import json
 import sys
 
-HELP = "write a profile into a coding agent's files (pi, claude-code, codex, opencode, gemini), with a loss report"
+#: the TARGET names (pipeline.export.TARGETS, listed here so --help does not import the export)
+TARGET_NAMES = ("pi", "claude-code", "codex", "opencode", "gemini", "qwen-code", "kilo", "copilot", "agents-md")
+HELP = ("write a profile into a coding agent's files (pi, claude-code, codex, opencode, gemini, qwen-code, kilo, "
+        "copilot, agents-md), with a loss report")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", choices=("pi", "claude-code", "codex", "opencode", "gemini"),
-                        help="the agent to export to (pi 1.6, Claude Code 2.1, Codex CLI 0.169, opencode 1.18, Gemini CLI 0.61)")
+    parser.add_argument("target", choices=tuple(TARGET_NAMES),
+                        help="the agent to export to (pi 1.6, Claude Code 2.1, Codex CLI 0.169, opencode 1.18, Gemini CLI "
+                             "0.61, Qwen Code 0.24, Kilo CLI 7.7, Copilot CLI 1.0; agents-md: a marked block of AGENTS.md, which many agents read)")
     parser.add_argument("profile", nargs="?", default=None, metavar="PROFILE",
                         help="a profile file or built-in name (default: the repository's profile, "
                              "else default; not looked up with --user-dir)")
@@ -86,7 +95,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run the installed agent CLI against a loopback server and compare what it sends "
                              "with the profile (exit 1 on a mismatch, 2 CLI not installed, 3 its run failed)")
     parser.add_argument("--agent-bin", metavar="PATH", help="the agent CLI --verify runs (default: its usual name "
-                                                            "on PATH: pi, claude, codex, opencode, gemini)")
+                                                            "on PATH: pi, claude, codex, opencode, gemini, qwen, kilo, "
+                                                            "copilot; "
+                                                            "codex for agents-md)")
 
 
 def run(args: argparse.Namespace) -> int:

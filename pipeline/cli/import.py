@@ -10,9 +10,9 @@ project's .pi/settings.json and .pi/SYSTEM.md / APPEND_SYSTEM.md, which pi prefe
 command folders as template sources in its dialect and its context-file names
 (CLAUDE.md, GEMINI.md...). HOME_DIR defaults to ~/.claude, ~/.config/opencode, ~/.gemini.
 
-`pipeline import pi|claude-code|codex|opencode|gemini --project DIR`, when DIR holds an
-export of that tool (its manifest, .pi/, .claude/, .codex/, .opencode/ or
-.gemini/context-pipeline-export.json), reads the export back instead (the round trip,
+`pipeline import pi|claude-code|codex|opencode|gemini|qwen-code|kilo|copilot|agents-md
+--project DIR`, when DIR holds an export of that tool (its manifest, .pi/, .claude/, .codex/,
+.opencode/, .gemini/, .qwen/, .kilo/, .github/ or .agents/context-pipeline-export.json), reads the export back instead (the round trip,
 docs/export.md): the prompt (pi: the compiled profile.json; the others: the generated
 prompt file), the templates (the command folder in the tool's dialect) and the
 compaction keys the tool has natively. What the export reported lost keeps the base
@@ -86,6 +86,52 @@ examples:
   pipeline export codex team.yaml && pipeline import codex -o back.yaml
 """
 
+_QWEN_HELP = """Read back what `pipeline export qwen-code` wrote into the project (--project DIR,
+default the current directory; the round trip): .qwen/system.md as the prompt (or the
+export's marked block of QWEN.md as one team section), .qwen/commands as gemini-dialect
+templates (Qwen Code reads Gemini CLI's TOML commands), .qwen/settings.json
+context.autoCompactThreshold as a share-of-window trigger. Only the export is read; a
+project without its manifest (.qwen/context-pipeline-export.json) is an error. What the
+export reported lost keeps the base profile's value.
+
+examples:
+  pipeline export qwen-code team.yaml && pipeline import qwen-code -o back.yaml
+"""
+_KILO_HELP = """Read back what `pipeline export kilo` wrote into the project (--project DIR, default
+the current directory; the round trip): .kilo/context-pipeline/prompt.md as the prompt (or
+instructions.md as one team section), .kilo/command as opencode-dialect templates (Kilo CLI
+reads opencode's command files), kilo.json compaction.auto/reserved/preserve_recent_tokens/
+prune. Only the export is read; a project without its manifest
+(.kilo/context-pipeline-export.json) is an error. What the export reported lost keeps the
+base profile's value.
+
+examples:
+  pipeline export kilo team.yaml && pipeline import kilo -o back.yaml
+"""
+_COPILOT_HELP = """Read back what `pipeline export copilot` wrote into the project (--project DIR,
+default the current directory; the round trip): .github/instructions/context-pipeline.instructions.md
+as one team section. Copilot CLI has no commands with arguments and no compaction keys, so
+there is nothing else; a project without the export's manifest
+(.github/context-pipeline-export.json) is an error.
+
+examples:
+  pipeline export copilot team.yaml && pipeline import copilot -o back.yaml
+"""
+_AGENTS_MD_HELP = """Read back what `pipeline export agents-md` wrote into the project (--project DIR,
+default the current directory; the round trip): the export's marked block of AGENTS.md as
+one team section (the user's text around it is not the profile's). A project without the
+export's manifest (.agents/context-pipeline-export.json) is an error.
+
+examples:
+  pipeline export agents-md team.yaml && pipeline import agents-md -o back.yaml
+"""
+#: the tools whose import reads only what `pipeline export TOOL` wrote
+_EXPORT_ONLY = {"codex": (_CODEX_HELP, "Codex has no command folders to import"),
+                "qwen-code": (_QWEN_HELP, "only the export of Qwen Code is read back"),
+                "kilo": (_KILO_HELP, "only the export of Kilo CLI is read back"),
+                "copilot": (_COPILOT_HELP, "only the export of Copilot CLI is read back"),
+                "agents-md": (_AGENTS_MD_HELP, "only the export's block of AGENTS.md is read back")}
+
 _HOMES = {"claude-code": "~/.claude", "opencode": "~/.config/opencode", "gemini": "~/.gemini"}
 _BACK = {
     "claude-code": ".claude/agents/context-pipeline.md (without its frontmatter) as the prompt, .claude/commands "
@@ -100,11 +146,11 @@ _BACK = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    tools = parser.add_subparsers(dest="tool", metavar="{pi,claude-code,codex,opencode,gemini}", required=True,
-                                  help="whose setup (or export) to read")
-    for tool in ("pi", "claude-code", "codex", "opencode", "gemini"):
-        if tool == "codex":
-            sub = tools.add_parser(tool, help="what `pipeline export codex` wrote", description=_CODEX_HELP,
+    tools = parser.add_subparsers(dest="tool", metavar="{pi,claude-code,codex,opencode,gemini,qwen-code,kilo,copilot,agents-md}",
+                                  required=True, help="whose setup (or export) to read")
+    for tool in ("pi", "claude-code", "codex", "opencode", "gemini", "qwen-code", "kilo", "copilot", "agents-md"):
+        if tool in _EXPORT_ONLY:
+            sub = tools.add_parser(tool, help=f"what `pipeline export {tool}` wrote", description=_EXPORT_ONLY[tool][0],
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
             sub.add_argument("--project", metavar="DIR", help="the project holding the export (default: .)")
             sub.add_argument("-o", "--output", metavar="FILE", help="write the profile to FILE instead of printing it")
@@ -133,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
 
     out = Path(args.output) if args.output else None
     project = Path(args.project).absolute() if args.project else None
-    if args.tool == "codex" and project is None:
+    if args.tool in _EXPORT_ONLY and project is None:
         project = Path.cwd()
     if project is not None and not project.is_dir():
         raise _missing(project, "the project")
@@ -141,13 +187,15 @@ def run(args: argparse.Namespace) -> int:
     if manifest is not None:
         assert project is not None
         imported = import_export(args.tool, project, manifest, out)
-    elif args.tool == "codex":
+    elif args.tool in _EXPORT_ONLY:
         assert project is not None
         from pipeline.errors import Location, Problem, ProfileError
+        from pipeline.importers.exported import DIRS
 
-        raise ProfileError(Problem("no export of `pipeline export codex` here (Codex has no command folders to "
-                                   "import)", Location(str(project / ".codex" / "context-pipeline-export.json")),
-                                   code="profile.import-settings", hint="run `pipeline export codex` first, or "
+        tool = args.tool
+        raise ProfileError(Problem(f"no export of `pipeline export {tool}` here ({_EXPORT_ONLY[tool][1]})",
+                                   Location(str(project / DIRS[tool] / "context-pipeline-export.json")),
+                                   code="profile.import-settings", hint=f"run `pipeline export {tool}` first, or "
                                    "name the project with --project DIR"))
     elif args.tool == "pi":
         agent = Path(args.dir).expanduser().absolute() if args.dir else agent_dir()

@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 #: pipeline.export.TARGETS' names, written out so the parser imports no export code
-AGENT_TARGETS = ("pi", "claude-code", "codex", "opencode", "gemini")
+AGENT_TARGETS = ("pi", "claude-code", "codex", "opencode", "gemini", "qwen-code", "kilo", "copilot", "agents-md")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,8 +13,12 @@
   settings keys and a PreCompact hook); :mod:`.codex`: Codex CLI (an instructions file,
   config.toml keys); :mod:`.opencode`: opencode (an agent prompt, commands, opencode.json
   keys, a plugin); :mod:`.gemini`: Gemini CLI (system.md through .gemini/.env, TOML
-  commands, the compression threshold); :mod:`.static_prompt`: the sections a static file
-  holds.
+  commands, the compression threshold); :mod:`.qwen_code`: Qwen Code (the same kinds of
+  files under .qwen/, its compaction threshold); :mod:`.kilo`: Kilo CLI (opencode's kinds of
+  files under .kilo/ and kilo.json, without a plugin); :mod:`.copilot`: GitHub Copilot CLI (an
+  instructions file; no commands, no compaction keys); :mod:`.agents_md`: the team's sections in a marked
+  block of AGENTS.md, which many agents read; :mod:`.static_prompt`: the sections a static
+  file holds.
 
 See docs/export.md.
 """
@@ -27,18 +31,24 @@ from typing import Iterable
 from .apply import Change, Plan, plan_changes
 from .writer import ExportWriteError, export_lock, write_changes
 from .base import Carried, Export, OwnedFile, Place, SharedJson, SharedToml, Target
+from .agents_md import AgentsMdTarget
 from .claude_code import ClaudeCodeTarget
 from .codex import CodexTarget
+from .copilot import CopilotTarget
 from .gemini import GeminiTarget
 from .opencode import OpencodeTarget
+from .kilo import KiloTarget
 from .pi import PiTarget
+from .qwen_code import QwenCodeTarget
 
 __all__ = ["Carried", "Change", "Export", "ExportWriteError", "OwnedFile", "Place", "Plan", "SharedJson", "SharedToml", "TARGETS", "Target",
            "export_lock", "plan_changes", "prepare", "undeclared_losses", "write_changes"]
 
 #: every target by its TARGET name
 TARGETS: dict[str, Target] = {"pi": PiTarget(), "claude-code": ClaudeCodeTarget(), "codex": CodexTarget(),
-                               "opencode": OpencodeTarget(), "gemini": GeminiTarget()}
+                               "opencode": OpencodeTarget(), "gemini": GeminiTarget(), "qwen-code": QwenCodeTarget(), "kilo": KiloTarget(),
+                               "copilot": CopilotTarget(),
+                               "agents-md": AgentsMdTarget()}
 
 
 def prepare(target: Target, pipeline, place: Place, *, force: bool = False) -> tuple[Export, Plan]:

@@ -26,7 +26,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Mapping
 
 from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedBlock, SharedJson
 from pipeline.export.static_prompt import command_files, replaces_prompt, static_prompt
@@ -61,7 +62,7 @@ class GeminiTarget:
 
     def export(self, pipeline: "Pipeline", place: Place) -> Export:
         pre = self._prefix(place)
-        files, blocks, report = _prompt(pipeline, place, pre)
+        files, blocks, report = memory_prompt(pipeline, place, pre, GEMINI)
         commands, carried = command_files(pipeline, place, f"{pre}commands", _translate, "gemini")
         files += commands
         report += carried
@@ -70,26 +71,50 @@ class GeminiTarget:
                       blocks=tuple(blocks), report=tuple(report + compaction))
 
 
-def _prompt(pipeline: "Pipeline", place: Place, pre: str) -> tuple[list[OwnedFile], list[SharedBlock], list[Carried]]:
-    """system.md in place of Gemini CLI's prompt (``base: profile``), else the block of GEMINI.md."""
+@dataclass(frozen=True)
+class MemoryFiles:
+    """How Gemini CLI (or a fork of it) takes the prompt: a marked block of its memory file, or a
+    system.md its variable names; the phrases of the report."""
+
+    agent: str  # Gemini CLI
+    memory: str  # GEMINI.md
+    variable: str  # GEMINI_SYSTEM_MD
+    own: str  # what stands in the prompt's place: "Gemini CLI's own system instruction"
+    block_sent: str  # how the memory file is sent: "Gemini CLI sends it in the first user message"
+    whole_sent: str  # how system.md is sent: "Gemini CLI sends it as the whole systemInstruction"
+    host: Mapping[str, str]
+    cwd_why: str
+
+
+GEMINI = MemoryFiles("Gemini CLI", "GEMINI.md", "GEMINI_SYSTEM_MD", "Gemini CLI's own system instruction",
+                     "Gemini CLI sends it in the first user message",
+                     "Gemini CLI sends it as the whole systemInstruction", HOST, CWD_WHY)
+
+
+def memory_prompt(pipeline: "Pipeline", place: Place, pre: str, how: MemoryFiles) -> tuple[
+        list[OwnedFile], list[SharedBlock], list[Carried]]:
+    """system.md in place of the agent's prompt (``base: profile``), else the block of its memory file."""
     if replaces_prompt(pipeline):
         system_md = f"{pre}system.md"
-        prompt = static_prompt(pipeline, system_md, HOST, CWD_WHY, "Gemini CLI")
+        prompt = static_prompt(pipeline, system_md, how.host, how.cwd_why, how.agent)
         value = f"{place.root}/system.md" if place.user else "true"
-        files = [OwnedFile(system_md, prompt.text + "\n"), OwnedFile(f"{pre}.env", f"GEMINI_SYSTEM_MD={value}\n")]
-        head = Carried("system_prompt", "native", f"{system_md}, named by {pre}.env GEMINI_SYSTEM_MD (Gemini CLI "
-                                                  "sends it as the whole systemInstruction)")
+        files = [OwnedFile(system_md, prompt.text + "\n"), OwnedFile(f"{pre}.env", f"{how.variable}={value}\n")]
+        head = Carried("system_prompt", "native", f"{system_md}, named by {pre}.env {how.variable} ({how.whole_sent})")
         return files, [], [head, *prompt.report]
-    where = "GEMINI.md"
-    prompt = static_prompt(pipeline, f"{where} (the export's marked block)", HOST, CWD_WHY, "Gemini CLI")
-    head = Carried("system_prompt", "own", "Gemini CLI's own system instruction" + (
-        f"; the team's sections in the export's marked block of {where} (Gemini CLI sends it in the first user "
-        "message)" if prompt.text else ""))
+    where = how.memory
+    prompt = static_prompt(pipeline, f"{where} (the export's marked block)", how.host, how.cwd_why, how.agent)
+    head = Carried("system_prompt", "own", how.own + (
+        f"; the team's sections in the export's marked block of {where} ({how.block_sent})" if prompt.text else ""))
     return [], ([SharedBlock(where, prompt.text)] if prompt.text else []), [head, *prompt.report]
 
 
 def _translate(template) -> tuple:
-    """pi's template language in Gemini CLI's: ``$@``/``$ARGUMENTS`` → ``{{args}}``, nothing else."""
+    return translate_toml(template, "Gemini CLI")
+
+
+def translate_toml(template, agent: str) -> tuple:
+    """pi's template language in Gemini CLI's TOML commands (``agent``: Gemini CLI or a fork of
+    it that reads the same files): ``$@``/``$ARGUMENTS`` → ``{{args}}``, nothing else."""
     if template.dialect == "gemini":
         return f"{template.name.replace(':', '/')}.toml", open(template.path, encoding="utf-8").read(), (), ()
     if template.dialect != "pi":
@@ -100,17 +125,19 @@ def _translate(template) -> tuple:
     for node in template.template.nodes:
         src = template.template.source(node)
         if isinstance(node, Literal):
-            out.append(_literal(node.text, "gemini", reasons))
+            said: list[str] = []
+            out.append(_literal(node.text, "gemini", said))
+            reasons += [r.replace("Gemini CLI", agent) for r in said]
         elif isinstance(node, AllArgs):
             out.append("{{args}}")
-            notes.append("Gemini CLI's {{args}} is the text as typed: quoted arguments keep their quotes")
+            notes.append(f"{agent}'s {{{{args}}}} is the text as typed: quoted arguments keep their quotes")
         elif isinstance(node, Positional):
-            reasons.append(f"`{src}`: Gemini CLI has no positional arguments (only {{{{args}}}}, all of them)")
+            reasons.append(f"`{src}`: {agent} has no positional arguments (only {{{{args}}}}, all of them)")
         elif isinstance(node, (Slice, Default)):
-            reasons.append(f"`{src}` is {'a slice' if isinstance(node, Slice) else 'a default'}, which Gemini CLI "
+            reasons.append(f"`{src}` is {'a slice' if isinstance(node, Slice) else 'a default'}, which {agent} "
                            "has no form for")
     if not template.template.placeholders:
-        notes.append("Gemini CLI appends the typed command to a body without {{args}}; pi ignores the arguments")
+        notes.append(f"{agent} appends the typed command to a body without {{{{args}}}}; pi ignores the arguments")
     if reasons:
         return None, None, tuple(dict.fromkeys(reasons)), ()
     relpath = "/".join(template.name.split(":")) + ".toml"

@@ -69,7 +69,7 @@ class OpencodeTarget:
         config = "opencode.json"
         plugin, data_file = f"{pre}{PLUGIN}", f"{pre}{DATA}/plugin.json"
         files, keys, report, marked = _prompt_files(pipeline, place, plugin)
-        commands, carried = command_files(pipeline, place, f"{pre}command", _translate, "opencode")
+        commands, carried = command_files(pipeline, place, f"{pre}command", translate_md, "opencode")
         files += commands
         report += carried
         compaction_keys, compaction_report, compaction_prompt = _compaction(pipeline, config, plugin)
@@ -132,11 +132,53 @@ def _prompt(pipeline: "Pipeline", where: str, plugin: str) -> tuple[str, list[Ca
     return text, report, uses_marker
 
 
-def _translate(template) -> tuple:
+def translate_md(template) -> tuple:
+    """A template as an opencode command file (Kilo CLI, a fork, reads the same)."""
     from pipeline.templates.dialects.export import export_template
 
     out = export_template(template, "opencode")
     return out.relpath, out.text, out.reasons, out.notes
+
+
+def compaction_keys(pipeline: "Pipeline", config: str, agent: str, reserve_note: str = "") -> tuple[
+        list[tuple[Key, Any]], list[Carried]]:
+    """The ``compaction.*`` keys of ``config`` (opencode.json; Kilo CLI's kilo.json has the same)
+    and their report; ``agent`` names the CLI in the reasons, ``reserve_note`` is added to
+    ``compaction.reserved``'s line."""
+    comp = pipeline.profile.compaction
+    keys: list[tuple[Key, Any]] = [(("compaction", "auto"), comp.enabled)]
+    report = [Carried("compaction.enabled", "native", f"{config} compaction.auto")]
+    trigger = comp.trigger
+    if trigger is None or hasattr(trigger, "reserve_tokens"):
+        reserve = getattr(trigger, "reserve_tokens", None) or comp.reserve_tokens
+        keys.append((("compaction", "reserved"), reserve))
+        report.append(Carried("compaction.reserve_tokens", "native", f"{config} compaction.reserved{reserve_note}"))
+        if trigger is not None:
+            report.append(Carried("compaction.trigger", "native", f"{config} compaction.reserved{reserve_note}"))
+    else:
+        report.append(Carried("compaction.trigger", "lost",
+                              why=f"{agent} compacts at its model's window minus compaction.reserved; a share of "
+                                  "the window or a fixed size needs each model's window"))
+        report.append(Carried("compaction.reserve_tokens", "lost", why="the profile's trigger is not a reserve"))
+    keys.append((("compaction", "preserve_recent_tokens"), comp.keep_recent_tokens))
+    report.append(Carried("compaction.keep_recent_tokens", "native", f"{config} compaction.preserve_recent_tokens"))
+    report.append(Carried("compaction.branch.reserve_tokens", "lost", why=f"{agent} has no branch summaries"))
+    for model in comp.model_overrides:
+        report.append(Carried(f"compaction.model_overrides.{model}", "lost",
+                              why=f"{agent}'s compaction keys are not per model"))
+    if comp.strategy == "mask_tool_results":
+        keys.append((("compaction", "prune"), True))
+        report.append(Carried("compaction.strategy", "native", f"{config} compaction.prune ({agent} clears old "
+                                                               "tool results; it still summarizes at its trigger)"))
+        if comp.masking.placeholder is not None:
+            report.append(Carried("compaction.masking.placeholder", "lost",
+                                  why=f"{agent} writes its own placeholder for a pruned tool result"))
+    elif comp.strategy != "summarize":
+        report.append(Carried("compaction.strategy", "lost", why=f"hybrid is not exported to {agent}"))
+    if comp.pins.first_request or comp.pins.messages or comp.pins.files:
+        report.append(Carried("compaction.pins", "lost", why=f"{agent} has no pinned messages"))
+    report.append(Carried("retry", "lost", why=f"{agent} retries provider errors by its own policy"))
+    return keys, report
 
 
 def _compaction(pipeline: "Pipeline", config: str, plugin: str) -> tuple[list[tuple[Key, Any]], list[Carried],
@@ -144,39 +186,8 @@ def _compaction(pipeline: "Pipeline", config: str, plugin: str) -> tuple[list[tu
     from pipeline.compaction.summary_schema import render_schema
 
     profile = pipeline.profile
-    comp, summary = profile.compaction, profile.summary
-    keys: list[tuple[Key, Any]] = [(("compaction", "auto"), comp.enabled)]
-    report = [Carried("compaction.enabled", "native", f"{config} compaction.auto")]
-    trigger = comp.trigger
-    if trigger is None or hasattr(trigger, "reserve_tokens"):
-        reserve = getattr(trigger, "reserve_tokens", None) or comp.reserve_tokens
-        keys.append((("compaction", "reserved"), reserve))
-        report.append(Carried("compaction.reserve_tokens", "native", f"{config} compaction.reserved"))
-        if trigger is not None:
-            report.append(Carried("compaction.trigger", "native", f"{config} compaction.reserved"))
-    else:
-        report.append(Carried("compaction.trigger", "lost",
-                              why="opencode compacts at its model's window minus compaction.reserved; a share of "
-                                  "the window or a fixed size needs each model's window"))
-        report.append(Carried("compaction.reserve_tokens", "lost", why="the profile's trigger is not a reserve"))
-    keys.append((("compaction", "preserve_recent_tokens"), comp.keep_recent_tokens))
-    report.append(Carried("compaction.keep_recent_tokens", "native", f"{config} compaction.preserve_recent_tokens"))
-    report.append(Carried("compaction.branch.reserve_tokens", "lost", why="opencode has no branch summaries"))
-    for model in comp.model_overrides:
-        report.append(Carried(f"compaction.model_overrides.{model}", "lost",
-                              why="opencode's compaction keys are not per model"))
-    if comp.strategy == "mask_tool_results":
-        keys.append((("compaction", "prune"), True))
-        report.append(Carried("compaction.strategy", "native", f"{config} compaction.prune (opencode clears old "
-                                                               "tool results; it still summarizes at its trigger)"))
-        if comp.masking.placeholder is not None:
-            report.append(Carried("compaction.masking.placeholder", "lost",
-                                  why="opencode writes its own placeholder for a pruned tool result"))
-    elif comp.strategy != "summarize":
-        report.append(Carried("compaction.strategy", "lost", why="hybrid is not exported to opencode"))
-    if comp.pins.first_request or comp.pins.messages or comp.pins.files:
-        report.append(Carried("compaction.pins", "lost", why="opencode has no pinned messages"))
-    report.append(Carried("retry", "lost", why="opencode retries provider errors by its own policy"))
+    summary = profile.summary
+    keys, report = compaction_keys(pipeline, config, "opencode")
     schema = render_schema(summary.schema_, summary.schema_format)
     prompt = summary.instructions.initial.render(schema=schema)
     keys.append((("agent", "compaction", "prompt"), summary.system_prompt.render()))

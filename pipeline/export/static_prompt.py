@@ -72,17 +72,19 @@ def replaces_prompt(pipeline: "Pipeline") -> bool:
 
 
 def static_prompt(pipeline: "Pipeline", where: str, host: Mapping[str, str], cwd_why: str,
-                  agent: str) -> StaticPrompt:
+                  agent: str, replaces: Optional[bool] = None) -> StaticPrompt:
     """The profile's sections rendered for a static file ``where``.
 
     ``host``: for each of :data:`HOST_KINDS`, why the target does not take that section
     from the profile; ``cwd_why``: why a section using the working directory is lost;
-    ``agent``: the target's name in the report (``Claude Code``)."""
+    ``agent``: the target's name in the report (``Claude Code``); ``replaces``: whether the
+    file replaces the agent's prompt (default: as the profile's ``system_prompt.base`` says;
+    ``False`` for a target that can only add to it)."""
     plan = pipeline.render_plan
-    replaces = replaces_prompt(pipeline)
+    replaces = replaces_prompt(pipeline) if replaces is None else replaces
     owners = {s.id: s.owner for s in pipeline.profile.system_prompt.sections}
     tools = ", ".join(plan.default_tools) or "none"
-    rendered = [rendered_for(pipeline, at) for at in _CWD_PROBES]
+    rendered = [rendered_for(pipeline, at, replaces) for at in _CWD_PROBES]
     kept: list[RenderedSection] = []
     report: list[Carried] = []
     for section in plan.sections:
@@ -111,12 +113,13 @@ def static_prompt(pipeline: "Pipeline", where: str, host: Mapping[str, str], cwd
     return StaticPrompt(text, tuple(kept), tuple(report))
 
 
-def rendered_for(pipeline: "Pipeline", cwd: str) -> dict[str, RenderedSection]:
+def rendered_for(pipeline: "Pipeline", cwd: str, replaces: Optional[bool] = None) -> dict[str, RenderedSection]:
     """The sections rendered for a static file in ``cwd``, by id: with the tool catalog when the
     profile replaces the agent's prompt, else without (the agent's own tools bring their guidance)."""
     plan = pipeline.render_plan
     bare = RenderContext(cwd=cwd)
-    return {s.id: s for s in render_sections(plan, with_catalog(plan, bare) if replaces_prompt(pipeline) else bare)}
+    catalog = replaces_prompt(pipeline) if replaces is None else replaces
+    return {s.id: s for s in render_sections(plan, with_catalog(plan, bare) if catalog else bare)}
 
 
 def _kept(key: str, where: str, section, mine: bool, replaces: bool, tools: str, agent: str) -> Carried:

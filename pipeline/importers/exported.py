@@ -1,7 +1,7 @@
 """Reading back what ``pipeline export TARGET`` wrote (the round trip, docs/export.md).
 
 An export is recognised by its manifest, ``<project>/.<dir>/context-pipeline-export.json``
-(``.pi``, ``.claude``, ``.codex``, ``.opencode``, ``.gemini``) whose ``target`` is the tool.
+(``.pi``, ``.claude``, ``.codex``, ``.opencode``, ``.gemini``, ``.qwen``, ``.kilo``, ``.github``, ``.agents`` for AGENTS.md) whose ``target`` is the tool.
 Then, per target, what the export wrote natively or through its extension comes back:
 
 * **the prompt**: pi's compiled plan (``.pi/extensions/context-pipeline/profile.json``)
@@ -18,7 +18,8 @@ Then, per target, what the export wrote natively or through its extension comes 
   export let pi ask at every turn, and the summary settings and masking its extension
   applies; Codex ``model_auto_compact_token_limit`` and
   ``compact_prompt``; opencode ``compaction.*``, ``agent.compaction.prompt`` and the
-  plugin's compaction prompt; Gemini ``model.compressionThreshold``; Claude Code
+  plugin's compaction prompt; Gemini ``model.compressionThreshold``; Qwen Code
+  ``context.autoCompactThreshold``; Kilo CLI ``kilo.json`` ``compaction.*``; Claude Code
   ``env.DISABLE_AUTO_COMPACT`` and the PreCompact instructions file).
 
 What the export reported lost does not come back: the imported profile has the base's value.
@@ -39,13 +40,17 @@ from .pi import parse_json
 from .yamltext import profile_text
 
 MANIFEST = "context-pipeline-export.json"
-DIRS = {"pi": ".pi", "claude-code": ".claude", "codex": ".codex", "opencode": ".opencode", "gemini": ".gemini"}
-NAMES = {"pi": "pi", "claude-code": "Claude Code", "codex": "Codex CLI", "opencode": "opencode", "gemini": "Gemini CLI"}
+DIRS = {"pi": ".pi", "claude-code": ".claude", "codex": ".codex", "opencode": ".opencode", "gemini": ".gemini",
+        "qwen-code": ".qwen", "kilo": ".kilo", "copilot": ".github",
+        "agents-md": ".agents"}
+NAMES = {"pi": "pi", "claude-code": "Claude Code", "codex": "Codex CLI", "opencode": "opencode", "gemini": "Gemini CLI",
+         "qwen-code": "Qwen Code", "kilo": "Kilo CLI", "copilot": "Copilot CLI",
+         "agents-md": "AGENTS.md"}
 #: pi's reserveTokens the export writes for a trigger of the profile's own (pipeline.export.pi.ASK_EVERY_TURN)
 ASK_EVERY_TURN = 1_000_000_000
 #: Codex's limit the export writes when compaction is off (pipeline.export.codex.NEVER)
 NEVER = 9_223_372_036_854_775_807
-#: the lines around the export's marked block of GEMINI.md (pipeline.export.base.BLOCK_BEGIN/BLOCK_END)
+#: the lines around the export's marked block of GEMINI.md, QWEN.md and AGENTS.md (pipeline.export.base.BLOCK_BEGIN/BLOCK_END)
 BLOCK = ("<!-- context-pipeline: begin -->", "<!-- context-pipeline: end -->")
 PI_SETTINGS = (
     (("compaction", "enabled"), ("compaction", "enabled")),
@@ -78,7 +83,9 @@ def exported_overlay(tool: str, project: Path, manifest: Path) -> tuple[Overlay,
     data = _json(manifest, "export manifest")
     overlay = Overlay(f"{tool}-import", [f"Imported from the {NAMES[tool]} export in {project} (profile "
                                          f"{data.get('profile', '?')}) by `pipeline import {tool}`."])
-    readers = {"pi": _pi, "claude-code": _claude, "codex": _codex, "opencode": _opencode, "gemini": _gemini}
+    readers = {"pi": _pi, "claude-code": _claude, "codex": _codex, "opencode": _opencode, "gemini": _gemini,
+               "qwen-code": _qwen, "kilo": _kilo, "copilot": _copilot,
+               "agents-md": _agents_md}
     try:
         readers[tool](project, overlay)
     except (AttributeError, TypeError, KeyError, ValueError):  # a value of the wrong type in a damaged export
@@ -401,6 +408,16 @@ def _opencode(project: Path, overlay: Overlay) -> None:
                                      "instructions file"), data.get("cwd_marker"))
     overlay.sources = ["opencode"]
     config = _json_object(project / "opencode.json", "opencode.json")
+    _compaction_keys(overlay, config)
+    system = _get(config, "agent", "compaction", "prompt")
+    if isinstance(system, str):
+        overlay.values[("summary", "system_prompt")] = profile_text(system)
+    if isinstance(data.get("compaction_prompt"), str):
+        _summary_initial(overlay, data["compaction_prompt"])
+
+
+def _compaction_keys(overlay: Overlay, config: dict) -> None:
+    """opencode.json's (or kilo.json's) ``compaction.*`` keys."""
     for theirs, ours in (("auto", ("compaction", "enabled")), ("reserved", ("compaction", "reserve_tokens")),
                          ("preserve_recent_tokens", ("compaction", "keep_recent_tokens"))):
         value = _get(config, "compaction", theirs)
@@ -408,11 +425,26 @@ def _opencode(project: Path, overlay: Overlay) -> None:
             overlay.values[ours] = value
     if _get(config, "compaction", "prune") is True:
         overlay.values[("compaction", "strategy")] = "mask_tool_results"
-    system = _get(config, "agent", "compaction", "prompt")
-    if isinstance(system, str):
-        overlay.values[("summary", "system_prompt")] = profile_text(system)
-    if isinstance(data.get("compaction_prompt"), str):
-        _summary_initial(overlay, data["compaction_prompt"])
+
+
+def _kilo(project: Path, overlay: Overlay) -> None:
+    """Kilo CLI's files are opencode's under .kilo/ and kilo.json: its commands are read in the opencode dialect."""
+    _static_prompt(overlay, _text_file(project / ".kilo" / "context-pipeline" / "prompt.md", "prompt file"))
+    _team_prompt(overlay, _text_file(project / ".kilo" / "context-pipeline" / "instructions.md", "instructions file"))
+    commands = project / ".kilo" / "command"
+    overlay.sources = [("opencode", commands)] if commands.is_dir() else []
+    _compaction_keys(overlay, _json_object(project / "kilo.json", "kilo.json"))
+
+
+def _copilot(project: Path, overlay: Overlay) -> None:
+    """Copilot CLI: only the team's sections (its instructions file); no commands, no compaction keys."""
+    _team_prompt(overlay, _text_file(project / ".github" / "instructions" / "context-pipeline.instructions.md",
+                                     "instructions file"))
+
+
+def _agents_md(project: Path, overlay: Overlay) -> None:
+    """AGENTS.md: only the team's sections (the export's marked block)."""
+    _team_prompt(overlay, _block(project / "AGENTS.md"))
 
 
 def _gemini(project: Path, overlay: Overlay) -> None:
@@ -421,6 +453,18 @@ def _gemini(project: Path, overlay: Overlay) -> None:
     overlay.sources = ["gemini"]
     settings = _json_object(project / ".gemini" / "settings.json", "settings file")
     threshold = _get(settings, "model", "compressionThreshold")
+    if isinstance(threshold, (int, float)) and not isinstance(threshold, bool):
+        overlay.values[("compaction", "trigger")] = {"percent_of_window": round(threshold * 100, 9)}
+
+
+def _qwen(project: Path, overlay: Overlay) -> None:
+    """Qwen Code's files are Gemini CLI's under .qwen/: its commands are read in the gemini dialect."""
+    _static_prompt(overlay, _text_file(project / ".qwen" / "system.md", "system prompt file"))
+    _team_prompt(overlay, _block(project / "QWEN.md"))
+    commands = project / ".qwen" / "commands"
+    overlay.sources = [("gemini", commands)] if commands.is_dir() else []
+    settings = _json_object(project / ".qwen" / "settings.json", "settings file")
+    threshold = _get(settings, "context", "autoCompactThreshold")
     if isinstance(threshold, (int, float)) and not isinstance(threshold, bool):
         overlay.values[("compaction", "trigger")] = {"percent_of_window": round(threshold * 100, 9)}
 

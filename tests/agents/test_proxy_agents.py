@@ -1,4 +1,4 @@
-"""`pipeline proxy` between the five real CLIs and their loopback servers (issue 31's proof, system prompt).
+"""`pipeline proxy` between the real CLIs and their loopback servers (issue 31's proof, system prompt).
 
 Each CLI (pinned install, tests/agents/npm_install.py) runs headless once, its base URL pointing
 at the real `python -m pipeline proxy` started with a team overlay; the proxy forwards to the
@@ -34,7 +34,10 @@ system_prompt:
 """
 #: a phrase of each agent's own system prompt (its tool guidance; pi: pi's own default)
 OWN = {"pi": "a coding agent harness", "claude-code": "Prefer the dedicated file/search tools",
-       "codex": "apply_patch", "opencode": "# Tool usage policy", "gemini": "read_file"}
+       "codex": "apply_patch", "opencode": "# Tool usage policy", "gemini": "read_file",
+       "qwen-code": "You are Qwen Code", "kilo": "You are Kilo", "copilot": "You are the GitHub Copilot CLI"}
+#: every CLI a recipe runs (agents-md's recipe is Codex's, run above)
+CLIS = [t for t in RECIPES if t != "agents-md"]
 
 
 class _Proxied:
@@ -95,8 +98,10 @@ def _through_proxy(target: str, profile: str, tmp_path: Path) -> list[Any]:
     return list(done.bodies)
 
 
-@pytest.mark.parametrize("target", list(RECIPES))
-def test_the_agent_keeps_its_prompt_and_gets_the_teams_sections_through_the_proxy(tmp_path, target):
+@pytest.mark.parametrize("target", CLIS)
+def test_the_agent_keeps_its_prompt_and_gets_the_teams_sections_through_the_proxy(tmp_path, monkeypatch, target):
+    # Copilot unpacks its package on a first run: into the agents' cache, once
+    monkeypatch.setenv("COPILOT_CACHE_HOME", str(cache_root() / "copilot-cache"))
     (tmp_path / "team.yaml").write_text(TEAM)
     bodies = _through_proxy(target, str(tmp_path / "team.yaml"), tmp_path)
     first = json.dumps(bodies[0], ensure_ascii=False)

@@ -18,7 +18,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from npm_install import AgentInstallError, agent_env, cache_root  # noqa: E402
 
-TARGETS = {"pi": "pi", "claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "gemini": "gemini"}
+TARGETS = {"pi": "pi", "claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "gemini": "gemini",
+           "qwen-code": "qwen-code", "kilo": "kilo", "copilot": "copilot",
+           "agents-md": "codex"}
 SCAN = "---\ndescription: Scan files\n---\nReview $@ and report every problem.\n"
 
 
@@ -28,7 +30,8 @@ def _env(target: str, home: Path) -> dict:
     except AgentInstallError as err:
         pytest.fail(f"the real {target} CLI could not be installed: {err}")
     home.mkdir(parents=True, exist_ok=True)
-    return dict(env, HOME=str(home), XDG_CACHE_HOME=str(cache_root() / "opencode-xdg-cache"))
+    return dict(env, HOME=str(home), XDG_CACHE_HOME=str(cache_root() / "opencode-xdg-cache"),
+                COPILOT_CACHE_HOME=str(cache_root() / "copilot-cache"))
 
 
 def _profile(tmp_path: Path) -> Path:
@@ -74,12 +77,12 @@ def test_an_export_verifies_on_the_real_cli(tmp_path, target):
         assert {"system_prompt.sections.team_note", "system_prompt.sections.team_style"} <= set(carried)
     if target == "pi":
         assert items["system_prompt"]["status"] == "ok"
-    if target != "codex":  # Codex has no custom prompts: the report calls the template lost
+    if target not in ("codex", "copilot", "agents-md"):  # no commands with arguments there: lost
         assert items["templates.scan"]["status"] == "ok"
     assert f"verify: running {Path(verify['binary']).name} (1/" in done.stderr  # progress on stderr
     statuses = {i["status"] for i in verify["items"]}
     assert statuses <= {"ok", "not_observable"}
-    if target == "opencode":  # opencode prints the settings it read
+    if target in ("opencode", "kilo"):  # opencode and Kilo print the settings they read
         assert items["compaction.reserve_tokens"]["status"] == "ok"
 
 

@@ -17,3 +17,19 @@ def replacing(tmp: Path) -> str:
     path = tmp / "replace.yaml"
     path.write_text(REPLACE)
     return str(path)
+
+
+def run_export(target: str, project: Path, *args: str) -> int:
+    """``pipeline export TARGET ARGS --project PROJECT`` in-process; its exit code."""
+    from pipeline.cli import main
+
+    return main(["export", target, *args, "--project", str(project)])
+
+
+def dry_report(target: str, project: Path, capsys, *args: str) -> dict:
+    """The report of a ``--dry-run --format json`` export, by key."""
+    import json
+
+    capsys.readouterr()
+    assert run_export(target, project, *args, "--dry-run", "--format", "json") == 0
+    return {c["key"]: c for c in json.loads(capsys.readouterr().out)["report"]}

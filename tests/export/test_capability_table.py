@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "export.md"
-COLUMNS = ("pi 1.6", "Claude Code 2.1", "Codex CLI 0.169", "opencode 1.18", "Gemini CLI 0.61")
-TARGETS = ("pi", "claude-code", "codex", "opencode", "gemini")
+COLUMNS = ("pi 1.6", "Claude Code 2.1", "Codex CLI 0.169", "opencode 1.18", "Gemini CLI 0.61", "Qwen Code 0.24",
+           "Kilo CLI 7.7", "Copilot CLI 1.0", "AGENTS.md")
+TARGETS = ("pi", "claude-code", "codex", "opencode", "gemini", "qwen-code", "kilo", "copilot", "agents-md")
 EVERY_SETTING = """extends: builtin:default
 name: every-setting
 system_prompt:

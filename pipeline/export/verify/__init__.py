@@ -15,7 +15,7 @@ driven by the export's own report, not by the layout of its files:
   it reads) and the text the agent sends must equal ``pipeline expand`` of the same input;
 * compaction and summary settings are not in one prompt's request: each is named with the
   file and key that carries it (``not_observable``), except where the CLI prints the
-  settings it read (opencode: ``opencode debug config``), which are compared;
+  settings it read (opencode and Kilo CLI: ``debug config``), which are compared;
 * what shadows the export in the real environment (:mod:`.shadows`) is listed, found by
   looking at files, never by running the agent with the user's home.
 
@@ -114,7 +114,8 @@ def _version(binary: str, home: Path, env: Mapping[str, str]) -> str:
     except (OSError, subprocess.TimeoutExpired) as err:
         return f"--version failed: {err}"
     lines = (done.stdout or done.stderr).strip().splitlines()
-    return lines[-1].strip() if lines else "unknown version"
+    numbered = [line for line in lines if any(c.isdigit() for c in line)]  # Copilot adds a line of advice
+    return (numbered or lines)[-1].strip() if lines else "unknown version"
 
 
 def _failure(run: Finished) -> str | None:
@@ -147,7 +148,7 @@ def _prompt_items(recipe: Recipe, pipeline: "Pipeline", export: Export, root: Pa
         return [_whole_prompt(pipeline, root, run, empty)]
     if not sections:
         return [Item("system_prompt", "not_observable", "the export's report carries no section to look for")]
-    rendered = _static_sections(pipeline, root)
+    rendered = _static_sections(pipeline, root, False if recipe.target == "agents-md" else None)
     leaves = [(p, t) for p, t in string_leaves(run.bodies[0]) if len(t) >= 20]
     return [_section_item(c, rendered.get(c.key.removeprefix("system_prompt.sections.")), leaves) for c in sections]
 
@@ -164,11 +165,13 @@ def _section_item(carried: Carried, expected: str | None, leaves: list[tuple[str
     return Item(carried.key, "mismatch", f"not in the request ({carried.how}: {carried.where}){where}", diff)
 
 
-def _static_sections(pipeline: "Pipeline", root: Path) -> dict[str, str]:
-    """The sections as a static file holds them (the profile's default tools), in ``root``."""
-    from pipeline.prompt.context import RenderContext
+def _static_sections(pipeline: "Pipeline", root: Path, replaces: bool | None) -> dict[str, str]:
+    """The sections as a static file holds them, in ``root``: with the tool catalog when the file
+    replaces the agent's prompt, else without (a rule that needs a tool is not there); an
+    AGENTS.md export never replaces it (``replaces`` False)."""
+    from pipeline.export.static_prompt import rendered_for
 
-    return {s.id: s.text for s in pipeline.render_sections(RenderContext(cwd=str(root)))}
+    return {k: s.text for k, s in rendered_for(pipeline, str(root), replaces).items()}
 
 
 def _whole_prompt(pipeline: "Pipeline", root: Path, run: Finished, empty: Path) -> Item:
@@ -249,8 +252,8 @@ def _compaction_items(recipe: Recipe, binary: str, export: Export, root: Path, h
                       env: Mapping[str, str], timeout: float) -> tuple[list[Item], int]:
     """The items of the compaction and summary settings, and how many CLI runs reading them took."""
     carried = [c for c in export.report if c.key.split(".")[0] in _SETTINGS and c.how in ("native", "extension")]
-    observed = _opencode_config(recipe, binary, export, root, home, env, timeout) if recipe.target == "opencode" \
-        and carried else None
+    observed = _opencode_config(recipe, binary, export, root, home, env, timeout) if recipe.target in (
+        "opencode", "kilo") and carried else None
     items = []
     for c in carried:
         match = next(((k, v) for k, v in (observed or {}).items() if f" {k}" in f" {c.where} "), None)
@@ -265,12 +268,13 @@ def _compaction_items(recipe: Recipe, binary: str, export: Export, root: Path, h
 
 def _opencode_config(recipe: Recipe, binary: str, export: Export, root: Path, home: Path,
                      env: Mapping[str, str], timeout: float) -> dict[str, tuple[Any, Any]]:
-    """opencode's resolved settings (``opencode debug config``) for each compaction key the
-    export writes into ``opencode.json``: dotted key -> (written, read)."""
+    """opencode's resolved settings (``opencode debug config``; Kilo CLI's ``kilo debug config``)
+    for each compaction key the export writes into ``opencode.json`` (``kilo.json``): dotted
+    key -> (written, read)."""
     from pipeline.export.verify.agents import KEPT_ENV, run_process
     from pipeline.loopback.chat import LoopbackServer
 
-    written = [(k, v) for s in export.shared if s.path.endswith("opencode.json") for k, v in s.keys
+    written = [(k, v) for s in export.shared if s.path.endswith(f"{recipe.target}.json") for k, v in s.keys
                if k and k[0] == "compaction"]
     if not written:
         return {}

@@ -15,6 +15,20 @@ where in the captured requests the system prompt and a command's expanded text a
 * **Codex CLI** (``codex exec --skip-git-repo-check MSG``): ``CODEX_HOME/config.toml``
   declares the loopback provider (``wire_api = "responses"``) and trusts the project (Codex
   reads a project's ``.codex/config.toml`` only then).
+* **Qwen Code** (``qwen -p MSG``): ``OPENAI_BASE_URL``/``OPENAI_API_KEY``/``OPENAI_MODEL`` at
+  the loopback chat-completions server; the throwaway home's ``.qwen/settings.json`` turns its
+  managed-memory side request off. A command's text is the user message's part that is not a
+  ``<system-reminder>``.
+* **Kilo CLI** (``kilo run MSG``, ``kilo run --command NAME ARGS``): opencode's provider
+  (``@ai-sdk/openai-compatible``, bundled in Kilo) in the XDG config folder's
+  ``kilo/kilo.json``, ``KILO_DISABLE_MODELS_FETCH``; a command's text is the user message
+  without its ``<environment_details>`` part.
+* **GitHub Copilot CLI** (``copilot -p MSG --allow-all-tools``): BYOK through
+  ``COPILOT_PROVIDER_BASE_URL``/``COPILOT_PROVIDER_API_KEY``/``COPILOT_MODEL``,
+  ``COPILOT_OFFLINE`` (no GitHub account), a throwaway ``COPILOT_HOME``; the package it
+  unpacks on its first run stays in ``COPILOT_CACHE_HOME`` (default the user's cache).
+* **AGENTS.md** (``agents-md``): Codex CLI as above; it sends the project's ``AGENTS.md``
+  (the user's text and the export's block) as a user input item.
 * **opencode** (``opencode run MSG``, ``opencode run --command NAME ARGS``): the XDG config
   folder's ``opencode.json`` declares the provider (``@ai-sdk/openai-compatible``, which
   opencode installs from npm into its cache on first use); ``PWD`` is the project (opencode
@@ -245,6 +259,12 @@ def codex_config(base_url: str, extra: str = "") -> str:
             f'base_url = "{base_url}"\nwire_api = "responses"\nenv_key = "LOOP_KEY"\n')
 
 
+class AgentsMdRecipe(CodexRecipe):
+    """An AGENTS.md export is verified on Codex CLI, which sends the file whole."""
+
+    target = "agents-md"
+
+
 # --------------------------------------------------------------------------- opencode
 
 
@@ -329,8 +349,92 @@ class GeminiRecipe(Recipe):
         return parts[-1] if parts else None
 
 
+# --------------------------------------------------------------------------- Qwen Code
+
+
+class QwenCodeRecipe(Recipe):
+    target = "qwen-code"
+    binary = "qwen"
+
+    def configure(self, home: Path, server: Any, project: Path) -> dict[str, str]:
+        settings = home / ".qwen" / "settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        # its managed-memory side request after each run is turned off: one request per run
+        settings.write_text(json.dumps({"memory": {"enableManagedAutoMemory": False,
+                                                   "enableManagedAutoDream": False}}))
+        from pipeline.llm.providers import PROVIDERS
+
+        # Qwen Code reads OpenAI's own variables (the key's name is the provider table's)
+        return {PROVIDERS["openai"].key_env: "loopback", "OPENAI_BASE_URL": server.openai_base_url,
+                "OPENAI_MODEL": "m"}
+
+    def argv(self, binary: str, invocations: Sequence[Invocation]) -> list[str]:
+        return [binary, "-p", invocations[0].text]
+
+    def command_text(self, bodies: Sequence[Body], index: int, invocation: Invocation) -> str | None:
+        """The expanded command: the part of the last user message that is not a ``<system-reminder>``."""
+        users = [m for m in (bodies[0].get("messages") or [] if bodies else []) if isinstance(m, dict)
+                 and m.get("role") == "user"]
+        parts = [t for t in texts(users[-1].get("content")) if not t.lstrip().startswith("<system-reminder>")] \
+            if users else []
+        return parts[-1] if parts else None
+
+
+# --------------------------------------------------------------------------- Kilo CLI
+
+
+class KiloRecipe(Recipe):
+    target = "kilo"
+    binary = "kilo"
+
+    def __init__(self, model: Mapping[str, Any] | None = None) -> None:
+        self.model = dict(model or {})
+
+    def configure(self, home: Path, server: Any, project: Path) -> dict[str, str]:
+        config = home / ".config" / "kilo"
+        config.mkdir(parents=True, exist_ok=True)
+        (config / "kilo.json").write_text(json.dumps(opencode_provider(server.openai_base_url, self.model)))
+        return {"XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share"),
+                "XDG_STATE_HOME": str(home / ".local/state"), "XDG_CACHE_HOME": str(home / ".cache"),
+                "PWD": str(project), "KILO_DISABLE_MODELS_FETCH": "1"}
+
+    argv = OpencodeRecipe.argv
+
+    def command_text(self, bodies: Sequence[Body], index: int, invocation: Invocation) -> str | None:
+        """The expanded command: the last user message without its ``<environment_details>`` part."""
+        users = [m for m in (bodies[0].get("messages") or [] if bodies else []) if isinstance(m, dict)
+                 and m.get("role") == "user"]
+        parts = [t for t in texts(users[-1].get("content")) if not t.lstrip().startswith("<environment_details>")] \
+            if users else []
+        return "".join(parts) if parts else None
+
+
+# --------------------------------------------------------------------------- GitHub Copilot CLI
+
+
+class CopilotRecipe(Recipe):
+    target = "copilot"
+    binary = "copilot"
+
+    def configure(self, home: Path, server: Any, project: Path) -> dict[str, str]:
+        # the package Copilot unpacks on its first run (about 235 MB) stays in the user's cache
+        cache = os.environ.get("COPILOT_CACHE_HOME") or str(
+            Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "copilot")
+        return {"COPILOT_PROVIDER_BASE_URL": server.openai_base_url, "COPILOT_PROVIDER_API_KEY": "loopback",
+                "COPILOT_MODEL": "m", "COPILOT_OFFLINE": "true", "COPILOT_AUTO_UPDATE": "false",
+                "COPILOT_HOME": str(home / ".copilot"), "COPILOT_CACHE_HOME": cache}
+
+    def argv(self, binary: str, invocations: Sequence[Invocation]) -> list[str]:
+        return [binary, "-p", invocations[0].text, "--allow-all-tools"]
+
+    def command_text(self, bodies: Sequence[Body], index: int, invocation: Invocation) -> str | None:
+        return _last_user(bodies[0]) if bodies else None
+
+
 RECIPES: dict[str, Callable[[], Recipe]] = {"pi": PiRecipe, "claude-code": ClaudeCodeRecipe, "codex": CodexRecipe,
-                                            "opencode": OpencodeRecipe, "gemini": GeminiRecipe}
+                                            "opencode": OpencodeRecipe, "gemini": GeminiRecipe,
+                                            "qwen-code": QwenCodeRecipe, "kilo": KiloRecipe, "copilot": CopilotRecipe,
+                                            "agents-md": AgentsMdRecipe}
 
 
 def string_leaves(value: Any, path: str = "") -> Iterator[tuple[str, str]]:

@@ -37,6 +37,10 @@ PARENT_FILES: dict[str, tuple[str, ...]] = {
     "codex": ("AGENTS.override.md", "AGENTS.md"),
     "opencode": ("AGENTS.md", "CLAUDE.md"),
     "gemini": ("GEMINI.md",),
+    "qwen-code": ("QWEN.md", "AGENTS.md"),
+    "kilo": ("AGENTS.md", "CLAUDE.md"),
+    "copilot": (),
+    "agents-md": ("AGENTS.override.md", "AGENTS.md"),
 }
 _ADDS = "{agent} reads it as well as the project's instructions: it reaches the model beside the export"
 
@@ -152,6 +156,55 @@ def _gemini(root: Path, home: Path, environ: Mapping[str, str], agent: str) -> l
     return out
 
 
+def _qwen(root: Path, home: Path, environ: Mapping[str, str], agent: str) -> list[Shadow]:
+    out = _files([
+        (home / ".qwen" / "QWEN.md", "Qwen Code's user-level memory: it reaches every session beside the export"),
+        (home / ".qwen" / "AGENTS.md", "Qwen Code's user-level instructions: they reach every session beside the "
+                                       "export"),
+        (home / ".qwen" / "system.md", "Qwen Code's user-level system.md (used when QWEN_SYSTEM_MD names it)"),
+    ])
+    return out + _variables(environ, {
+        "QWEN_SYSTEM_MD": "set in the environment, it wins over the project's .qwen/.env",
+        "OPENAI_BASE_URL": "Qwen Code sends to that server"})
+
+
+def _kilo(root: Path, home: Path, environ: Mapping[str, str], agent: str) -> list[Shadow]:
+    config = Path(environ.get("XDG_CONFIG_HOME") or home / ".config").expanduser() / "kilo"
+    out = _files([(config / "kilo.json", "Kilo CLI's user config: merged with the project's kilo.json"),
+                  (config / "AGENTS.md", "Kilo CLI's user-level instructions: they reach every session beside the "
+                                         "export"),
+                  (root / "opencode.json", "Kilo CLI reads opencode's config too: merged with kilo.json")])
+    return out + _variables(environ, {
+        "KILO_CONFIG": "a config file of its own merged over the project's",
+        "KILO_CONFIG_CONTENT": "config text merged over the project's",
+        "KILO_DISABLE_PROJECT_CONFIG": "the project's kilo.json and .kilo/ are not read"})
+
+
+def _copilot(root: Path, home: Path, environ: Mapping[str, str], agent: str) -> list[Shadow]:
+    copilot_home = Path(environ.get("COPILOT_HOME") or home / ".copilot").expanduser()
+    out = _files([(copilot_home / "copilot-instructions.md", "Copilot CLI's user-level instructions: they reach "
+                                                             "every session beside the export"),
+                  (root / ".github" / "copilot-instructions.md", "the project's own instructions: Copilot CLI sends "
+                                                                 "them beside the export's file")])
+    instructions = copilot_home / "instructions"
+    if instructions.is_dir() and any(instructions.glob("**/*.instructions.md")):
+        out.append(Shadow(str(instructions), "user-level instruction files: Copilot CLI sends them beside the export"))
+    return out + _variables(environ, {
+        "COPILOT_CUSTOM_INSTRUCTIONS_DIRS": "more instruction folders Copilot CLI reads",
+        "COPILOT_HOME": "Copilot CLI's home is elsewhere than ~/.copilot"})
+
+
+def _agents_md(root: Path, home: Path, environ: Mapping[str, str], agent: str) -> list[Shadow]:
+    """What changes the AGENTS.md --verify runs Codex on (the readers' own user-level files are theirs)."""
+    codex_home = Path(environ.get("CODEX_HOME") or home / ".codex").expanduser()
+    return _files([
+        (root / "AGENTS.override.md", "Codex reads the project's AGENTS.override.md in place of its AGENTS.md: "
+                                      "the export's block does not reach Codex"),
+        (codex_home / "AGENTS.md", "Codex's user-level instructions: they reach every session beside AGENTS.md"),
+        (codex_home / "AGENTS.override.md", "Codex's user-level instructions (they replace ~/.codex/AGENTS.md)"),
+    ])
+
+
 def _json_keys(path: Path) -> list[str]:
     """The top-level keys of a JSON object file (none when it is missing or not an object)."""
     try:
@@ -162,6 +215,8 @@ def _json_keys(path: Path) -> list[str]:
 
 
 _USER: dict[str, Callable[[Path, Path, Mapping[str, str], str], list[Shadow]]] = {
-    "pi": _pi, "claude-code": _claude, "codex": _codex, "opencode": _opencode, "gemini": _gemini}
+    "pi": _pi, "claude-code": _claude, "codex": _codex, "opencode": _opencode, "gemini": _gemini,
+    "qwen-code": _qwen, "kilo": _kilo, "copilot": _copilot,
+    "agents-md": _agents_md}
 
 __all__ = ["PARENT_FILES", "Shadow", "find_shadows"]

@@ -1,0 +1,81 @@
+"""The ``AGENTS.md`` target: the team's sections in a marked block of the project's ``AGENTS.md``.
+
+``AGENTS.md`` is one file many agents read (Codex CLI, opencode, Qwen Code, Kilo CLI,
+Copilot CLI; Claude Code when the project has no ``CLAUDE.md``), and it is the team's own,
+hand-written file. The export owns one block of it
+(:class:`~pipeline.export.base.SharedBlock`, from ``<!-- context-pipeline: begin -->`` to
+``<!-- context-pipeline: end -->``): created with the file when there is none, appended
+after the user's text when it has no block, and only the block rewritten on a re-export;
+every byte outside it stays (:mod:`pipeline.export.blocks`). A block edited by hand is a
+conflict unless ``--force``.
+
+* **The prompt**: the team's sections (:mod:`pipeline.export.static_prompt`) rendered for a
+  static file. Each reader keeps its own system prompt and sends the file in its own layout
+  (Codex: a user message ``# AGENTS.md instructions for <cwd>``; opencode, Kilo, Qwen Code,
+  Copilot: the system message), so ``system_prompt.base: profile`` cannot be honoured: it is
+  reported lost, and the sections are rendered as for ``base: agent`` (the ``owner: agent``
+  ones ``own``, the team's without the tool catalog).
+* **Everything else is lost**: AGENTS.md has no form for commands, compaction, the summary
+  request or retries; each reader keeps those in its own files (export to that agent's
+  target for them).
+* **One file**: the block goes in the root's ``AGENTS.md``; nested ``AGENTS.md`` files of a
+  monorepo's packages are not written (each package is an export with ``--project``).
+
+The manifest is ``.agents/context-pipeline-export.json``.
+"""
+
+from __future__ import annotations
+
+from pipeline.export.base import Carried, Export, Place, SharedBlock
+from pipeline.export.static_prompt import replaces_prompt, static_prompt
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.facade import Pipeline
+
+FILE = "AGENTS.md"
+WHERE = f"{FILE} (the export's marked block)"
+READER = "each reader"
+HOST = {
+    "custom_prompt": "AGENTS.md has no place for a prompt file of the user's; each reader has its own",
+    "append_prompt": "AGENTS.md has no appended prompt; each reader has its own",
+    "context_files": "AGENTS.md is itself a context file: each reader sends it, and its other instruction files, "
+                     "in its own layout",
+    "skills": "each reader lists its own skills",
+}
+CWD_WHY = ("AGENTS.md is shared by every checkout, so it cannot hold the working directory; each reader states it "
+           "itself")
+#: what AGENTS.md cannot carry, by the profile's key
+LOST = (
+    ("compaction", "AGENTS.md is instructions text: it has no form for compaction settings (each reader keeps them "
+                   "in its own settings; export to that agent's target)"),
+    ("summary", "AGENTS.md has no form for the summary request (each reader writes its own)"),
+    ("summarizer", "AGENTS.md has no form for the summary model"),
+    ("retry", "AGENTS.md has no form for retries (each reader retries by its own settings)"),
+)
+NO_COMMANDS = ("AGENTS.md has no form for commands: each reader keeps them in its own folder (export to that "
+               "agent's target for them)")
+NOT_REPLACED = ("AGENTS.md is read beside each reader's own system prompt, never in its place: the sections are "
+                "written to the block and the reader's own prompt stays")
+
+
+class AgentsMdTarget:
+    name = "agents-md"
+    agent = "AGENTS.md"
+
+    def manifest_path(self, place: Place) -> str:
+        return ".agents/context-pipeline-export.json"
+
+    def export(self, pipeline: "Pipeline", place: Place) -> Export:
+        prompt = static_prompt(pipeline, WHERE, HOST, CWD_WHY, READER, replaces=False)
+        head = Carried("system_prompt", "own", "each reader's own system prompt" + (
+            f"; the team's sections in {WHERE} (each reader sends it in its own layout)" if prompt.text else ""))
+        report = [head, *prompt.report]
+        if replaces_prompt(pipeline):
+            report.insert(1, Carried("system_prompt.base", "lost", why=NOT_REPLACED))
+        loaded = pipeline.load_templates(place.extra.get("cwd") or place.root)
+        report += [Carried(f"templates.{t.name}", "lost", why=NO_COMMANDS) for t in loaded.templates
+                   if t.path is not None]
+        report += [Carried(key, "lost", why=why) for key, why in LOST]
+        blocks = (SharedBlock(FILE, prompt.text),) if prompt.text else ()
+        return Export(self.name, (), (), tuple(report), blocks)

@@ -1,0 +1,110 @@
+"""The Kilo CLI target (checked on Kilo CLI 7.7.7, the pinned CLI of tests/agents; a fork of
+opencode that reads the same kinds of files under ``.kilo/`` and ``kilo.json``).
+
+* **The system prompt** (``system_prompt.base: agent``, the default): Kilo keeps its own
+  prompt; the team's sections (:mod:`pipeline.export.static_prompt`) are
+  ``.kilo/context-pipeline/instructions.md``, named in ``kilo.json`` ``instructions``: Kilo
+  appends the file to its system message, beside the user's ``AGENTS.md``.
+* With ``system_prompt.base: profile``: ``.kilo/context-pipeline/prompt.md``, every section
+  rendered for a static file, named by ``kilo.json`` ``agent.code.prompt`` (``{file:...}``):
+  Kilo sends it in place of its default agent's prompt, **after Kilo's own opening
+  paragraph**, which stays (the report says so).
+* A section holding the working directory is lost: Kilo states the directory in each user
+  message (``<environment_details>``), and no plugin of Kilo's was run here to write it in.
+* **Templates**: ``.kilo/command/NAME.md`` in opencode's dialect (``$ARGUMENTS``, 1-based
+  ``$N``, the highest taking the rest; slices and defaults lost per template).
+* **Compaction**: ``kilo.json`` ``compaction.auto``, ``compaction.reserved``,
+  ``compaction.preserve_recent_tokens``, ``compaction.prune``, as opencode's
+  (:func:`pipeline.export.opencode.compaction_keys`). ``reserved`` moves Kilo's trigger only
+  for a model whose input window Kilo knows (``limit.input``); the report notes it. Kilo's
+  summary prompt is its own: every ``summary.*`` setting is lost.
+
+``kilo.json`` is shared with the user and merged key by key. With ``--user-dir`` the root is
+laid out as Kilo's config folder (``~/.config/kilo``): ``kilo.json``, ``command/``,
+``context-pipeline/``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
+from pipeline.export.opencode import compaction_keys, translate_md
+from pipeline.export.static_prompt import command_files, replaces_prompt, static_prompt
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.facade import Pipeline
+
+AGENT = "Kilo CLI"
+DATA = "context-pipeline"
+CONFIG = "kilo.json"
+HOST = {
+    "custom_prompt": "Kilo CLI has no prompt file of the user's to put in its place (agent.code.prompt is the "
+                     "export's)",
+    "append_prompt": "Kilo CLI appends the `instructions` files of kilo.json itself, after the prompt",
+    "context_files": "Kilo CLI reads AGENTS.md itself and appends it after the prompt (`Instructions from: <path>`)",
+    "skills": "Kilo CLI lists its skills itself, after the prompt (<available_skills>)",
+}
+CWD_WHY = ("the exported file is shared by every checkout, so it cannot hold the working directory; Kilo CLI "
+           "states it in each user message (<environment_details>), not at system level")
+RESERVE_NOTE = (" (Kilo CLI counts it only for a model whose input window it knows, limit.input; otherwise it "
+                "compacts at the window less the model's output limit)")
+FIXED = "Kilo CLI writes its summary request itself (its compaction plugin hook was not run here, so none is exported)"
+
+
+class KiloTarget:
+    name = "kilo"
+    agent = "Kilo CLI 7.7.7"
+
+    def _prefix(self, place: Place) -> str:
+        return "" if place.user else ".kilo/"
+
+    def manifest_path(self, place: Place) -> str:
+        return self._prefix(place) + "context-pipeline-export.json"
+
+    def export(self, pipeline: "Pipeline", place: Place) -> Export:
+        pre = self._prefix(place)
+        files, keys, report = _prompt(pipeline, place, pre)
+        commands, carried = command_files(pipeline, place, f"{pre}command", _translate, "kilo")
+        compaction, lines = compaction_keys(pipeline, CONFIG, AGENT, RESERVE_NOTE)
+        return Export(self.name, tuple(files + commands), (SharedJson(CONFIG, tuple(keys + compaction)),),
+                      tuple(report + carried + lines + _summary(pipeline)))
+
+
+def _translate(template) -> tuple:
+    """opencode's command file, which Kilo CLI reads as opencode does; Kilo's name in the report."""
+    relpath, text, reasons, notes = translate_md(template)
+    return relpath, text, tuple(r.replace("opencode", AGENT) for r in reasons), tuple(
+        n.replace("opencode", AGENT) for n in notes)
+
+
+def _prompt(pipeline: "Pipeline", place: Place, pre: str) -> tuple[list[OwnedFile], list[tuple[Key, Any]],
+                                                                     list[Carried]]:
+    """The agent prompt after Kilo's opening (``base: profile``), else the team's instructions file."""
+    if replaces_prompt(pipeline):
+        where = f"{pre}{DATA}/prompt.md"
+        prompt = static_prompt(pipeline, where, HOST, CWD_WHY, AGENT)
+        head = Carried("system_prompt", "native", f"{where}, named by {CONFIG} agent.code.prompt (Kilo CLI's default "
+                                                  "agent; Kilo's own opening paragraph stays before it, its "
+                                                  "environment, AGENTS.md and skills after it)")
+        return ([OwnedFile(where, prompt.text + "\n")], [(("agent", "code", "prompt"), "{file:./" + where + "}")],
+                [head, *prompt.report])
+    where = f"{pre}{DATA}/instructions.md"
+    prompt = static_prompt(pipeline, where, HOST, CWD_WHY, AGENT)
+    head = Carried("system_prompt", "own", "Kilo CLI's own prompt" + (
+        f"; the team's sections in {where}, named by {CONFIG} instructions (Kilo CLI appends it to its system "
+        "message)" if prompt.text else ""))
+    if not prompt.text:
+        return [], [], [head, *prompt.report]
+    named = f"{place.root}/{where}" if place.user else where
+    return [OwnedFile(where, prompt.text + "\n")], [(("instructions",), [named])], [head, *prompt.report]
+
+
+def _summary(pipeline: "Pipeline") -> list[Carried]:
+    report = [Carried(f"summary.{k}", "lost", why=FIXED) for k in (
+        "system_prompt", "instructions.initial", "instructions.update", "instructions.turn_prefix",
+        "instructions.branch", "schema", "branch_schema", "on_schema_violation", "validity", "labels", "tags")]
+    if pipeline.profile.summarizer.provider != "offline":
+        report.append(Carried("summarizer", "lost", why="Kilo CLI summarizes with the session's model"))
+    return report

@@ -1,0 +1,108 @@
+"""The Qwen Code target (checked on Qwen Code 0.24.4, the pinned CLI of tests/agents; a fork of
+Gemini CLI that reads the same kinds of files under ``.qwen/``).
+
+* **The system prompt** (``system_prompt.base: agent``, the default): Qwen Code keeps its own
+  prompt; the team's sections (:mod:`pipeline.export.static_prompt`) are a marked block of
+  the project's ``QWEN.md`` (:class:`~pipeline.export.base.SharedBlock`: the user's lines
+  around it stay), which Qwen Code appends to the end of its system message
+  (``--- Context from: QWEN.md ---``).
+* With ``system_prompt.base: profile``: ``.qwen/system.md`` holds every section rendered for a
+  static file and ``.qwen/.env`` sets ``QWEN_SYSTEM_MD=true``: the file's text replaces Qwen
+  Code's whole prompt (its QWEN.md and AGENTS.md still follow it). With ``--user-dir`` the
+  variable holds the file's absolute path.
+* **Templates**: ``.qwen/commands/NAME.toml`` in Gemini CLI's dialect (``prompt``,
+  ``description``); Qwen Code's only placeholder is ``{{args}}``, the arguments as typed:
+  pi's ``$@``/``$ARGUMENTS`` become it, a template with a positional ``$N``, a slice or a
+  default is not written and is reported lost.
+* **Compaction**: ``.qwen/settings.json`` ``context.autoCompactThreshold`` (a fraction of the
+  window) for a share-of-window trigger. Qwen Code's summary prompt is fixed and it has no
+  keep-recent or reserve key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.export.base import Carried, Export, Key, Place, SharedJson
+from pipeline.export.gemini import MemoryFiles, memory_prompt, translate_toml
+from pipeline.export.static_prompt import command_files
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.facade import Pipeline
+
+AGENT = "Qwen Code"
+HOST = {
+    "custom_prompt": "Qwen Code has no prompt file of the user's beside system.md (the export writes that one)",
+    "append_prompt": "Qwen Code has no appended prompt",
+    "context_files": "Qwen Code appends QWEN.md and AGENTS.md to its system message itself, in its own layout "
+                     "(--- Context from: ... ---)",
+    "skills": "Qwen Code lists its skills itself (its skill tool)",
+}
+CWD_WHY = ("the exported file is shared by every checkout, so it cannot hold the working directory; Qwen Code "
+           "states it in its first user message (<system-reminder>)")
+FIXED = "Qwen Code's summary prompt is fixed (a PreCompact hook may only add to it)"
+QWEN = MemoryFiles(AGENT, "QWEN.md", "QWEN_SYSTEM_MD", "Qwen Code's own system prompt",
+                   "Qwen Code appends it to its system message",
+                   "Qwen Code sends it as its system message, in place of its own prompt", HOST, CWD_WHY)
+
+
+class QwenCodeTarget:
+    name = "qwen-code"
+    agent = "Qwen Code 0.24.4"
+
+    def _prefix(self, place: Place) -> str:
+        return "" if place.user else ".qwen/"
+
+    def manifest_path(self, place: Place) -> str:
+        return self._prefix(place) + "context-pipeline-export.json"
+
+    def export(self, pipeline: "Pipeline", place: Place) -> Export:
+        pre = self._prefix(place)
+        files, blocks, report = memory_prompt(pipeline, place, pre, QWEN)
+        commands, carried = command_files(pipeline, place, f"{pre}commands", _translate, "qwen-code")
+        keys, compaction = _compaction(pipeline, f"{pre}settings.json")
+        return Export(self.name, tuple(files + commands), (SharedJson(f"{pre}settings.json", tuple(keys)),),
+                      blocks=tuple(blocks), report=tuple(report + carried + compaction))
+
+
+def _translate(template) -> tuple:
+    return translate_toml(template, AGENT)
+
+
+def _compaction(pipeline: "Pipeline", settings: str) -> tuple[list[tuple[Key, Any]], list[Carried]]:
+    comp = pipeline.profile.compaction
+    keys: list[tuple[Key, Any]] = []
+    report: list[Carried] = []
+    trigger = comp.trigger
+    if trigger is not None and hasattr(trigger, "percent_of_window"):
+        keys.append((("context", "autoCompactThreshold"), trigger.percent_of_window / 100))
+        report.append(Carried("compaction.trigger", "native", f"{settings} context.autoCompactThreshold (Qwen Code "
+                                                              "compacts at the smaller of that share and the window "
+                                                              "less 33,000 tokens)"))
+    elif trigger is not None:
+        report.append(Carried("compaction.trigger", "lost", why="Qwen Code compacts at a share of the window only"))
+    if trigger is None or hasattr(trigger, "reserve_tokens"):
+        report.append(Carried("compaction.reserve_tokens", "lost", why="Qwen Code compacts at a share of the window; "
+                                                                       "a reserve in tokens needs each model's window"))
+    report.append(Carried("compaction.enabled", "native" if comp.enabled else "lost",
+                          "Qwen Code compacts by default" if comp.enabled else "",
+                          "" if comp.enabled else "Qwen Code has no setting that turns compaction off"))
+    lost = [
+        ("compaction.keep_recent_tokens", "Qwen Code has no keep-recent setting (model.chatCompression tunes only "
+                                          "the files and images it keeps)"),
+        ("compaction.branch.reserve_tokens", "Qwen Code has no branch summaries"),
+        ("retry", "Qwen Code retries provider errors by its own policy"),
+        *((f"compaction.model_overrides.{m}", "Qwen Code's compaction settings are not per model")
+          for m in comp.model_overrides),
+    ]
+    if comp.strategy != "summarize":
+        lost.append(("compaction.strategy", "Qwen Code always summarizes"))
+    if comp.pins.first_request or comp.pins.messages or comp.pins.files:
+        lost.append(("compaction.pins", "Qwen Code has no pinned messages"))
+    lost += [(f"summary.{k}", FIXED) for k in (
+        "system_prompt", "instructions.initial", "instructions.update", "instructions.turn_prefix",
+        "instructions.branch", "schema", "branch_schema", "on_schema_violation", "validity", "labels", "tags")]
+    if pipeline.profile.summarizer.provider != "offline":
+        lost.append(("summarizer", "not exported (Qwen Code summarizes with the session's model)"))
+    return keys, report + [Carried(key, "lost", why=why) for key, why in lost]

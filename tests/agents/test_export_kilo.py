@@ -1,0 +1,110 @@
+"""`pipeline export kilo` proven on the real Kilo CLI 7.7.7 (tests/agents/npm_install.py).
+
+Kilo runs headless (`kilo run MSG`, `kilo run --command NAME ARGS`) against the loopback OpenAI
+chat-completions server with the recipe `pipeline export kilo --verify` runs
+(:class:`pipeline.export.verify.agents.KiloRecipe`: the provider in the throwaway XDG config
+folder's kilo/kilo.json, KILO_DISABLE_MODELS_FETCH), in a project where the export wrote. Each
+run takes 15-45 s (startup). No skip: a failed install fails the test with npm's message.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.export.verify.agents import Invocation, KiloRecipe, system_message
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cli_runs import (  # noqa: E402
+    TEAM,
+    assert_native_sections_in,
+    cli_env,
+    export_report,
+    git_project,
+    pipeline_cli,
+    run_cli,
+    static_sections,
+    user_text,
+)
+
+RECAP = "---\ndescription: Recap\n---\nRecap all: $@ (end)\n"
+FIRST = "First $1 then $2 (end)\n"
+
+
+@pytest.fixture(scope="module")
+def kilo_env() -> dict:
+    return cli_env("kilo", "Kilo CLI 7.7.7")
+
+
+def _setup(tmp_path: Path, profile_text: str = TEAM) -> tuple[Path, Path, dict]:
+    (tmp_path / "prompts").mkdir(exist_ok=True)
+    (tmp_path / "prompts" / "recap.md").write_text(RECAP)
+    (tmp_path / "prompts" / "first.md").write_text(FIRST)
+    profile = tmp_path / "team.yaml"
+    profile.write_text(profile_text)
+    project = git_project(tmp_path / "project", {"AGENTS.md": "Run the tests with make check before committing.\n"})
+    return profile, project, export_report("kilo", profile, project)
+
+
+def test_the_team_sections_and_a_command_reach_kilo(tmp_path, kilo_env):
+    profile, project, report = _setup(tmp_path)
+    system = system_message(run_cli("kilo", tmp_path, kilo_env, project, "Say ok.")[0]) or ""
+    assert "house_style" in assert_native_sections_in(system, report, static_sections(profile, project))
+    assert system.startswith("You are Kilo") and "make check before committing" in system
+    assert report["system_prompt.sections.where"]["how"] == "lost" and "Build from" not in system
+    # one command with arguments, as `pipeline expand` gives it
+    assert report["templates.recap"]["where"].startswith(".kilo/command/recap.md")
+    expanded = pipeline_cli("expand", "/recap a.py b.py", "--profile", str(profile), cwd=project)
+    assert expanded.returncode == 0, expanded.stderr
+    body = run_cli("kilo", tmp_path, kilo_env, project, Invocation("/recap a.py b.py", "recap", ("a.py", "b.py")))[0]
+    assert user_text(body, "<environment_details>") == expanded.stdout.rstrip("\n") == "Recap all: a.py b.py (end)"
+
+
+def test_the_highest_positional_takes_the_rest_as_the_report_notes(tmp_path, kilo_env):
+    """Kilo's `$2` with three arguments is `b c`: the report's note says so, and what Kilo sends is the
+    exported file's expansion in opencode's dialect (pi's would be `b`)."""
+    profile, project, report = _setup(tmp_path)
+    assert "the highest `$N` also takes every argument after it" in report["templates.first"]["where"]
+    assert "Kilo CLI" in report["templates.first"]["where"]
+    typed = "/first a b c"
+    pi = pipeline_cli("expand", typed, "--profile", str(profile), cwd=project)
+    dialect = pipeline_cli("expand", typed, "--dialect", "opencode", "--templates-dir", str(project / ".kilo/command"),
+                           cwd=project)
+    assert pi.stdout.rstrip("\n") == "First a then b (end)"
+    body = run_cli("kilo", tmp_path, kilo_env, project, Invocation(typed, "first", ("a", "b", "c")))[0]
+    assert user_text(body, "<environment_details>") == dialect.stdout.rstrip("\n") == "First a then b c (end)"
+
+
+def test_base_profile_is_kilos_agent_prompt_after_its_opening(tmp_path, kilo_env):
+    profile, project, _ = _setup(tmp_path)
+    replacing = tmp_path / "replacing.yaml"
+    replacing.write_text(f"extends: {profile}\nname: replacing\nsystem_prompt:\n  base: profile\n")
+    export_report("kilo", replacing, project)
+    config = json.loads((project / "kilo.json").read_text())
+    assert config["agent"]["code"]["prompt"] == "{file:./.kilo/context-pipeline/prompt.md}"
+    system = system_message(run_cli("kilo", tmp_path, kilo_env, project, "Say ok.")[0]) or ""
+    written = (project / ".kilo/context-pipeline/prompt.md").read_text().strip()
+    assert written in system and system.startswith("You are Kilo")  # after Kilo's opening, which stays
+    assert system.index(written) < 2000
+
+
+#: a model with a small window: the first reply reads a file and reports 7,950 of its 8,000 tokens (over the
+#: 7,900 Kilo can use: the window less the output limit)
+SMALL = {"limit": {"context": 8000, "output": 100}}
+FULL = [{"toolCalls": [{"name": "read", "arguments": {"filePath": "AGENTS.md"}}], "usage": {"input": 7950}},
+        "summary", "done"]
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_kilo_compacts_as_the_exported_auto_says(tmp_path, kilo_env, enabled):
+    text = TEAM + f"compaction:\n  enabled: {str(enabled).lower()}\n  keep_recent_tokens: 1234\n"
+    _, project, report = _setup(tmp_path, text)
+    config = json.loads((project / "kilo.json").read_text())
+    assert config["compaction"]["auto"] is enabled and config["compaction"]["preserve_recent_tokens"] == 1234
+    assert report["compaction.enabled"]["how"] == "native"
+    bodies = run_cli("kilo", tmp_path, kilo_env, project, "read AGENTS.md", FULL, KiloRecipe(SMALL))
+    summaries = [b for b in bodies if "Here is the conversation so far" in json.dumps(b.get("messages", [])[-1:])]
+    assert bool(summaries) is enabled, [json.dumps(b["messages"][-1])[:200] for b in bodies]

@@ -1,0 +1,96 @@
+"""`pipeline export kilo`: the files Kilo CLI 7.7.7 reads (tests/agents/test_export_kilo.py runs the
+real CLI on them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pipeline.cli import main
+
+from .profiles import TEAM, dry_report, replacing, run_export
+
+
+def export(project: Path, *args: str) -> int:
+    return run_export("kilo", project, *args)
+
+
+def report(project: Path, capsys, *args: str) -> dict:
+    return dry_report("kilo", project, capsys, *args)
+
+
+def test_the_team_sections_are_an_instructions_file_kilo_json_names(tmp_path, capsys):
+    (tmp_path / "team.yaml").write_text(TEAM)
+    (tmp_path / "kilo.json").write_text('{\n  "theme": "dark"\n}\n')
+    assert export(tmp_path, str(tmp_path / "team.yaml")) == 0
+    assert (tmp_path / ".kilo/context-pipeline/instructions.md").read_text() == "Prefer short functions.\n"
+    config = json.loads((tmp_path / "kilo.json").read_text())
+    assert config["theme"] == "dark" and config["instructions"] == [".kilo/context-pipeline/instructions.md"]
+    assert (tmp_path / "kilo.json").read_text().startswith('{\n  "theme": "dark",')  # the user's bytes stay
+    got = report(tmp_path, capsys, str(tmp_path / "team.yaml"))
+    assert got["system_prompt"]["how"] == "own"
+    assert got["system_prompt.sections.house"]["how"] == "native"
+    where = got["system_prompt.sections.where"]  # ${cwd}: Kilo states it in each user message
+    assert where["how"] == "lost" and "<environment_details>" in where["why"]
+    manifest = json.loads((tmp_path / ".kilo/context-pipeline-export.json").read_text())
+    assert manifest["target"] == "kilo"
+
+
+def test_base_profile_is_the_code_agents_prompt_after_kilos_opening(tmp_path, capsys):
+    assert export(tmp_path, replacing(tmp_path)) == 0
+    config = json.loads((tmp_path / "kilo.json").read_text())
+    assert config["agent"] == {"code": {"prompt": "{file:./.kilo/context-pipeline/prompt.md}"}}
+    assert "instructions" not in config
+    got = report(tmp_path, capsys, replacing(tmp_path))
+    assert got["system_prompt"]["how"] == "native" and "opening paragraph stays" in got["system_prompt"]["where"]
+    assert got["system_prompt.sections.identity"]["how"] == "mismatch"
+
+
+def test_compaction_keys_and_the_reserve_note(tmp_path, capsys):
+    profile = tmp_path / "p.yaml"
+    profile.write_text("extends: builtin:default\nname: p\ncompaction:\n  reserve_tokens: 20000\n"
+                       "  keep_recent_tokens: 12345\n  strategy: mask_tool_results\n")
+    assert export(tmp_path, str(profile)) == 0
+    config = json.loads((tmp_path / "kilo.json").read_text())
+    assert config["compaction"] == {"auto": True, "reserved": 20000, "preserve_recent_tokens": 12345, "prune": True}
+    got = report(tmp_path, capsys, str(profile))
+    assert got["compaction.reserve_tokens"]["how"] == "native" and "limit.input" in got["compaction.reserve_tokens"][
+        "where"]
+    for key in ("summary.instructions.initial", "summary.system_prompt", "retry", "compaction.branch.reserve_tokens"):
+        assert got[key]["how"] == "lost" and got[key]["why"], key
+    profile.write_text("extends: builtin:default\nname: p\ncompaction:\n  trigger: {percent_of_window: 50}\n")
+    got = report(tmp_path, capsys, str(profile))
+    assert got["compaction.trigger"]["how"] == "lost" and "Kilo CLI" in got["compaction.trigger"]["why"]
+
+
+def test_commands_in_opencodes_dialect_named_for_kilo(tmp_path, capsys):
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts/recap.md").write_text("---\ndescription: Recap\n---\nRecap: $@ (end)\n")
+    (tmp_path / "prompts/first.md").write_text("First $1 then $2\n")
+    (tmp_path / "prompts/slice.md").write_text("Rest ${@:2}\n")
+    profile = tmp_path / "t.yaml"
+    profile.write_text("extends: builtin:default\nname: t\ntemplates:\n  sources: [project, ./prompts]\n")
+    project = tmp_path / "proj"
+    project.mkdir()
+    got = report(project, capsys, str(profile))
+    assert got["templates.recap"]["how"] == "native"
+    assert "Kilo CLI the highest `$N` also takes every argument after it" in got["templates.first"]["where"]
+    assert got["templates.slice"]["how"] == "lost"
+    assert "opencode" not in json.dumps({k: v for k, v in got.items() if k.startswith("templates.")})
+    assert export(project, str(profile)) == 0
+    assert (project / ".kilo/command/recap.md").read_text() == "---\ndescription: \"Recap\"\n---\nRecap: $ARGUMENTS (end)\n"
+    assert not (project / ".kilo/command/slice.md").exists()
+
+
+def test_an_edited_instructions_file_is_a_conflict_and_import_reads_the_export_back(tmp_path, capsys):
+    (tmp_path / "team.yaml").write_text(TEAM)
+    assert main(["import", "kilo", "--project", str(tmp_path)]) == 1
+    assert f"{tmp_path}/.kilo/context-pipeline-export.json" in capsys.readouterr().err
+    assert export(tmp_path, str(tmp_path / "team.yaml")) == 0
+    assert main(["import", "kilo", "--project", str(tmp_path), "-o", str(tmp_path / "back.yaml")]) == 0
+    assert "Prefer short functions." in (tmp_path / "back.yaml").read_text()
+    (tmp_path / ".kilo/context-pipeline/instructions.md").write_text("mine\n")
+    capsys.readouterr()
+    assert export(tmp_path, str(tmp_path / "team.yaml")) == 1
+    assert "instructions.md" in capsys.readouterr().err
+    assert (tmp_path / ".kilo/context-pipeline/instructions.md").read_text() == "mine\n"
