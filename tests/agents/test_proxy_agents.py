@@ -135,10 +135,10 @@ def _is_summary_call(body: Any) -> bool:
     return "<conversation>" in json.dumps(body)
 
 
-def test_a_long_pi_run_is_summarized_by_the_proxy_and_the_summary_reused(tmp_path):
-    """pi reads ten files through the proxy; past the profile's trigger the proxy makes the profile's
-    summary call (answered aside by the server), forwards the summary with the kept messages, and the
-    next requests reuse it; pi's own compaction (window 128,000) never fires."""
+def _long_run(tmp_path: Path, target: str, call: Any) -> tuple[list[Any], str, str]:
+    """``target``'s CLI reads ten files through a proxy whose profile's trigger is small, the server
+    answering the proxy's summary calls aside; its bodies, the summary text and the profile's words."""
+    from pipeline import compile_profile
     from pipeline.loopback.chat import LoopbackServer
 
     (tmp_path / "p.yaml").write_text(SUMMARIZING)
@@ -148,27 +148,31 @@ def test_a_long_pi_run_is_summarized_by_the_proxy_and_the_summary_reused(tmp_pat
     project.mkdir()
     for i in range(10):
         (project / f"f{i}.txt").write_text(f"file {i}\n" + "a line of text in the file\n" * 150)
-    script = [{"toolCalls": [{"name": "read", "arguments": {"path": f"f{i}.txt"}}]} for i in range(10)]
+    script = [{"toolCalls": [call(project / f"f{i}.txt")]} for i in range(10)]
     server = LoopbackServer([*script, "All files read."],
                             aside=lambda body: summary if _is_summary_call(body) else None)
-    recipe: Recipe = RECIPES["pi"]()
+    recipe: Recipe = RECIPES[target]()
     recipe.server = lambda: _Proxied(server, profile, tmp_path / "store.db", project)  # type: ignore[method-assign]
     try:
-        env = agent_env("pi")
+        env = agent_env(target)
     except AgentInstallError as err:
-        pytest.fail(f"the real pi CLI could not be installed: {err}")
+        pytest.fail(f"the real {target} CLI could not be installed: {err}")
     done = recipe.run(recipe.binary, project, tmp_path / "home", [Invocation("Read f0.txt to f9.txt.")], 600, env)
     assert done.returncode == 0, (done.stdout, done.stderr)
-    assert "All files read." in done.stdout
     bodies = [b for b in server.bodies if isinstance(b, dict)]
+    return bodies, summary, compile_profile(profile).profile.summary.system_prompt.render()
+
+
+def test_a_long_pi_run_is_summarized_by_the_proxy_and_the_summary_reused(tmp_path):
+    """pi reads ten files through the proxy; past the profile's trigger the proxy makes the profile's
+    summary call (answered aside by the server), forwards the summary with the kept messages, and the
+    next requests reuse it; pi's own compaction (window 128,000) never fires."""
+    bodies, summary, words = _long_run(tmp_path, "pi", lambda path: {"name": "read", "arguments": {"path": path.name}})
     calls = [b for b in bodies if _is_summary_call(b)]
     turns = [b for b in bodies if not _is_summary_call(b)]
     assert calls, "no summary call"
     histories = [json.dumps(b["messages"][1:]) for b in calls]
     assert len(set(histories)) == len(histories)  # never a second summary of the same history
-    from pipeline import compile_profile
-
-    words = compile_profile(profile).profile.summary.system_prompt.render()
     assert all(words in json.dumps(b["messages"][0]) for b in calls)  # the profile's summary call, not pi's
     quoted = json.dumps(summary)[1:-1]  # as the JSON text of a body holds it
     summarized = [b for b in turns if quoted in json.dumps(b["messages"][:2])]
@@ -182,33 +186,10 @@ def test_a_long_pi_run_is_summarized_by_the_proxy_and_the_summary_reused(tmp_pat
 def test_a_long_claude_code_run_is_summarized_by_the_proxy(tmp_path):
     """The same on Claude Code (Anthropic Messages, its Read tool): the proxy's summary call carries
     the profile's words, Claude Code's next requests carry the summary and its latest tool pairs."""
-    from pipeline.loopback.chat import LoopbackServer
-
-    (tmp_path / "p.yaml").write_text(SUMMARIZING)
-    profile = str(tmp_path / "p.yaml")
-    summary = _summary_text(profile)
-    project = tmp_path / "project"
-    project.mkdir()
-    for i in range(10):
-        (project / f"f{i}.txt").write_text(f"file {i}\n" + "a line of text in the file\n" * 150)
-    script = [{"toolCalls": [{"name": "Read", "arguments": {"file_path": str(project / f"f{i}.txt")}}]}
-              for i in range(10)]
-    server = LoopbackServer([*script, "All files read."],
-                            aside=lambda body: summary if _is_summary_call(body) else None)
-    recipe: Recipe = RECIPES["claude-code"]()
-    recipe.server = lambda: _Proxied(server, profile, tmp_path / "store.db", project)  # type: ignore[method-assign]
-    try:
-        env = agent_env("claude-code")
-    except AgentInstallError as err:
-        pytest.fail(f"the real Claude Code CLI could not be installed: {err}")
-    done = recipe.run(recipe.binary, project, tmp_path / "home", [Invocation("Read f0.txt to f9.txt.")], 600, env)
-    assert done.returncode == 0, (done.stdout, done.stderr)
-    bodies = [b for b in server.bodies if isinstance(b, dict)]
+    bodies, summary, words = _long_run(tmp_path, "claude-code",
+                                       lambda path: {"name": "Read", "arguments": {"file_path": str(path)}})
     calls = [b for b in bodies if _is_summary_call(b)]
     assert calls, [json.dumps(b)[:200] for b in bodies]
-    from pipeline import compile_profile
-
-    words = compile_profile(profile).profile.summary.system_prompt.render()
     assert all(words in json.dumps(b.get("system")) for b in calls)
     quoted = json.dumps(summary)[1:-1]
     summarized = [b for b in bodies if not _is_summary_call(b) and quoted in json.dumps(b.get("messages"))]
