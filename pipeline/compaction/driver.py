@@ -13,6 +13,10 @@ it, so they apply the same settings in the same way:
 * the answer is one :class:`CompactionOutcome`: the summary entry written, the mask
   applied, or nothing with its reason; tokens before and after; the warnings.
 
+A host without a session (``pipeline proxy``, which sees a conversation in a request body)
+summarizes messages through :func:`summarize_messages`: the same summary request, checks and
+retries as a session's history summary.
+
 Failures are raised as they come (the session unchanged): a provider's as
 :class:`~pipeline.errors.ProviderError`, a busy session as
 :class:`~pipeline.errors.SessionError`; what a caller does with them is its business.
@@ -21,7 +25,7 @@ Failures are raised as they come (the session unchanged): a provider's as
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Optional
+from typing import Literal, Optional, Sequence
 
 from pipeline.compaction.engine import compact_session, plan_session
 from pipeline.compaction.plan import NothingToCompact
@@ -35,6 +39,7 @@ from pipeline.model.compaction import Compaction
 from pipeline.model.profile import Profile
 from pipeline.session.entries import CompactionEntry, CustomEntry
 from pipeline.session.masks import MASK_TYPE, mask_data, masked_entries
+from pipeline.session.messages import LlmMessage
 from pipeline.session.projection import LlmContext
 from pipeline.session.store import SessionFile
 
@@ -153,3 +158,21 @@ def _summarize(
         outcome, entry=done.entry, result=done.result, context=done.context, tokens_before=before,
         tokens_after=tokens_after_compaction(done.context.agent_messages, settings), warnings=tuple(done.result.warnings),
     )
+
+
+def summarize_messages(
+    messages: Sequence[LlmMessage], profile: Profile, client: SummaryClient, settings: Compaction, *,
+    model: str = "", previous_summary: Optional[str] = None,
+) -> str:
+    """The profile's history summary of ``messages`` (an update of ``previous_summary`` when
+    given), with its validity and schema checks and their retries; raises as :func:`compact`."""
+    from dataclasses import replace
+
+    from pipeline.compaction.engine import request_context
+    from pipeline.compaction.requests import history_request
+    from pipeline.compaction.summarize import Call, run_call
+
+    ctx = request_context(profile, settings, profile.summarizer)
+    ctx = replace(ctx, model=ctx.model or model)
+    request = history_request(messages, ctx, previous_summary=previous_summary)
+    return run_call(client, Call(request, "history summary", ctx.summary.schema_), ctx).text

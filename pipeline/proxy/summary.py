@@ -40,10 +40,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from pipeline.compaction.requests import RequestContext, history_request
-from pipeline.compaction.summarize import Call, SummaryFailed, run_call
+from pipeline.compaction.driver import summarize_messages
 from pipeline.compaction.triggers import fires
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, ProviderError
 from pipeline.llm.clients import profile_bounds, summarizer_client
 from pipeline.llm.errors import LLMError
 from pipeline.llm.factory import make_client
@@ -173,14 +172,11 @@ class SummaryPolicy:
 
     def _summarize(self, route: Route, replaced: list[Any], model: str, settings: Any, headers: Mapping[str, str],
                    previous: Optional[str]) -> Optional[str]:
-        summarizer = self.profile.summarizer
-        ctx = RequestContext(summary=self.profile.summary, compaction=settings,
-                             model=summarizer.model or model, max_output_tokens=summarizer.max_tokens)
-        request = history_request(pi_messages(route.kind, replaced), ctx, previous_summary=previous)
         try:
             with self._client(route, model, headers) as client:
-                return run_call(client, Call(request, "history summary", ctx.summary.schema_), ctx).text
-        except (LLMError, SummaryFailed, PipelineError):
+                return summarize_messages(pi_messages(route.kind, replaced), self.profile, client, settings,
+                                          model=model, previous_summary=previous)
+        except (LLMError, ProviderError, PipelineError):
             self.store.count("summary_failures")
             return None
 

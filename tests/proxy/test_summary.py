@@ -136,7 +136,7 @@ def test_a_summary_is_prepared_before_the_trigger_and_the_crossing_request_does_
             assert post(_conversation(10)).status_code == 200  # crosses the trigger
             stats = httpx.get(proxy.url + "/_pipeline/stats", timeout=30).json()
         after = upstream.recorder.seen[before:]
-    assert stats["summaries_prepared"] == 1 and stats["summaries_reused"] >= 1
+    assert stats["summaries_prepared"] >= 1 and stats["summaries_reused"] >= 1  # (the next may be under way)
     # forwarded at once, with the prepared summary (a next summary may then start in the background)
     assert b"<conversation>" not in after[0].raw
     assert json.dumps(SUMMARY)[1:-1] in after[0].raw.decode()
