@@ -29,6 +29,9 @@ from pathlib import Path
 
 import httpx
 
+#: the key every client sends (LiteLLM's proxy refuses to start without a master key: this one)
+KEY = "sk-bench-" + "0123456789abcdef" * 3
+
 UPSTREAM_APP = '''
 import asyncio, json
 ANSWER = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "bench",
@@ -98,7 +101,7 @@ def start_litellm(binary: str, folder: Path, upstream: str) -> tuple[subprocess.
     config.write_text(f"model_list:\n  - model_name: bench\n    litellm_params:\n      model: openai/bench\n"
                       f"      api_base: {upstream}/v1\n      api_key: x\n")
     port = free_port()
-    env = {**os.environ, "LITELLM_LOG": "ERROR", "LITELLM_TELEMETRY": "False"}
+    env = {**os.environ, "LITELLM_LOG": "ERROR", "LITELLM_TELEMETRY": "False", "LITELLM_MASTER_KEY": KEY}
     proc = subprocess.Popen([binary, "--config", str(config), "--port", str(port), "--num_workers", "1"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     wait_port(port, 300)
@@ -116,7 +119,7 @@ async def measure(base: str, body: bytes, requests: int, concurrency: int) -> li
     times: list[float] = []
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(limits=limits, timeout=60) as client:
-        headers = {"authorization": "Bearer x", "content-type": "application/json"}
+        headers = {"authorization": f"Bearer {KEY}", "content-type": "application/json"}
         for _ in range(5):  # warm the connections
             await client.post(base + "/v1/chat/completions", content=body, headers=headers)
         queue = list(range(requests))
@@ -141,7 +144,7 @@ async def first_byte(base: str, requests: int) -> list[float]:
         for i in range(requests + 5):
             start = time.perf_counter()
             async with client.stream("POST", base + "/v1/chat/completions", content=body,
-                                     headers={"authorization": "Bearer x", "content-type": "application/json"}) as answer:
+                                     headers={"authorization": f"Bearer {KEY}", "content-type": "application/json"}) as answer:
                 chunks = answer.aiter_raw()
                 await chunks.__anext__()
                 if i >= 5:

@@ -64,6 +64,8 @@ class MaskingPolicy:
         messages = messages_of(route.kind, body)
         if not messages:
             return None
+        if not fires(size(body) / 4, self.window.tokens, settings):
+            return None  # below the trigger: no step can have been made for this history
         hashes = chain(messages)
         step = self.store.mask_step(hashes)
         out = _masked(route, body, step, settings)

@@ -91,6 +91,9 @@ class SummaryPolicy:
         messages = messages_of(route.kind, body)
         if not settings.enabled or settings.strategy != "summarize" or not messages:
             return None
+        raw = size(body) / 4
+        if not fires(raw / (self.prepare_at or 1.0), self.window, settings):
+            return None  # below the trigger (and the share that prepares): nothing stored can be this history's
         hashes = chain(messages)
         head = _head(route, messages)
         self._await_prepared(hashes[1])
