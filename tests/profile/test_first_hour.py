@@ -96,13 +96,12 @@ def test_a_fill_heading_written_by_the_user_is_reported_where_written(tmp_path):
 
 
 def test_explain_says_which_overlay_removed_a_section(cli, tmp_path):
-    team = "configs/examples/team.yaml"
-    from conftest import ROOT
+    team = "builtin:examples/team"  # the shipped file, whichever way the package is installed
 
-    run = cli("explain", str(ROOT / team), "system_prompt.sections.other_tools")
+    run = cli("explain", team, "system_prompt.sections.other_tools")
     assert run.code == 0
     assert run.out == f"system_prompt.sections.other_tools: removed by builtin:examples/team:30:7 (`remove: true`)\n"
-    deeper = cli("explain", str(ROOT / team), "system_prompt.sections.other_tools.text", "--format", "json")
+    deeper = cli("explain", team, "system_prompt.sections.other_tools.text", "--format", "json")
     doc = json.loads(deeper.out)
     assert doc["values"] == [] and doc["dropped"]["how"] == "removed"
     assert (doc["dropped"]["by"]["line"], doc["dropped"]["by"]["col"]) == (30, 7)

@@ -114,9 +114,7 @@ def test_explain_names_the_file_of_each_value(cli, tmp_path):
 
 
 def test_explain_of_the_team_overlay_shows_both_files(cli):
-    from conftest import ROOT
-
-    run = cli("explain", str(ROOT / "configs/examples/team.yaml"), "--format", "json")
+    run = cli("explain", "builtin:examples/team", "--format", "json")  # shipped, however it is installed
     data = json.loads(run.out)
     files = {v["file"] for v in data["values"] if v["file"]}
     assert files == {"builtin:examples/team", "builtin:default"}  # shipped files by name, never by path
