@@ -131,21 +131,19 @@ class ProxyApp:
             await self._own_page(path, send)
             return
         where = route(path, scope.get("query_string", b"").decode("latin-1"), names, self.settings.upstreams)
-        forwarding = False
+        forwarding = read = False
         try:
             if not self._authorized(names):
                 raise ProxyFailure(401, f"this proxy needs its token in the {TOKEN_HEADER} header")
             body = await _read_body(receive, self.settings.max_body)
+            read = True
             started = time.perf_counter()
-            self.store.count("requests")
             forward, conversation = (await asyncio.to_thread(self._apply, where, body, names) if method == "POST"
                                      and where.kind != "passthrough" else (None, None))
             outcome = "unchanged" if forward is None else "rewritten"
-            self.store.count(outcome)
+            self.store.forwarded(outcome, conversation, len(body) // 4, len(forward if forward is not None else body) // 4)
             self.metrics.request(where.kind, outcome)
             self.metrics.added_latency(where.kind, time.perf_counter() - started)
-            if conversation is not None:
-                self.store.seen(conversation, len(body) // 4, len(forward if forward is not None else body) // 4)
             forwarding = True
             await self._forward(method, where, headers, body if forward is None else forward, receive, send,
                                 conversation)
@@ -153,6 +151,8 @@ class ProxyApp:
             return
         except ProxyFailure as failure:
             if not forwarding:  # the proxy's own answer (an upstream's failure is counted as one)
+                if read:  # a body the proxy could not read as JSON: a request all the same
+                    self.store.count("requests")
                 self.store.count("proxy_errors")
                 self.metrics.request(where.kind, "refused")
             await _reply(send, failure.status, error_body(where.provider, failure.status, failure.message))

@@ -132,8 +132,12 @@ class Store:
     def count(self, name: str, by: int = 1) -> None:
         """Add ``by`` to counter ``name``."""
         with self._lock, _transaction(self.db):
-            self.db.execute("INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = value + ?",
-                            (name, by, by))
+            self._add(name, by)
+
+    def _add(self, name: str, by: int = 1) -> None:
+        """Add ``by`` to counter ``name`` (with the lock held, inside a transaction)."""
+        self.db.execute("INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = value + ?",
+                        (name, by, by))
 
     def counters(self) -> dict[str, int]:
         """Every counter, the unset ones 0."""
@@ -144,31 +148,25 @@ class Store:
     def mask_step(self, chain: list[str]) -> int:
         """The longest recorded masking step of a conversation whose prefix hashes are ``chain``
         (the number of leading messages it masks; 0 when none)."""
-        wanted = {h: i for i, h in enumerate(chain) if i}
-        best = 0
-        with self._lock:
-            hashes = list(wanted)
-            for at in range(0, len(hashes), 500):
-                part = hashes[at:at + 500]
-                rows = self.db.execute(f"SELECT prefix, messages FROM masks WHERE prefix IN ({','.join('?' * len(part))})",
-                                       part).fetchall()
-                best = max([best, *(n for h, n in rows if wanted[h] == n)])
-        return best
+        return max((row[1] for row in self._by_prefix("masks", "prefix, messages", chain)), default=0)
 
     def summary_for(self, chain: list[str]) -> Optional[Summary]:
         """The stored summary replacing the longest prefix of a conversation whose prefix hashes are ``chain``."""
+        rows = self._by_prefix("summaries", "prefix, messages, summary, tokens_before, tokens_after", chain)
+        return max((Summary(*row) for row in rows), key=lambda s: s.messages, default=None)
+
+    def _by_prefix(self, table: str, columns: str, chain: list[str]) -> list[tuple]:
+        """The rows of ``table`` (its first two columns the prefix hash and its length) whose prefix
+        is one of ``chain``'s, at the length it has there."""
         wanted = {h: i for i, h in enumerate(chain) if i}
-        best: Optional[Summary] = None
+        hashes = list(wanted)
+        found: list[tuple] = []
         with self._lock:
-            hashes = list(wanted)
-            for at in range(0, len(hashes), 500):
+            for at in range(0, len(hashes), 500):  # SQLite's bound on the parameters of one statement
                 part = hashes[at:at + 500]
-                rows = self.db.execute("SELECT prefix, messages, summary, tokens_before, tokens_after FROM summaries "
-                                       f"WHERE prefix IN ({','.join('?' * len(part))})", part).fetchall()
-                for prefix, messages, text, before, after in rows:
-                    if wanted[prefix] == messages and (best is None or messages > best.messages):
-                        best = Summary(prefix, messages, text, before, after)
-        return best
+                found += self.db.execute(f"SELECT {columns} FROM {table} WHERE prefix IN ({','.join('?' * len(part))})",
+                                         part).fetchall()
+        return [row for row in found if wanted[row[0]] == row[1]]
 
     def record_summary(self, conversation: str, prefix: str, messages: int, text: str, tokens_before: int,
                        tokens_after: int) -> None:
@@ -183,21 +181,30 @@ class Store:
         with self._lock, _transaction(self.db):
             self.db.execute("INSERT OR IGNORE INTO masks VALUES (?, ?, ?)", (prefix, messages, time.time()))
 
-    def seen(self, conversation: str, tokens_before: int, tokens_after: int) -> None:
-        """One request of ``conversation`` forwarded, with its estimate before and after the policy."""
-        now = time.time()
+    def forwarded(self, outcome: str, conversation: Optional[str], tokens_before: int, tokens_after: int) -> None:
+        """One request about to be forwarded: ``requests`` and ``outcome`` counted and, for a
+        conversation, its record and history, with the estimate before and after the policy
+        (one transaction: this is on every request's path)."""
         with self._lock, _transaction(self.db):
-            self.db.execute(
-                "INSERT INTO conversations (id, first_seen, last_seen, requests, tokens_before, tokens_after) "
-                "VALUES (?, ?, ?, 1, ?, ?) ON CONFLICT(id) DO UPDATE SET last_seen = ?, requests = requests + 1, "
-                "tokens_before = ?, tokens_after = ?",
-                (conversation, now, now, tokens_before, tokens_after, now, tokens_before, tokens_after))
-            self.db.execute("INSERT INTO history VALUES (?, ?, ?, ?)", (conversation, now, tokens_before, tokens_after))
-            count = self.db.execute("SELECT requests FROM conversations WHERE id = ?", (conversation,)).fetchone()[0]
-            if count > HISTORY_KEPT and count % 50 == 0:
-                self.db.execute("DELETE FROM history WHERE conversation = ? AND at < (SELECT at FROM history WHERE "
-                                "conversation = ? ORDER BY at DESC LIMIT 1 OFFSET ?)",
-                                (conversation, conversation, HISTORY_KEPT - 1))
+            self._add("requests")
+            self._add(outcome)
+            if conversation is not None:
+                self._seen(conversation, tokens_before, tokens_after)
+
+    def _seen(self, conversation: str, tokens_before: int, tokens_after: int) -> None:
+        """The conversation's record and history for one request (lock held, inside a transaction)."""
+        now = time.time()
+        self.db.execute(
+            "INSERT INTO conversations (id, first_seen, last_seen, requests, tokens_before, tokens_after) "
+            "VALUES (?, ?, ?, 1, ?, ?) ON CONFLICT(id) DO UPDATE SET last_seen = ?, requests = requests + 1, "
+            "tokens_before = ?, tokens_after = ?",
+            (conversation, now, now, tokens_before, tokens_after, now, tokens_before, tokens_after))
+        self.db.execute("INSERT INTO history VALUES (?, ?, ?, ?)", (conversation, now, tokens_before, tokens_after))
+        count = self.db.execute("SELECT requests FROM conversations WHERE id = ?", (conversation,)).fetchone()[0]
+        if count > HISTORY_KEPT and count % 50 == 0:
+            self.db.execute("DELETE FROM history WHERE conversation = ? AND at < (SELECT at FROM history WHERE "
+                            "conversation = ? ORDER BY at DESC LIMIT 1 OFFSET ?)",
+                            (conversation, conversation, HISTORY_KEPT - 1))
 
     def usage(self, conversation: str, usage: Reported) -> None:
         """The upstream's reported usage for one answer in ``conversation``."""
@@ -205,10 +212,9 @@ class Store:
             self.db.execute("UPDATE conversations SET input_tokens = input_tokens + ?, cache_read = cache_read + ?, "
                             "cache_write = cache_write + ? WHERE id = ?",
                             (usage.input_tokens, usage.cache_read, usage.cache_write, conversation))
-            for name, value in (("input_tokens", usage.input_tokens), ("cache_read_tokens", usage.cache_read),
-                                ("cache_write_tokens", usage.cache_write)):
-                self.db.execute("INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = value + ?",
-                                (name, value, value))
+            self._add("input_tokens", usage.input_tokens)
+            self._add("cache_read_tokens", usage.cache_read)
+            self._add("cache_write_tokens", usage.cache_write)
 
     def history(self, conversation: str) -> list[tuple[float, int, int]]:
         """The kept requests of ``conversation``, oldest first: (time, tokens before, tokens after)."""
