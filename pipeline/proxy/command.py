@@ -9,7 +9,7 @@ from typing import Optional
 from pipeline.errors import PipelineError, Problem, UsageError
 from pipeline.proxy.app import Policy, ProxyApp, ProxySettings
 from pipeline.proxy.masking import MASKING, MaskingPolicy, Window
-from pipeline.proxy.policy import Policies, SystemPromptPolicy, surround
+from pipeline.proxy.policy import Policies, Surround, SystemPromptPolicy, surround
 from pipeline.proxy.summary import SummaryPolicy
 from pipeline.proxy.routes import ANTHROPIC_URL, GEMINI_URL, OPENAI_URL, Upstreams
 from pipeline.proxy.serve import Listen, bind, serve
@@ -43,35 +43,28 @@ def start(pipeline: "Pipeline", args: "argparse.Namespace") -> None:
     store = Store(_store_path(args.store)).open()
     try:
         sock = bind(listen)
-        policy = policy_of(pipeline, args.cwd, store, args.context_window, upstreams, args.prepare_at)
-        serve(ProxyApp(settings, store, policy=policy, status=status_of(pipeline, args)), sock,
-              graceful_s=args.graceful)
+        around = surround(pipeline, str(Path(args.cwd or ".").absolute()))
+        window = args.context_window or pipeline.model_info("proxy").context_window
+        policy = policy_of(pipeline, around, window, store, upstreams, args.prepare_at)
+        compaction = pipeline.profile.compaction
+        status = StatusInfo(args.profile, window, compaction.threshold(window), compaction.strategy, around)
+        serve(ProxyApp(settings, store, policy=policy, status=status), sock, graceful_s=args.graceful)
     finally:
         store.close()
 
 
-def policy_of(pipeline: "Pipeline", cwd: Optional[str], store: Store, context_window: Optional[int],
-              upstreams: Upstreams, prepare_at: float = 0.0) -> Optional[Policy]:
-    """The profile's policy on the wire: its system prompt, then masking, then summaries;
-    None when it changes nothing (bytes pass through)."""
-    around = surround(pipeline, str(Path(cwd or ".").absolute()))
+def policy_of(pipeline: "Pipeline", around: Surround, window: int, store: Store, upstreams: Upstreams,
+              prepare_at: float = 0.0) -> Optional[Policy]:
+    """The profile's policy on the wire: its system prompt (``around``), then masking, then
+    summaries against ``window``; None when it changes nothing (bytes pass through)."""
     parts: list[Policy] = [] if around.empty else [SystemPromptPolicy(around)]
     compaction = pipeline.profile.compaction
     strategies = {compaction.strategy, *(o.strategy for o in compaction.model_overrides.values() if o.strategy)}
-    window = context_window or pipeline.model_info("proxy").context_window
     if compaction.enabled and strategies & set(MASKING):
         parts.append(MaskingPolicy(compaction, Window(window), store))
     if compaction.enabled and "summarize" in strategies:
         parts.append(SummaryPolicy(pipeline, window, store, upstreams, prepare_at))
     return None if not parts else parts[0] if len(parts) == 1 else Policies(*parts)
-
-
-def status_of(pipeline: "Pipeline", args: "argparse.Namespace") -> StatusInfo:
-    """What the status page says of this proxy: its profile, the trigger, the prompt it adds."""
-    window = args.context_window or pipeline.model_info("proxy").context_window
-    compaction = pipeline.profile.compaction
-    around = surround(pipeline, str(Path(args.cwd or ".").absolute()))
-    return StatusInfo(args.profile, window, compaction.threshold(window), compaction.strategy, around)
 
 
 def _token(listen: Listen, name: Optional[str]) -> Optional[str]:
