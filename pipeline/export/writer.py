@@ -18,7 +18,9 @@ writes on what the other left complete. :func:`write_changes` then
 An error on the way (a read-only folder, a full disk) puts back what was renamed,
 removes what was staged and created, and raises :class:`ExportWriteError` (exit 4)
 naming the file: the project is as it was. Ctrl-C does the same, then goes on as an
-interrupt. Leftover ``-new``/``-old`` files of a killed export are removed by the next.
+interrupt: each rename is recorded before it is made, so an interrupt between any two
+steps is undone whole; one after the manifest's rename (the commit point) leaves the new
+export standing. Leftover ``-new``/``-old`` files of a killed export are removed by the next.
 """
 
 from __future__ import annotations
@@ -78,6 +80,11 @@ class _Undo:
     staged: list[Path] = field(default_factory=list)
     done: list[tuple[str, Path]] = field(default_factory=list)  # (created|replaced|deleted, target)
     journal: Optional[Path] = None
+    committing: bool = False  # the journal is being renamed over the manifest
+
+    def committed(self) -> bool:
+        """Whether the journal became the manifest (then the export stands, whatever interrupts)."""
+        return self.committing and self.journal is not None and not os.path.lexists(self.journal)
 
     def rollback(self) -> None:
         for what, target in reversed(self.done):
@@ -123,7 +130,8 @@ def write_changes(plan: Plan) -> None:
             current = plan.root / change.path
             _commit(current, change.action, undo)
         current = manifest
-        os.replace(journal, manifest)
+        undo.committing = True
+        os.replace(journal, manifest)  # the commit point: after it, the new manifest is the record
         undo.journal = None
     except OSError as err:
         undo.rollback()
@@ -131,7 +139,8 @@ def write_changes(plan: Plan) -> None:
                                        Location(str(current)), hint="make the folder writable (or free space), "
                                        "then export again", code="profile.export-write")) from None
     except BaseException:
-        undo.rollback()
+        if not undo.committed():
+            undo.rollback()  # an interrupt before the commit point; after it the export stands
         raise
     for what, target in undo.done:
         if what != "created":
@@ -179,18 +188,18 @@ def _atomic(path: Path, text: str, undo: _Undo) -> None:
 
 
 def _commit(target: Path, action: str, undo: _Undo) -> None:
+    """One rename, recorded in ``undo`` before it is made: an interrupt between the two
+    (Ctrl-C lands between any two bytecodes) leaves nothing the rollback does not know."""
     exists = os.path.lexists(target)
     if action in ("create", "update"):
         if exists:
             os.link(target, side(target, OLD), follow_symlinks=False)
-            undo.done.append(("replaced", target))
+        undo.done.append(("replaced" if exists else "created", target))
         os.replace(side(target, NEW), target)
         undo.staged.remove(side(target, NEW))
-        if not exists:
-            undo.done.append(("created", target))
     elif action == "delete" and exists:
-        os.replace(target, side(target, OLD))
         undo.done.append(("deleted", target))
+        os.replace(target, side(target, OLD))
 
 
 def _clean_leftovers(plan: Plan) -> None:

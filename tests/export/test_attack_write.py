@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import json
 import random
 import resource
@@ -156,3 +157,49 @@ def test_copies_left_by_an_export_killed_after_its_manifest_are_removed_by_the_n
     assert main(["export", "pi", str(new), "--project", str(project)]) == 0
     assert not [p for p in prompts.iterdir() if p.name.endswith(".context-pipeline-old")]
     assert (outside / ".x.md.context-pipeline-old").read_text() == "not the export's\n"
+
+
+def test_an_interrupt_beside_any_rename_leaves_the_old_export_or_the_new_one(tmp_path, monkeypatch):
+    """Ctrl-C lands between any two bytecodes: just before or just after each rename, link and
+    removal of the write phase. Each leaves the project wholly as the old export or wholly as
+    the new one (no file of either outside its manifest, where it would be read back as the
+    project's own template), and the next plain export ends as an uninterrupted one does."""
+    old = make_profile(tmp_path / "a", "a", 3, "old")
+    new = make_profile(tmp_path / "b", "b", 4, "new")
+    for name, profile in (("A", old), ("B", new)):
+        (tmp_path / name).mkdir()
+        assert main(["export", "pi", str(profile), "--project", str(tmp_path / name)]) == 0
+    whole = {"A": files(tmp_path / "A"), "B": files(tmp_path / "B")}
+    real = {name: getattr(os, name) for name in ("replace", "link", "unlink")}
+    ends = set()
+    for after in (False, True):
+        for n in range(1, 200):
+            project = tmp_path / f"p{int(after)}-{n}"
+            shutil.copytree(tmp_path / "A", project)
+            calls = [0]
+
+            def interrupting(name):
+                def call(*args, **kwargs):
+                    calls[0] += 1
+                    if calls[0] == n and not after:
+                        raise KeyboardInterrupt
+                    result = real[name](*args, **kwargs)
+                    if calls[0] == n:
+                        raise KeyboardInterrupt
+                    return result
+                return call
+
+            for name in real:
+                monkeypatch.setattr(os, name, interrupting(name))
+            status = main(["export", "pi", str(new), "--project", str(project)])
+            monkeypatch.undo()
+            left = {p: d for p, d in files(project).items() if not p.endswith((".context-pipeline-old", ".context-pipeline-new"))}
+            assert left in (whole["A"], whole["B"]), (after, n)
+            ends.add("A" if left == whole["A"] else "B")
+            assert main(["export", "pi", str(new), "--project", str(project)]) == 0
+            assert files(project) == whole["B"], (after, n)
+            if status == 0:
+                break
+        else:
+            raise AssertionError("the export was interrupted at every one of 200 calls")
+    assert ends == {"A", "B"}
