@@ -307,8 +307,7 @@ class LoopbackServer(ScriptedServer):
 
     def __init__(self, replies: Iterable[Any] = (), *, abort_wait: float = 10.0,
                  aside: Callable[[Any], Any] | None = None) -> None:
-        super().__init__(replies)
-        self._aside = aside
+        super().__init__(replies, aside=aside)
         self._released = threading.Event()
         self.abort_wait = abort_wait
 
@@ -341,7 +340,7 @@ class LoopbackServer(ScriptedServer):
     def _take(self, received: ReceivedRequest) -> tuple[int, Any]:
         with self._lock:
             self.received.append(received)
-            reply = self._aside(received.body) if self._aside is not None else None
+            reply = self.aside_reply(received.body)
             if reply is not None:
                 return len(self.received) - 1, reply
             return len(self.received) - 1, self.next_reply(len(self.received))

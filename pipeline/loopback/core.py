@@ -13,7 +13,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,8 @@ class ScriptedServer:
     """A scripted server; a context manager (``start``/``stop`` by hand also work).
 
     Each request that takes a reply gets the next one of the script; the last one repeats.
+    ``aside``, a function of the request body, answers the requests it returns a reply for
+    without taking from the script (side requests: a title, a proxy's summary call).
     ``max_requests`` and ``timeout`` bound a run (past them :meth:`next_reply` gives None)."""
 
     handler: type[BaseHTTPRequestHandler]
@@ -39,8 +41,9 @@ class ScriptedServer:
     port = 0
 
     def __init__(self, replies: Iterable[Any] = (), *, max_requests: Optional[int] = None,
-                 timeout: Optional[float] = None) -> None:
+                 timeout: Optional[float] = None, aside: Optional[Callable[[Any], Any]] = None) -> None:
         self._replies: deque[Any] = deque(replies)
+        self._aside = aside
         self._last: Any = None
         self._lock = threading.Lock()
         self.max_requests = max_requests
@@ -76,6 +79,10 @@ class ScriptedServer:
     def record(self, received: ReceivedRequest) -> None:
         with self._lock:
             self.received.append(received)
+
+    def aside_reply(self, body: Any) -> Any:
+        """``aside``'s reply for a request ``body`` (None: the request takes the script's next)."""
+        return self._aside(body) if self._aside is not None else None
 
     def next_reply(self, taken: int) -> Any:
         """The reply for the ``taken``-th request that takes one (call with the lock held)."""

@@ -13,7 +13,8 @@ Routes: ``POST /v1beta/models/<model>:generateContent`` (one JSON response),
 ``:streamGenerateContent`` (server-sent events, one ``data:`` chunk per reply) and
 ``:countTokens`` (``{"totalTokens": …}``, an estimate, not scripted). Replies are the
 scripted replies of :mod:`pipeline.loopback.chat` (a string, or ``{text?, toolCalls?,
-usage?}``); each generate request takes the next, the last repeats. ``usage`` becomes
+usage?}``); each generate request takes the next, the last repeats (``aside``: as
+:mod:`pipeline.loopback.core` says). ``usage`` becomes
 ``usageMetadata`` (``promptTokenCount`` = input + cacheRead, ``candidatesTokenCount``).
 
 Bounded: after ``max_requests`` generate requests, or once ``timeout`` seconds have passed
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from pipeline.loopback.chat import normalize_reply
 from pipeline.loopback.core import Handler, ReceivedRequest, ScriptedServer
@@ -89,8 +90,9 @@ class GeminiLoopbackServer(ScriptedServer):
     name = "loopback-gemini"
     handler = _Handler
 
-    def __init__(self, replies: Iterable[Any] = (), *, max_requests: int = 50, timeout: float = 300.0) -> None:
-        super().__init__(replies, max_requests=max_requests, timeout=timeout)
+    def __init__(self, replies: Iterable[Any] = (), *, max_requests: int = 50, timeout: float = 300.0,
+                 aside: Callable[[Any], Any] | None = None) -> None:
+        super().__init__(replies, max_requests=max_requests, timeout=timeout, aside=aside)
 
     @property
     def bodies(self) -> list[Any]:
@@ -102,5 +104,8 @@ class GeminiLoopbackServer(ScriptedServer):
             self.received.append(received)
             if not generate:
                 return True, None
+            aside = self.aside_reply(received.body)
+            if aside is not None:
+                return True, aside
             reply = self.next_reply(sum(1 for r in self.received if "enerateContent" in r.path))
             return reply is not None, reply

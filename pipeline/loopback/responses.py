@@ -20,7 +20,7 @@ response and its ``usage``; otherwise the response object as one JSON body. Othe
 
 Replies are the scripted replies of :mod:`pipeline.loopback.chat` (a string, or
 ``{text?, toolCalls?: [{name, arguments, id?}], usage?}``); each request takes the next,
-the last one repeats. ``usage`` becomes ``input_tokens`` (input + cacheRead + cacheWrite),
+the last one repeats (``aside``: as :mod:`pipeline.loopback.core` says). ``usage`` becomes ``input_tokens`` (input + cacheRead + cacheWrite),
 ``input_tokens_details.cached_tokens``, ``output_tokens``, ``total_tokens``.
 
 Bounded: after ``max_requests`` responses requests, or once ``timeout`` seconds have passed
@@ -30,7 +30,7 @@ since start, every request gets a 500 (a runaway client ends instead of looping)
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from pipeline.loopback.chat import normalize_reply
 from pipeline.loopback.core import Handler, ReceivedRequest, ScriptedServer
@@ -142,8 +142,9 @@ class ResponsesLoopbackServer(ScriptedServer):
     name = "loopback-responses"
     handler = _Handler
 
-    def __init__(self, replies: Iterable[Any] = (), *, max_requests: int = 50, timeout: float = 300.0) -> None:
-        super().__init__(replies, max_requests=max_requests, timeout=timeout)
+    def __init__(self, replies: Iterable[Any] = (), *, max_requests: int = 50, timeout: float = 300.0,
+                 aside: Callable[[Any], Any] | None = None) -> None:
+        super().__init__(replies, max_requests=max_requests, timeout=timeout, aside=aside)
 
     @property
     def base_url(self) -> str:
@@ -159,4 +160,5 @@ class ResponsesLoopbackServer(ScriptedServer):
         with self._lock:
             self.received.append(received)
             count = len(self.bodies)
-            return count - 1, self.next_reply(count)
+            aside = self.aside_reply(received.body)
+            return count - 1, aside if aside is not None else self.next_reply(count)

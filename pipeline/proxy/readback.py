@@ -1,9 +1,12 @@
 """The messages of a request body read as pi's messages, for the profile's summary request.
 
-Anthropic Messages and OpenAI chat completions (the formats the proxy summarizes): a user's
-text, an assistant's text, thinking and tool calls, a tool's result (its name found at its
-call). Images and other blocks are left out of the summary's conversation text, as pi's
-serialization leaves them.
+Every format the proxy summarizes (Anthropic Messages, OpenAI chat completions, OpenAI
+Responses, Gemini): a user's text, an assistant's text, thinking and tool calls, a tool's
+result (its name found at its call). A Responses ``reasoning`` item reads as thinking from
+its readable ``summary`` (its encrypted content is the provider's, not read); a Gemini part
+marked ``thought`` is thinking. Images and other blocks are left out of the summary's
+conversation text, as pi's serialization leaves them; system and developer messages too
+(they are kept whole, never summarized).
 """
 
 from __future__ import annotations
@@ -19,13 +22,25 @@ _VIEWS = {"user": UserMessage, "assistant": AssistantMessage, "toolResult": Tool
 
 
 def pi_messages(kind: Kind, messages: list[Any]) -> list[LlmMessage]:
-    """``messages`` (of a ``messages`` or ``chat`` body) as pi's messages, in order."""
+    """``messages`` (the conversation's list of a body of ``kind``) as pi's messages, in order."""
     names: dict[str, str] = {}
     out: list[dict[str, Any]] = []
+    read = {"messages": _anthropic, "chat": _chat, "responses": _responses, "gemini": _gemini}[kind]
     for message in messages:
         if isinstance(message, dict):
-            out += (_anthropic if kind == "messages" else _chat)(message, names)
-    return [_VIEWS[m["role"]].from_json(m) for m in out]
+            out += read(message, names)
+    return [_VIEWS[m["role"]].from_json(m) for m in _merged(out)]
+
+
+def _merged(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Consecutive assistant messages as one (a Responses turn is one item per block)."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if out and message["role"] == "assistant" and out[-1]["role"] == "assistant":
+            out[-1] = {**out[-1], "content": [*out[-1]["content"], *message["content"]]}
+        else:
+            out.append(message)
+    return out
 
 
 def _text(content: Any) -> str:
@@ -83,12 +98,7 @@ def _chat(message: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]
         for call in message.get("tool_calls") or []:
             function = call.get("function") or {} if isinstance(call, dict) else {}
             names[str(call.get("id"))] = str(function.get("name") or "")
-            try:
-                arguments = json.loads(function.get("arguments") or "{}")
-            except ValueError:
-                arguments = {}
-            out.append({"type": "toolCall", "id": str(call.get("id")), "name": str(function.get("name") or ""),
-                        "arguments": arguments if isinstance(arguments, dict) else {}})
+            out.append(_call(str(call.get("id")), names[str(call.get("id"))], _arguments(function.get("arguments"))))
         return [_assistant(out)]
     if role == "tool":
         call = str(message.get("tool_call_id"))
@@ -96,3 +106,61 @@ def _chat(message: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]
     if role == "user":
         return [_user(_text(message.get("content")))]
     return []
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    try:
+        arguments = json.loads(raw or "{}")
+    except (TypeError, ValueError):
+        arguments = {}
+    return arguments if isinstance(arguments, dict) else {}
+
+
+def _call(call: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "toolCall", "id": call, "name": name, "arguments": arguments}
+
+
+def _responses(item: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:
+    kind = item.get("type", "message")
+    call = str(item.get("call_id"))
+    if kind in ("function_call", "custom_tool_call"):
+        names[call] = str(item.get("name") or "")
+        arguments = _arguments(item.get("arguments")) if kind == "function_call" else {"input": item.get("input")}
+        return [_assistant([_call(call, names[call], arguments)])]
+    if kind in ("function_call_output", "custom_tool_call_output"):
+        output = item.get("output")
+        return [_result(call, names.get(call, ""), output if isinstance(output, str) else _text(output), False)]
+    if kind == "reasoning":
+        thinking = "\n".join(str(s.get("text") or "") for s in item.get("summary") or [] if isinstance(s, dict))
+        return [_assistant([{"type": "thinking", "thinking": thinking}])] if thinking else []
+    if kind != "message" or item.get("role") not in ("user", "assistant"):
+        return []
+    text = _text(item.get("content"))
+    return [_user(text)] if item.get("role") == "user" else [_assistant([{"type": "text", "text": text}])]
+
+
+def _gemini(content: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:
+    parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+    if content.get("role") == "model":
+        blocks: list[dict[str, Any]] = []
+        for at, part in enumerate(parts):
+            call = part.get("functionCall")
+            if isinstance(call, dict):
+                blocks.append(_call(str(call.get("id") or f"call{at}"), str(call.get("name") or ""),
+                                    _arguments(call.get("args"))))
+            elif isinstance(part.get("text"), str):
+                blocks.append({"type": "thinking", "thinking": part["text"]} if part.get("thought")
+                              else {"type": "text", "text": part["text"]})
+        return [_assistant(blocks)]
+    out: list[dict[str, Any]] = []
+    for at, part in enumerate(parts):
+        response = part.get("functionResponse")
+        if isinstance(response, dict):
+            body = response.get("response")
+            text = body.get("output", body) if isinstance(body, dict) else body
+            out.append(_result(str(response.get("id") or f"call{at}"), str(response.get("name") or ""),
+                               text if isinstance(text, str) else json.dumps(text, ensure_ascii=False), False))
+    text = _text(parts)
+    return out + ([_user(text)] if text else [])

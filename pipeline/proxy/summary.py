@@ -1,6 +1,8 @@
 """Summaries on the wire (``compaction.strategy: summarize``), made once and reused.
 
-The rule, per request of an Anthropic Messages or OpenAI chat conversation:
+The rule, per request of a conversation in any of the four wire formats (where a cut may
+fall and how the summary stands in, per format: here for Anthropic Messages and OpenAI chat,
+:mod:`pipeline.proxy.turns` for OpenAI Responses and Gemini):
 
 1. **A stored summary first.** The store keeps each summary under the hash of the messages
    it replaces (:mod:`pipeline.proxy.wire`'s chain). The longest one whose messages this
@@ -49,6 +51,7 @@ from pipeline.llm.factory import make_client
 from pipeline.proxy.readback import pi_messages
 from pipeline.proxy.routes import Route, Upstreams
 from pipeline.proxy.store import Store, Summary
+from pipeline.proxy.turns import TURNS, client_key, summary_client
 from pipeline.proxy.wire import Json, chain, messages_of, size
 
 TYPE_CHECKING = False
@@ -84,9 +87,9 @@ class SummaryPolicy:
         self._lock = threading.Lock()
 
     def apply(self, route: Route, body: Json, headers: Mapping[str, str] = {}) -> Optional[Json]:
-        if route.kind not in ("messages", "chat"):
+        if route.kind not in ("messages", "chat", *TURNS):
             return None
-        model = str(body.get("model") or "")
+        model = str(body.get("model") or route.model or "")
         settings = self.profile.compaction.for_model(route.provider, model)
         messages = messages_of(route.kind, body)
         if not settings.enabled or settings.strategy != "summarize" or not messages:
@@ -117,7 +120,7 @@ class SummaryPolicy:
               span: tuple[int, int], stored: Optional[Summary], headers: Mapping[str, str]) -> Optional[Json]:
         """Summarize ``messages[span]`` (over the stored summary), store it; the body to forward."""
         done, cut = span
-        model = str(body.get("model") or "")
+        model = str(body.get("model") or route.model or "")
         settings = self.profile.compaction.for_model(route.provider, model)
         text = self._summarize(route, messages[done:cut], model, settings, headers,
                                None if stored is None else stored.text)
@@ -160,6 +163,8 @@ class SummaryPolicy:
         """``body`` with messages ``head:replaced`` replaced by one user message: the summary, then
         the user's request when the cut is inside its turn, then the first kept message when it
         is the user's (a copy)."""
+        if route.kind in TURNS:
+            return TURNS[route.kind].forwarded(body, route.kind, head, replaced, self.texts[0] + summary + self.texts[1])
         out = copy.deepcopy(body)
         messages = messages_of(route.kind, out) or []
         blocks: list[Any] = [{"type": "text", "text": self.texts[0] + summary + self.texts[1]}]
@@ -187,6 +192,9 @@ class SummaryPolicy:
         summarizer = self.profile.summarizer
         if summarizer.provider != "offline":
             return summarizer_client(summarizer)
+        if route.kind in TURNS:
+            return summary_client(route, self.upstreams, model, _KEY, {_KEY: client_key(route, headers)},
+                                  summarizer.max_retries, profile_bounds(summarizer))
         base = self.upstreams.anthropic if route.provider == "anthropic" else self.upstreams.openai
         return make_client(route.provider, model=model, base_url=base, api_key_env=_KEY,
                            env={_KEY: _key(headers)}, max_retries=summarizer.max_retries, **profile_bounds(summarizer))
@@ -199,7 +207,9 @@ def _key(headers: Mapping[str, str]) -> str:
 
 
 def _head(route: Route, messages: list[Any]) -> int:
-    """How many leading messages are system or developer messages (chat only)."""
+    """How many leading messages are system or developer messages (chat, Responses)."""
+    if route.kind in TURNS:
+        return TURNS[route.kind].head(messages)
     at = 0
     while route.kind == "chat" and at < len(messages) and isinstance(messages[at], dict) \
             and messages[at].get("role") in ("system", "developer"):
@@ -228,9 +238,15 @@ def _cut(route: Route, messages: list[Any], done: int, keep: int) -> int:
     while at > done and kept < keep:
         at -= 1
         kept += size(messages[at]) / 4
-    while at > done and not (_turn_start(route, messages[at]) or _role(messages[at]) == "assistant"):
+    while at > done and not _boundary(route, messages, at):
         at -= 1
     return at
+
+
+def _boundary(route: Route, messages: list[Any], at: int) -> bool:
+    if route.kind in TURNS:
+        return TURNS[route.kind].boundary(messages, at)
+    return _turn_start(route, messages[at]) or _role(messages[at]) == "assistant"
 
 
 def _role(message: Any) -> str:

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -47,6 +48,8 @@ class _Proxied:
     def __init__(self, server: Any, profile: str, store: Path, cwd: Path) -> None:
         self.server, self.profile, self.store, self.cwd = server, profile, store, cwd
         self.proxy: ProxyProcess | None = None
+        #: the proxy's /_pipeline/stats as it stopped
+        self.stats: dict = {}
 
     def __enter__(self) -> "_Proxied":
         self.server.__enter__()
@@ -57,6 +60,7 @@ class _Proxied:
 
     def __exit__(self, *exc: object) -> None:
         if self.proxy is not None:
+            self.stats = httpx.get(self.proxy.url + "/_pipeline/stats", timeout=30).json()
             self.proxy.stop()
         self.server.__exit__(*exc)
 
@@ -135,11 +139,49 @@ def _is_summary_call(body: Any) -> bool:
     return "<conversation>" in json.dumps(body)
 
 
-def _long_run(tmp_path: Path, target: str, call: Any) -> tuple[list[Any], str, str]:
-    """``target``'s CLI reads ten files through a proxy whose profile's trigger is small, the server
-    answering the proxy's summary calls aside; its bodies, the summary text and the profile's words."""
-    from pipeline import compile_profile
+def _conversation(body: dict) -> list[Any]:
+    """The conversation's list in a body of any wire format."""
+    return body.get("messages") or body.get("input") or body.get("contents") or []
+
+
+def _pairs(body: dict) -> tuple[list[str], list[str]]:
+    """The tool calls of a body's conversation and the results, each by the id (Gemini: the name)
+    that pairs them, in order."""
+    calls: list[str] = []
+    results: list[str] = []
+    for m in _conversation(body):
+        calls += [c["id"] for c in m.get("tool_calls") or []]
+        results += [m["tool_call_id"]] if m.get("role") == "tool" else []
+        blocks = m.get("content") if isinstance(m.get("content"), list) else []
+        calls += [b["id"] for b in blocks if b.get("type") == "tool_use"]
+        results += [b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"]
+        calls += [m["call_id"]] if m.get("type") in ("function_call", "custom_tool_call") else []
+        results += [m["call_id"]] if m.get("type") in ("function_call_output", "custom_tool_call_output") else []
+        calls += [p["functionCall"]["name"] for p in m.get("parts") or [] if "functionCall" in p]
+        results += [p["functionResponse"]["name"] for p in m.get("parts") or [] if "functionResponse" in p]
+    return calls, results
+
+
+def _server(target: str, script: list[Any], aside: Any) -> Any:
+    """The loopback server of ``target``'s wire format, answering ``aside`` (and opencode's title) aside."""
+    from pipeline.export.verify.agents import opencode_title
     from pipeline.loopback.chat import LoopbackServer
+    from pipeline.loopback.gemini import GeminiLoopbackServer
+    from pipeline.loopback.responses import ResponsesLoopbackServer
+
+    if target == "codex":
+        return ResponsesLoopbackServer(script, max_requests=60, aside=aside)
+    if target == "gemini":
+        return GeminiLoopbackServer(script, max_requests=60, aside=aside)
+    return LoopbackServer(script, aside=lambda body: aside(body) or opencode_title(body))
+
+
+def _long_run(tmp_path: Path, target: str, call: Any) -> tuple[list[Any], str, str, dict]:
+    """``target``'s CLI reads ten files through a proxy whose profile's trigger is small, the server
+    answering the proxy's summary calls aside; its bodies, the summary text, the profile's words and
+    the proxy's stats."""
+    from pipeline import compile_profile
+    from pipeline.export.verify.agents import opencode_is_title
 
     (tmp_path / "p.yaml").write_text(SUMMARIZING)
     profile = str(tmp_path / "p.yaml")
@@ -149,53 +191,85 @@ def _long_run(tmp_path: Path, target: str, call: Any) -> tuple[list[Any], str, s
     for i in range(10):
         (project / f"f{i}.txt").write_text(f"file {i}\n" + "a line of text in the file\n" * 150)
     script = [{"toolCalls": [call(project / f"f{i}.txt")]} for i in range(10)]
-    server = LoopbackServer([*script, "All files read."],
-                            aside=lambda body: summary if _is_summary_call(body) else None)
+    server = _server(target, [*script, "All files read."], lambda body: summary if _is_summary_call(body) else None)
     recipe: Recipe = RECIPES[target]()
-    recipe.server = lambda: _Proxied(server, profile, tmp_path / "store.db", project)  # type: ignore[method-assign]
+    proxied = _Proxied(server, profile, tmp_path / "store.db", project)
+    recipe.server = lambda: proxied  # type: ignore[method-assign]
     try:
         env = agent_env(target)
     except AgentInstallError as err:
         pytest.fail(f"the real {target} CLI could not be installed: {err}")
+    env["XDG_CACHE_HOME"] = os.environ.get("XDG_CACHE_HOME") or str(cache_root() / "opencode-xdg-cache")
     done = recipe.run(recipe.binary, project, tmp_path / "home", [Invocation("Read f0.txt to f9.txt.")], 600, env)
     assert done.returncode == 0, (done.stdout, done.stderr)
-    bodies = [b for b in server.bodies if isinstance(b, dict)]
-    return bodies, summary, compile_profile(profile).profile.summary.system_prompt.render()
+    bodies = [b for b in server.bodies if isinstance(b, dict) and _conversation(b) and not opencode_is_title(b)]
+    return bodies, summary, compile_profile(profile).profile.summary.system_prompt.render(), proxied.stats
+
+
+def _assert_summarized_and_reused(bodies: list[Any], summary: str, words: str, stats: dict) -> dict:
+    """The proxy's summary calls carry the profile's words, each of a new history; before the first,
+    every request holds the tool results of the one before (the agent's own compaction did not
+    fire); the summary is
+    forwarded, then reused; the last request's tool calls and results are paired. The last request."""
+    calls = [b for b in bodies if _is_summary_call(b)]
+    assert calls, [json.dumps(b)[:200] for b in bodies]
+    assert all(words in json.dumps(b) for b in calls)  # the profile's summary call, not the agent's
+    histories = [json.dumps(_conversation(b)) for b in calls]
+    assert len(set(histories)) == len(histories)  # never a second summary of the same history
+    before = [_pairs(b)[1] for b in bodies[:bodies.index(calls[0])]]  # every tool result, in order
+    assert len(before) >= 2 and all(b[:len(a)] == a for a, b in zip(before, before[1:])), "the agent compacted"
+    quoted = json.dumps(summary)[1:-1]  # as the JSON text of a body holds it
+    summarized = [b for b in bodies if not _is_summary_call(b) and quoted in json.dumps(_conversation(b))]
+    assert len(summarized) >= 2, "the summary was not forwarded, then reused"
+    assert stats["compactions"] >= 1 and stats["summaries_reused"] >= 1, stats
+    calls_, results = _pairs(summarized[-1])
+    assert calls_ and calls_ == results  # pairs whole
+    return summarized[-1]
 
 
 def test_a_long_pi_run_is_summarized_by_the_proxy_and_the_summary_reused(tmp_path):
     """pi reads ten files through the proxy; past the profile's trigger the proxy makes the profile's
     summary call (answered aside by the server), forwards the summary with the kept messages, and the
     next requests reuse it; pi's own compaction (window 128,000) never fires."""
-    bodies, summary, words = _long_run(tmp_path, "pi", lambda path: {"name": "read", "arguments": {"path": path.name}})
-    calls = [b for b in bodies if _is_summary_call(b)]
-    turns = [b for b in bodies if not _is_summary_call(b)]
-    assert calls, "no summary call"
-    histories = [json.dumps(b["messages"][1:]) for b in calls]
-    assert len(set(histories)) == len(histories)  # never a second summary of the same history
-    assert all(words in json.dumps(b["messages"][0]) for b in calls)  # the profile's summary call, not pi's
-    quoted = json.dumps(summary)[1:-1]  # as the JSON text of a body holds it
-    summarized = [b for b in turns if quoted in json.dumps(b["messages"][:2])]
-    assert len(summarized) >= 2  # the summary forwarded, then reused
-    last = summarized[-1]["messages"]
+    run = _long_run(tmp_path, "pi", lambda path: {"name": "read", "arguments": {"path": path.name}})
+    last = _assert_summarized_and_reused(*run)["messages"]
     assert last[0]["role"] == "system" and last[1]["role"] == "user" and "Read f0.txt to f9.txt." in json.dumps(last[1])
-    call_ids = [c["id"] for m in last for c in (m.get("tool_calls") or [])]
-    assert call_ids == [m["tool_call_id"] for m in last if m["role"] == "tool"]  # pairs whole
 
 
 def test_a_long_claude_code_run_is_summarized_by_the_proxy(tmp_path):
     """The same on Claude Code (Anthropic Messages, its Read tool): the proxy's summary call carries
-    the profile's words, Claude Code's next requests carry the summary and its latest tool pairs."""
-    bodies, summary, words = _long_run(tmp_path, "claude-code",
-                                       lambda path: {"name": "Read", "arguments": {"file_path": str(path)}})
-    calls = [b for b in bodies if _is_summary_call(b)]
-    assert calls, [json.dumps(b)[:200] for b in bodies]
-    assert all(words in json.dumps(b.get("system")) for b in calls)
-    quoted = json.dumps(summary)[1:-1]
-    summarized = [b for b in bodies if not _is_summary_call(b) and quoted in json.dumps(b.get("messages"))]
-    assert summarized, "the summary was not forwarded"
-    last = summarized[-1]["messages"]
-    uses = [c["id"] for m in last if isinstance(m.get("content"), list) for c in m["content"] if c.get("type") == "tool_use"]
-    results = [c["tool_use_id"] for m in last if isinstance(m.get("content"), list) for c in m["content"]
-               if c.get("type") == "tool_result"]
-    assert uses and uses == results
+    the profile's words in its system prompt, Claude Code's next requests the summary and its latest
+    tool pairs."""
+    bodies, summary, words, stats = run = _long_run(
+        tmp_path, "claude-code", lambda path: {"name": "Read", "arguments": {"file_path": str(path)}})
+    _assert_summarized_and_reused(*run)
+    assert all(words in json.dumps(b.get("system")) for b in bodies if _is_summary_call(b))
+
+
+def test_a_long_codex_run_is_summarized_by_the_proxy_in_the_responses_format(tmp_path):
+    """Codex (OpenAI Responses, its exec_command tool): the summary call is a Responses request with the
+    profile's words as its instructions; Codex's next requests carry the summary as a user message,
+    every function_call with its output."""
+    bodies, summary, words, stats = run = _long_run(
+        tmp_path, "codex", lambda path: {"name": "exec_command", "arguments": {"cmd": f"cat {path.name}"}})
+    last = _assert_summarized_and_reused(*run)
+    assert all(b["instructions"] == words for b in bodies if _is_summary_call(b))
+    assert "Read f0.txt to f9.txt." in json.dumps(last["input"])
+
+
+def test_a_long_gemini_cli_run_is_summarized_by_the_proxy_in_the_gemini_format(tmp_path):
+    """Gemini CLI (Gemini's generateContent, its read_file tool): the summary call carries the
+    profile's words as its systemInstruction; Gemini CLI's next requests carry the summary as a user
+    content, every functionCall with its functionResponse."""
+    bodies, summary, words, stats = run = _long_run(
+        tmp_path, "gemini", lambda path: {"name": "read_file", "arguments": {"file_path": str(path)}})
+    last = _assert_summarized_and_reused(*run)
+    assert all(words in json.dumps(b["systemInstruction"]) for b in bodies if _is_summary_call(b))
+    assert last["contents"][0]["role"] == "user" and "Read f0.txt to f9.txt." in json.dumps(last["contents"][0])
+
+
+def test_a_long_opencode_run_is_summarized_by_the_proxy(tmp_path):
+    """opencode (OpenAI chat completions, its read tool): as pi's, through opencode's provider."""
+    run = _long_run(tmp_path, "opencode", lambda path: {"name": "read", "arguments": {"filePath": str(path)}})
+    last = _assert_summarized_and_reused(*run)["messages"]
+    assert any("Read f0.txt to f9.txt." in json.dumps(m) for m in last[:3])

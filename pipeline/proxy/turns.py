@@ -1,0 +1,147 @@
+"""Summaries in the OpenAI Responses and Gemini wire formats: where a conversation may be cut,
+how the summary stands in for what it replaces, and the summary call in the same format.
+
+:mod:`pipeline.proxy.summary` decides when and what to summarize; for these two formats it asks
+this module (Anthropic Messages and chat completions are its own). The rules:
+
+* **OpenAI Responses** (``input``, a list of items): the kept items may start at a user
+  ``message`` or at an item of the model's output, never at a ``function_call_output`` or
+  ``custom_tool_call_output``, never right after a ``reasoning`` item (a reasoning item stays
+  with the call or message it led to, its ``encrypted_content`` whole), and never where a kept
+  output would lose its call (pairs are by ``call_id``, parallel calls included). Leading
+  ``system``/``developer`` messages are not counted in the history, and those among the
+  replaced items are kept whole before the summary. ``instructions`` are not touched. The
+  summary is one user ``message`` of ``input_text`` parts.
+* **Gemini** (``contents``): the kept contents may start at a ``model`` content or at a
+  ``user`` content without ``functionResponse`` parts (a model's ``functionCall`` and the
+  ``functionResponse`` after it stay together, their ``thoughtSignature`` whole);
+  ``systemInstruction`` is not touched. The summary is one ``user`` content of text parts.
+
+In both, as in the other two formats, when the kept part starts with the user's own message
+its parts join the summary message (the roles keep alternating), and when the cut falls inside
+a turn the user's request that started it is repeated after the summary.
+
+The summary call goes to the request's own upstream in its format (``/responses``,
+``/v1beta/models/M:generateContent``) with the client's key: the bearer token, Gemini's
+``x-goog-api-key`` header or ``key`` query parameter.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+from urllib.parse import parse_qs, urlsplit
+
+from pipeline.llm.gemini import GeminiClient
+from pipeline.llm.http import HTTPSummaryClient
+from pipeline.llm.openai_responses import OpenAIResponsesClient
+from pipeline.llm.retry import RetryPolicy
+from pipeline.proxy.routes import Route, Upstreams
+from pipeline.proxy.wire import Json, messages_of
+
+_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+_CALLS = ("function_call", "custom_tool_call")
+
+
+@dataclass(frozen=True)
+class Turns:
+    """One wire format's rules (see the module docstring)."""
+
+    #: may the kept messages start at ``messages[at]``?
+    boundary: Callable[[list[Any], int], bool]
+    #: is this message the user's own (a turn's start, not a tool result)?
+    turn_start: Callable[[Any], bool]
+    #: is this message kept whole when it is among the replaced ones?
+    kept_whole: Callable[[Any], bool]
+    #: a user message's parts
+    parts: Callable[[Any], list[Any]]
+    #: the summary message: the wrapped summary text, then parts of the user's
+    summary: Callable[[str, list[Any]], Json]
+
+    def head(self, messages: list[Any]) -> int:
+        """How many leading messages are kept whole (system and developer messages)."""
+        at = 0
+        while at < len(messages) and self.kept_whole(messages[at]):
+            at += 1
+        return at
+
+    def forwarded(self, body: Json, kind: Any, head: int, replaced: int, wrapped: str) -> Json:
+        """A copy of ``body`` with messages ``head:replaced`` replaced by the summary message."""
+        out = copy.deepcopy(body)
+        messages = messages_of(kind, out) or []
+        kept = messages[replaced:]
+        if kept and self.turn_start(kept[0]):
+            extra = self.parts(kept.pop(0))
+        else:
+            request = next((m for m in reversed(messages[head:replaced]) if self.turn_start(m)), None)
+            extra = self.parts(request) if request is not None else []
+        inside = [m for m in messages[head:replaced] if self.kept_whole(m)]
+        messages[head:] = [*inside, self.summary(wrapped, extra), *kept]
+        return out
+
+
+def _item_type(item: Any) -> str:
+    return str(item.get("type") or "message") if isinstance(item, dict) else ""
+
+
+def _responses_boundary(items: list[Any], at: int) -> bool:
+    if _item_type(items[at]) in _OUTPUTS or (at > 0 and _item_type(items[at - 1]) == "reasoning"):
+        return False
+    calls = {str(i.get("call_id")) for i in items[at:] if _item_type(i) in _CALLS}
+    return all(str(i.get("call_id")) in calls for i in items[at:] if _item_type(i) in _OUTPUTS)
+
+
+def _responses_user(item: Any) -> bool:
+    return _item_type(item) == "message" and item.get("role") == "user"
+
+
+def _responses_system(item: Any) -> bool:
+    return _item_type(item) == "message" and item.get("role") in ("system", "developer")
+
+
+def _responses_parts(item: Any) -> list[Any]:
+    content = item.get("content")
+    return list(content) if isinstance(content, list) else [{"type": "input_text", "text": str(content or "")}]
+
+
+def _responses_summary(text: str, parts: list[Any]) -> Json:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}, *parts]}
+
+
+def _gemini_parts(content: Any) -> list[Any]:
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return list(parts) if isinstance(parts, list) else []
+
+
+def _gemini_user(content: Any) -> bool:
+    return isinstance(content, dict) and content.get("role") == "user" and not any(
+        isinstance(p, dict) and "functionResponse" in p for p in _gemini_parts(content))
+
+
+def _gemini_boundary(contents: list[Any], at: int) -> bool:
+    return _gemini_user(contents[at]) or (isinstance(contents[at], dict) and contents[at].get("role") == "model")
+
+
+TURNS: dict[str, Turns] = {
+    "responses": Turns(_responses_boundary, _responses_user, _responses_system, _responses_parts, _responses_summary),
+    "gemini": Turns(_gemini_boundary, _gemini_user, lambda content: False, _gemini_parts,
+                    lambda text, parts: {"role": "user", "parts": [{"text": text}, *parts]}),
+}
+
+
+def client_key(route: Route, headers: Mapping[str, str]) -> str:
+    """The client's own key: Gemini's ``x-goog-api-key`` or ``key`` query parameter, else the bearer token."""
+    bearer = headers.get("authorization", "")
+    query = parse_qs(urlsplit(route.url).query).get("key", [""])[0] if route.provider == "gemini" else ""
+    return headers.get("x-goog-api-key") or query or (bearer[7:] if bearer.lower().startswith("bearer ") else "")
+
+
+def summary_client(route: Route, upstreams: Upstreams, model: str, key_env: str, env: Mapping[str, str],
+                   max_retries: int, bounds: Mapping[str, Any]) -> HTTPSummaryClient:
+    """The summary client for ``route``'s format, to its upstream, the key read from ``env[key_env]``."""
+    if route.kind == "gemini":
+        return GeminiClient(model=model, base_url=upstreams.gemini, api_key_env=key_env, env=env,
+                            retry=RetryPolicy(max_retries=max_retries), **bounds)
+    return OpenAIResponsesClient(model=model, base_url=upstreams.openai, api_key_env=key_env, env=env,
+                                 retry=RetryPolicy(max_retries=max_retries), **bounds)
