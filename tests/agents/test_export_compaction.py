@@ -6,7 +6,8 @@ package resolved for it (`shouldCompact`, `convertToLlm`), and compares with the
 compaction for the same profile:
 
 * **when to compact**: for a grid of windows, models and context sizes, pi's own
-  `shouldCompact` on the `settings.json` numbers the export wrote, then the extension's
+  `shouldCompact` on the settings pi's `SettingsManager` reads for the model from the
+  `settings.json` the export wrote, then the extension's
   `session_before_compact` answer (held back below the profile's trigger, or a summary),
   equal to `pipeline.compaction.triggers.fires` on the model's settings; the reserve and
   keep-recent tokens pi reads for the model (or the extension's `threshold`) equal the
@@ -140,16 +141,10 @@ def _scenarios(headings: list[str]) -> list[dict]:
 
 DRIVER = """
 import { readFileSync } from "node:fs";
-import { shouldCompact } from "@earendil-works/pi-coding-agent";
+import { SettingsManager, shouldCompact } from "@earendil-works/pi-coding-agent";
 const input = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const read = (path) => JSON.parse(readFileSync(path, "utf8"));
 
-function forModel(settings, key) {  // pi 1.6's settings for one model: its modelOverrides keys, the rest as given
-  const c = settings.compaction || {};
-  const own = (c.modelOverrides || {})[key] || {};
-  return { enabled: c.enabled ?? true, reserveTokens: own.reserveTokens ?? c.reserveTokens,
-           keepRecentTokens: own.keepRecentTokens ?? c.keepRecentTokens };
-}
 
 function registry(answers, calls) {
   return { complete: async (model, context, options) => {
@@ -164,14 +159,15 @@ const session = { getBranch: () => [] };
 async function drive({ dir, scenarios }) {  // one export: its extension, as pi loads it from dir/.pi/extensions/context-pipeline/
   const ext = `${dir}/.pi/extensions/context-pipeline`;
   const { default: extension, compactionOf, threshold } = await import(`file://${ext}/index.js`);
-  const settings = read(`${dir}/.pi/settings.json`);
+  const manager = SettingsManager.inMemory(read(`${dir}/.pi/settings.json`));  // pi's own reading of the written file
+  const forModel = (model) => manager.getCompactionSettings(model);
   const compiled = read(`${ext}/profile.json`);
   const handlers = {};
   extension({ on: (name, fn) => { handlers[name] = fn; }, appendEntry: () => {} });
   const out = { decisions: [], settings: [], summaries: [] };
   for (const model of input.models) {
     const key = `${model.provider}/${model.id}`;
-    const s = forModel(settings, key);
+    const s = forModel(model);
     out.settings.push({ key, ...s, threshold: compiled.trigger ? threshold(model.contextWindow, key) : null,
                         masked: compiled.masking && compiled.masking.rule ? threshold(model.contextWindow, key, compiled.masking.rule) : null });
     for (const window of input.windows) {
@@ -192,7 +188,7 @@ async function drive({ dir, scenarios }) {  // one export: its extension, as pi 
   for (const sc of scenarios) {
     const calls = [];
     const ctx = { model, modelRegistry: registry(sc.answers, calls), sessionManager: session };
-    const preparation = { ...sc.prep, settings: forModel(settings, `${model.provider}/${model.id}`) };
+    const preparation = { ...sc.prep, settings: forModel(model) };
     // the summary half itself (hybrid calls it once the masked context is still over its trigger)
     const done = await compactionOf({ reason: "manual", preparation, customInstructions: sc.custom ?? undefined }, ctx);
     out.summaries.push({ calls, summary: done.compaction.summary, firstKept: done.compaction.firstKeptEntryId });
