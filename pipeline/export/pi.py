@@ -16,12 +16,34 @@ pi's agent directory (``~/.pi/agent``): ``settings.json``, ``prompts/``, ``exten
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Optional
 
 from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
 from pipeline.export.static_prompt import command_files
+from pipeline.model.pi_plan import (
+    PLAN_VERSION,
+    Branch,
+    Budget,
+    CallerSections,
+    CatalogEntry,
+    Labels,
+    Masking,
+    ModelRule,
+    Parts,
+    PiPlan,
+    Plan,
+    Rule,
+    SchemaFormat,
+    SchemaSection,
+    Section,
+    Summary,
+    Tags,
+    TriggerRule,
+    Validity,
+    Var,
+    When,
+)
 from pipeline.model.render_plan import Condition, RenderPlan, SectionPlan
 from pipeline.model.text import Text
 
@@ -33,7 +55,6 @@ EXTENSION_DIR = "extensions/context-pipeline"
 #: reserveTokens written when the profile's trigger is not pi's rule: pi then asks at every
 #: turn (contextTokens > window - this), and the extension answers by the profile's trigger
 ASK_EVERY_TURN = 1_000_000_000
-PLAN_VERSION = 1
 
 #: profile key -> pi settings key (the numbers pi reads natively)
 SETTINGS = (
@@ -165,27 +186,17 @@ def own_trigger(pipeline: "Pipeline") -> bool:
     return any(t is not None and not hasattr(t, "reserve_tokens") for t in triggers)
 
 
-def _trigger(trigger: Any) -> Optional[dict]:
-    if trigger is None:
-        return None
-    if hasattr(trigger, "percent_of_window"):
-        return {"percent_of_window": trigger.percent_of_window}
-    if hasattr(trigger, "tokens"):
-        return {"tokens": trigger.tokens}
-    return {"reserve_tokens": trigger.reserve_tokens}
-
-
-def _triggers(pipeline: "Pipeline") -> Optional[dict]:
+def _triggers(pipeline: "Pipeline") -> Optional[TriggerRule]:
     """The profile's trigger rule for the extension (``Compaction.threshold``), when it is not pi's."""
     return _rule(pipeline) if own_trigger(pipeline) else None
 
 
-def _rule(pipeline: "Pipeline") -> dict:
+def _rule(pipeline: "Pipeline") -> TriggerRule:
     """The profile's trigger rule, per model too, as the extension's ``threshold`` reads it."""
     comp = pipeline.profile.compaction
-    return {"trigger": _trigger(comp.trigger), "reserve_tokens": comp.reserve_tokens,
-            "models": {name: {"trigger": _trigger(o.trigger), "reserve_tokens": o.reserve_tokens}
-                       for name, o in comp.model_overrides.items()}}
+    return TriggerRule(trigger=comp.trigger, reserve_tokens=comp.reserve_tokens,
+                       models={name: ModelRule(trigger=o.trigger, reserve_tokens=o.reserve_tokens)
+                               for name, o in comp.model_overrides.items()})
 
 
 def extension_source() -> str:
@@ -196,112 +207,109 @@ def extension_source() -> str:
 
 
 def plan_json(pipeline: "Pipeline") -> str:
-    """The compiled render plan the extension reads (texts as parts: strings and ``{"var"}``)."""
+    """The compiled render plan the extension reads (:class:`~pipeline.model.pi_plan.PiPlan`)."""
+    return build_plan(pipeline).to_json()
+
+
+def build_plan(pipeline: "Pipeline") -> PiPlan:
+    """``profile.json`` for ``pipeline``: its render plan, summary texts, trigger and masking."""
     plan: RenderPlan = pipeline.render_plan
-    data = {
-        "version": PLAN_VERSION,
-        "profile": pipeline.profile.name,
-        "fingerprint": pipeline.fingerprint,
-        "plan": {
-            "sections": [_section(s) for s in plan.sections],
-            "join": plan.join,
-            "caller_sections": None if plan.caller_sections is None else {
-                "pattern": plan.caller_sections.pattern, "reserved": list(plan.caller_sections.reserved),
-                "wrap": plan.caller_sections.wrap},
-            "default_tools": list(plan.default_tools),
-            "catalog": {e.name: {"snippet": None if e.snippet is None else e.snippet.render({}),
-                                 "guidelines": [g.render({}) for g in e.guidelines]} for e in plan.catalog},
-        },
-    }
-    data["summary"] = _summary(pipeline)
     comp = pipeline.profile.compaction
-    data["trigger"] = _triggers(pipeline)
+    caller = plan.caller_sections
     masks = comp.strategy != "summarize" and comp.masking.placeholder is not None
-    # hybrid: `rule` is the trigger the masked context is tested against (Compaction.threshold)
-    data["masking"] = {"strategy": comp.strategy, "placeholder": _text(comp.masking.placeholder),
-                       "rule": _rule(pipeline) if comp.strategy == "hybrid" else None} if masks else None
-    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    return PiPlan(
+        version=PLAN_VERSION, profile=pipeline.profile.name, fingerprint=pipeline.fingerprint,
+        plan=Plan(
+            sections=[_section(s) for s in plan.sections], join=plan.join,
+            caller_sections=None if caller is None else CallerSections(
+                pattern=caller.pattern, reserved=list(caller.reserved), wrap=caller.wrap),  # type: ignore[arg-type]
+            default_tools=list(plan.default_tools),
+            catalog={e.name: CatalogEntry(snippet=None if e.snippet is None else e.snippet.render({}),
+                                          guidelines=[g.render({}) for g in e.guidelines]) for e in plan.catalog}),
+        summary=_summary(pipeline),
+        trigger=_triggers(pipeline),
+        # hybrid: `rule` is the trigger the masked context is tested against (Compaction.threshold)
+        masking=Masking(strategy=comp.strategy, placeholder=_parts(comp.masking.placeholder),  # type: ignore[arg-type]
+                        rule=_rule(pipeline) if comp.strategy == "hybrid" else None) if masks else None,
+    )
 
 
 #: the share of the budget below which pi's prepareBranchEntries still takes a summary
 PI_SUMMARY_SHARE = 0.9
 
 
-def _branch(pipeline: "Pipeline") -> dict:
+def _schema_sections(sections: Any) -> list[SchemaSection]:
+    """The schema as the profile wrote it (its texts' source), for ``pipeline import pi``."""
+    return [SchemaSection.model_validate(x.model_dump(mode="json")) for x in sections]
+
+
+def _branch(pipeline: "Pipeline") -> Branch:
     """What ``session_before_tree`` needs: the branch request's texts, schema and budgets."""
     from pipeline.compaction.summary_schema import heading_line, render_schema
 
     s, comp = pipeline.profile.summary, pipeline.profile.compaction
     sections = s.branch_schema or s.schema_
     schema = render_schema(sections, s.schema_format)
-    return {
-        "instructions": s.instructions.branch.render(schema=schema),
-        "schema": schema,
-        "required_headings": [heading_line(x, s.schema_format) for x in sections if x.required],
-        "preamble": s.branch_preamble.render(),
-        "empty": s.branch_empty.render(),
-        "max_tokens": comp.branch.max_tokens,
-        "reserve_tokens": comp.branch.reserve_tokens,
-        "default_context_window": comp.branch.default_context_window,
-        "schema_sections": [x.model_dump(mode="json") for x in s.branch_schema],  # for `pipeline import pi`
-    }
+    return Branch(
+        instructions=s.instructions.branch.render(schema=schema), schema=schema,
+        required_headings=[heading_line(x, s.schema_format) for x in sections if x.required],
+        preamble=s.branch_preamble.render(), empty=s.branch_empty.render(),
+        max_tokens=comp.branch.max_tokens, reserve_tokens=comp.branch.reserve_tokens,
+        default_context_window=comp.branch.default_context_window,
+        schema_sections=_schema_sections(s.branch_schema),
+    )
 
 
-def _summary(pipeline: "Pipeline") -> dict:
+def _summary(pipeline: "Pipeline") -> Summary:
     """What ``session_before_compact`` needs: texts rendered where they take only the schema."""
     from pipeline.compaction.summary_schema import heading_line, render_schema
 
     s, comp = pipeline.profile.summary, pipeline.profile.compaction
     schema = render_schema(s.schema_, s.schema_format)
     texts = s.instructions
-    return {
-        "system_prompt": s.system_prompt.render(),
-        "schema": schema,
-        "initial": texts.initial.render(schema=schema),
-        "update": texts.update.render(schema=schema),
-        "turn_prefix": texts.turn_prefix.render(),
-        "turn_prefix_request": _text(s.turn_prefix_request),
-        "custom_label": texts.custom_label.render(),
-        "schema_retry": _text(texts.schema_retry),
-        "required_headings": [heading_line(x, s.schema_format) for x in s.schema_ if x.required],
-        # the schema as the profile wrote it (its texts' source), for `pipeline import pi`
-        "schema_sections": [x.model_dump(mode="json") for x in s.schema_],
-        "schema_format": s.schema_format.model_dump(mode="json"),
-        "on_schema_violation": s.on_schema_violation,
-        "validity": {"reject": list(s.validity.reject), "retries": s.validity.retries,
-                     "retry_note": _text(s.validity.retry_note)},
-        "tags": {"conversation": s.tags.conversation, "previous_summary": s.tags.previous_summary,
-                 "read_files": s.tags.read_files, "modified_files": s.tags.modified_files},
-        "labels": {k: getattr(s.labels, k) for k in ("user", "assistant", "thinking", "tool_calls", "tool_result")},
-        "serialize_thinking": s.serialize_thinking,
-        "truncation_marker": _text(s.truncation_marker),
-        "tool_result_max_chars": comp.tool_result_max_chars,
-        "split_turn_separator": s.split_turn_separator.render(),
-        "no_history": s.no_history.render(),
-        "budget": {"history": comp.summary_budget.history, "turn_prefix": comp.summary_budget.turn_prefix,
-                   "limit": comp.summary_budget.limit, "reserve_tokens": comp.reserve_tokens},
-        "branch": _branch(pipeline),
-    }
+    return Summary(
+        system_prompt=s.system_prompt.render(), schema=schema,
+        initial=texts.initial.render(schema=schema), update=texts.update.render(schema=schema),
+        turn_prefix=texts.turn_prefix.render(), turn_prefix_request=_text(s.turn_prefix_request),
+        custom_label=texts.custom_label.render(), schema_retry=_text(texts.schema_retry),
+        required_headings=[heading_line(x, s.schema_format) for x in s.schema_ if x.required],
+        schema_sections=_schema_sections(s.schema_),
+        schema_format=SchemaFormat.model_validate(s.schema_format.model_dump(mode="json")),
+        on_schema_violation=s.on_schema_violation,
+        validity=Validity(reject=list(s.validity.reject), retries=s.validity.retries,
+                          retry_note=_text(s.validity.retry_note)),
+        tags=Tags.model_validate(s.tags.model_dump(mode="json")),
+        labels=Labels.model_validate(s.labels.model_dump(mode="json")),
+        serialize_thinking=s.serialize_thinking, truncation_marker=_parts(s.truncation_marker),
+        tool_result_max_chars=comp.tool_result_max_chars,
+        split_turn_separator=s.split_turn_separator.render(), no_history=s.no_history.render(),
+        budget=Budget(history=comp.summary_budget.history, turn_prefix=comp.summary_budget.turn_prefix,
+                      limit=comp.summary_budget.limit, reserve_tokens=comp.reserve_tokens),
+        branch=_branch(pipeline),
+    )
 
 
-def _text(text: Optional[Text]) -> Optional[list]:
-    if text is None:
-        return None
-    return [p if isinstance(p, str) else {"var": p.name} for p in text.parts if p != ""]
+def _parts(text: Text) -> Parts:
+    return [p if isinstance(p, str) else Var(var=p.name) for p in text.parts if p != ""]
 
 
-def _when(when: Optional[Condition]) -> Optional[dict]:
+def _text(text: Optional[Text]) -> Optional[Parts]:
+    return None if text is None else _parts(text)
+
+
+def _when(when: Optional[Condition]) -> Optional[When]:
     if when is None:
         return None
-    return {k: list(getattr(when, k)) for k in ("tools_include", "tools_exclude", "present", "absent", "selected_any")}
+    return When(**{k: list(getattr(when, k)) for k in ("tools_include", "tools_exclude", "present", "absent",
+                                                        "selected_any")})
 
 
-def _section(s: SectionPlan) -> dict:
-    return {
-        "id": s.id, "name": s.name, "kind": s.kind, "when": _when(s.when),
-        "replaced_by_custom_prompt": s.replaced_by_custom_prompt, "separator": s.separator,
-        "open": _text(s.open), "heading": _text(s.heading), "text": _text(s.text), "item": _text(s.item),
-        "item_separator": s.item_separator, "empty": _text(s.empty), "close": _text(s.close),
-        "rules": [{"text": _text(r.text), "from": r.from_, "when": _when(r.when)} for r in s.rules],
-        "escape": s.escape, "wrap": s.wrap, "snippets": s.snippets,
-    }
+def _section(s: SectionPlan) -> Section:
+    return Section(
+        id=s.id, name=s.name, kind=s.kind, when=_when(s.when),  # type: ignore[arg-type]
+        replaced_by_custom_prompt=s.replaced_by_custom_prompt, separator=s.separator,
+        open=_parts(s.open), heading=_text(s.heading), text=_text(s.text), item=_text(s.item),
+        item_separator=s.item_separator, empty=_text(s.empty), close=_parts(s.close),
+        rules=[Rule.model_validate({"text": _text(r.text), "from": r.from_, "when": _when(r.when)}) for r in s.rules],
+        escape=s.escape, wrap=s.wrap, snippets=s.snippets,  # type: ignore[arg-type]
+    )

@@ -266,10 +266,18 @@ export function missingHeadings(text, headings = summary.required_headings) {
   return headings.filter((h) => !lines.has(h.trimEnd()));
 }
 
-function budget(share, model) {
+// The model's reserve_tokens (compaction.model_overrides too): the profile's trigger rule
+// holds it when the export let pi ask at every turn; else pi's settings for the model do.
+function reserveOf(model, settings) {
+  const rule = trigger || (masking && masking.rule);
+  if (rule) return (rule.models[`${model.provider}/${model.id}`] || {}).reserve_tokens ?? rule.reserve_tokens;
+  return settings && settings.reserveTokens !== undefined ? settings.reserveTokens : summary.budget.reserve_tokens;
+}
+
+function budget(share, model, settings) {
   const max = model && model.maxTokens;
   if (summary.budget.limit === "model" && max) return max;
-  const b = Math.floor(share * summary.budget.reserve_tokens);
+  const b = Math.floor(share * reserveOf(model, settings));
   return max ? Math.min(b, max) : b;
 }
 
@@ -334,13 +342,13 @@ export async function compactionOf(event, ctx) {
   let text;
   if (p.messagesToSummarize.length || !split) {
     const user = historyText(p.messagesToSummarize, p.previousSummary, custom);
-    text = (await summarizeChecked(ctx, model, user, budget(summary.budget.history, model), event.signal)).text;
+    text = (await summarizeChecked(ctx, model, user, budget(summary.budget.history, model, p.settings), event.signal)).text;
   } else {
     text = summary.no_history;
   }
   if (split) {
     const user = prefixText(p.turnPrefixMessages, custom);
-    const prefix = await ask(ctx, model, user, budget(summary.budget.turn_prefix, model), event.signal);
+    const prefix = await ask(ctx, model, user, budget(summary.budget.turn_prefix, model, p.settings), event.signal);
     text += summary.split_turn_separator + prefix.text;
   }
   return { compaction: { summary: text + fileLists(p.fileOps), firstKeptEntryId: p.firstKeptEntryId, tokensBefore: p.tokensBefore } };

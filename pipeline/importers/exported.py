@@ -32,8 +32,10 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from pipeline import files
+from pipeline import files, jsontext
 from pipeline.errors import Location, Problem, ProfileError
+from pipeline.model import pi_plan as plan_schema
+from pipeline.model.pi_plan import Parts, PiPlan, Var
 
 from .build import Overlay, ProfileText
 from .pi import parse_json
@@ -185,41 +187,83 @@ def _summary_initial(overlay: Overlay, text: Optional[str]) -> None:
 def _pi(project: Path, overlay: Overlay) -> None:
     settings = _json_object(project / ".pi" / "settings.json", "settings file")
     compiled = project / ".pi" / "extensions" / "context-pipeline/profile.json"  # one literal: "profile.json" alone reads as a problem code
-    plan = _json_object(compiled, "compiled profile")
+    plan = _read_plan(compiled)
     for theirs, ours in PI_SETTINGS:
         value = _get(settings, *theirs)
         if value is not None:
             overlay.values[ours] = value
-    trigger = plan.get("trigger")
-    if overlay.values.get(("compaction", "reserve_tokens")) == ASK_EVERY_TURN and isinstance(trigger, dict):
-        overlay.values[("compaction", "reserve_tokens")] = trigger.get("reserve_tokens")
-        if trigger.get("trigger") is not None:
-            overlay.values[("compaction", "trigger")] = trigger["trigger"]
-        for model, rule in (trigger.get("models") or {}).items():
-            for key in ("trigger", "reserve_tokens"):
-                if rule.get(key) is not None:
-                    overlay.values[("compaction", "model_overrides", model, key)] = rule[key]
+    trigger = plan.trigger
+    if overlay.values.get(("compaction", "reserve_tokens")) == ASK_EVERY_TURN and trigger is not None:
+        overlay.values[("compaction", "reserve_tokens")] = trigger.reserve_tokens
+        if trigger.trigger is not None:
+            overlay.values[("compaction", "trigger")] = trigger.trigger.model_dump(mode="json")
+        for model, rule in trigger.models.items():
+            for key, value in (("trigger", rule.trigger and rule.trigger.model_dump(mode="json")),
+                               ("reserve_tokens", rule.reserve_tokens)):
+                if value is not None:
+                    overlay.values[("compaction", "model_overrides", model, key)] = value
     for model, override in (_get(settings, "compaction", "modelOverrides") or {}).items():
         for theirs_key, ours_key in (("reserveTokens", "reserve_tokens"), ("keepRecentTokens", "keep_recent_tokens")):
             if isinstance(override, dict) and override.get(theirs_key) is not None:
                 overlay.values[("compaction", "model_overrides", model, ours_key)] = override[theirs_key]
-    summary = plan.get("summary") or {}
+    summary = plan.summary
     for key, path in (("system_prompt", ("summary", "system_prompt")), ("initial", ("summary", "instructions", "initial")),
                       ("update", ("summary", "instructions", "update")),
                       ("turn_prefix", ("summary", "instructions", "turn_prefix"))):
-        if isinstance(summary.get(key), str):
-            overlay.values[path] = profile_text(summary[key])
-    _pi_summary_rules(overlay, summary if isinstance(summary, dict) else {})
-    masking = plan.get("masking")
-    if isinstance(masking, dict) and masking.get("placeholder") is not None:
-        overlay.values[("compaction", "strategy")] = masking.get("strategy") or "mask_tool_results"
-        overlay.values[("compaction", "masking", "placeholder")] = _parts(masking["placeholder"])
-    _pi_prompt(overlay, plan.get("plan"), compiled)
+        overlay.values[path] = profile_text(getattr(summary, key))
+    _pi_summary_rules(overlay, summary)
+    if plan.masking is not None:
+        overlay.values[("compaction", "strategy")] = plan.masking.strategy
+        overlay.values[("compaction", "masking", "placeholder")] = _parts(plan.masking.placeholder)
+    _pi_prompt(overlay, plan.plan)
 
 
-def _plain(text: Any) -> Any:
+def _read_plan(path: Path) -> PiPlan:
+    """``profile.json`` read through its schema; a value the export does not write is a
+    located error naming its key."""
+    from pydantic import ValidationError
+
+    if files.missing(path):
+        raise ProfileError(Problem("no compiled render plan (the export's profile.json is missing)",
+                                   Location(str(path)), code="profile.import-settings",
+                                   hint="export again (`pipeline export pi`), then import"))
+    text = files.read_text(path, "settings file")
+    try:
+        root = jsontext.parse(text)
+    except jsontext.JsonTextError as err:
+        raise ProfileError(Problem(f"invalid JSON: {err.msg}", Location(str(path), err.lineno, err.colno),
+                                   code="profile.import-settings")) from None
+    try:
+        return PiPlan.model_validate(root.value)
+    except ValidationError as err:
+        first = err.errors()[0]
+        keys, at = _located(root, first["loc"])
+        line = text.count("\n", 0, at) + 1
+        col = at - (text.rfind("\n", 0, at) + 1) + 1
+        raise ProfileError(Problem(f"not the plan `pipeline export pi` writes: {first['msg']}",
+                                   Location(str(path), line, col), key=".".join(keys) or None,
+                                   code="profile.import-settings",
+                                   hint="export again (`pipeline export pi`), then import")) from None
+
+
+def _located(root: jsontext.Node, loc: tuple) -> tuple[list[str], int]:
+    """The keys of a validation error's ``loc`` that are in the file, and where the last one starts
+    (a union's member names in ``loc`` are not keys of the file and are passed over)."""
+    node, keys = root, []
+    for part in loc:
+        if node.kind == "object" and isinstance(part, str) and node.member(part) is not None:
+            node = node.member(part).node  # type: ignore[union-attr]
+        elif node.kind == "array" and isinstance(part, int) and 0 <= part < len(node.children):
+            node = node.children[part].node
+        else:
+            continue
+        keys.append(str(part))
+    return keys, node.start
+
+
+def _plain(text: Any) -> Optional[Parts]:
     """A compiled text in the form ``profile.json`` holds it (strings and ``{"var": name}``)."""
-    return None if text is None else [p if isinstance(p, str) else {"var": p.name} for p in text.parts if p != ""]
+    return None if text is None else [p if isinstance(p, str) else Var(var=p.name) for p in text.parts if p != ""]
 
 
 def _offline_fills(overlay: Overlay, base: Any) -> None:
@@ -236,123 +280,124 @@ def _offline_fills(overlay: Overlay, base: Any) -> None:
                                                           if fill.heading in names]
 
 
-def _pi_summary_rules(overlay: Overlay, summary: dict) -> None:
+def _pi_summary_rules(overlay: Overlay, summary: plan_schema.Summary) -> None:
     """The summary settings the extension applies beyond its texts (schemas, checks, transcript
     words, budgets, the branch summary's), each written only where it differs from
     ``builtin:default``'s."""
     from pipeline.facade import compile_profile
 
     base = compile_profile("default").profile
-    branch: dict = summary["branch"] if isinstance(summary.get("branch"), dict) else {}
-    for path, value, default in _pi_values(summary, branch, base):
-        if value is not None and value != default:
+    for path, value, default in _pi_values(summary, base):
+        if value != default:
             overlay.values[path] = value
     if ("summary", "schema") in overlay.values or ("summary", "branch_schema") in overlay.values:
         _offline_fills(overlay, base.summary)
-    for path, value, default in _pi_part_texts(summary, base.summary):
-        if value != _plain(default):
-            overlay.values[path] = _parts(value)
-    for path, value, default in _pi_rendered_texts(summary, branch, base.summary):
-        if isinstance(value, str) and value != default.render():
+    for path, parts, default in _pi_part_texts(summary, base.summary):
+        if parts != _plain(default):
+            overlay.values[path] = _parts(parts)
+    for path, value, default in _pi_rendered_texts(summary, base.summary):
+        if value != default.render():
             overlay.values[path] = profile_text(value)
-    if isinstance(branch.get("instructions"), str):  # rendered, as the other instructions
-        overlay.values[("summary", "instructions", "branch")] = profile_text(branch["instructions"])
+    # rendered, as the other instructions
+    overlay.values[("summary", "instructions", "branch")] = profile_text(summary.branch.instructions)
 
 
 Setting = tuple[tuple[str, ...], Any, Any]  # (profile key, value in profile.json, builtin:default's)
 
 
-def _pi_values(summary: dict, branch: dict, base: Any) -> list[Setting]:
+def _pi_values(summary: plan_schema.Summary, base: Any) -> list[Setting]:
     """Settings that profile.json holds as the profile's own JSON values."""
-    s, comp = base.summary, base.compaction
+    s, comp, branch = base.summary, base.compaction, summary.branch
     dump = lambda sections: [x.model_dump(mode="json") for x in sections]  # noqa: E731
     return [
-        (("summary", "on_schema_violation"), summary.get("on_schema_violation"), s.on_schema_violation),
-        (("summary", "serialize_thinking"), summary.get("serialize_thinking"), s.serialize_thinking),
-        (("compaction", "tool_result_max_chars"), summary.get("tool_result_max_chars"), comp.tool_result_max_chars),
-        (("summary", "validity", "reject"), _get(summary, "validity", "reject"), list(s.validity.reject)),
-        (("summary", "validity", "retries"), _get(summary, "validity", "retries"), s.validity.retries),
-        *((("summary", "tags", k), _get(summary, "tags", k), getattr(s.tags, k)) for k in type(s.tags).model_fields),
-        *((("summary", "labels", k), _get(summary, "labels", k), getattr(s.labels, k))
+        (("summary", "on_schema_violation"), summary.on_schema_violation, s.on_schema_violation),
+        (("summary", "serialize_thinking"), summary.serialize_thinking, s.serialize_thinking),
+        (("compaction", "tool_result_max_chars"), summary.tool_result_max_chars, comp.tool_result_max_chars),
+        (("summary", "validity", "reject"), list(summary.validity.reject), list(s.validity.reject)),
+        (("summary", "validity", "retries"), summary.validity.retries, s.validity.retries),
+        *((("summary", "tags", k), getattr(summary.tags, k), getattr(s.tags, k)) for k in type(s.tags).model_fields),
+        *((("summary", "labels", k), getattr(summary.labels, k), getattr(s.labels, k))
           for k in type(s.labels).model_fields),
-        *((("compaction", "summary_budget", k), _get(summary, "budget", k), getattr(comp.summary_budget, k))
+        *((("compaction", "summary_budget", k), getattr(summary.budget, k), getattr(comp.summary_budget, k))
           for k in ("history", "turn_prefix", "limit")),
-        (("summary", "schema"), summary.get("schema_sections"), dump(s.schema_)),
-        (("summary", "branch_schema"), branch.get("schema_sections"), dump(s.branch_schema)),
-        *((("compaction", "branch", k), branch.get(k), getattr(comp.branch, k))
+        (("summary", "schema"), dump(summary.schema_sections), dump(s.schema_)),
+        (("summary", "branch_schema"), dump(branch.schema_sections), dump(s.branch_schema)),
+        *((("compaction", "branch", k), getattr(branch, k), getattr(comp.branch, k))
           for k in ("max_tokens", "default_context_window")),
-        *((("summary", "schema_format", k), _get(summary, "schema_format", k), getattr(s.schema_format, k))
+        *((("summary", "schema_format", k), getattr(summary.schema_format, k), getattr(s.schema_format, k))
           for k in type(s.schema_format).model_fields),
     ]
 
 
-def _pi_part_texts(summary: dict, s: Any) -> list[Setting]:
+def _pi_part_texts(summary: plan_schema.Summary, s: Any) -> list[Setting]:
     """Texts that profile.json holds as parts (their variables kept)."""
-    return [(("summary", "validity", "retry_note"), _get(summary, "validity", "retry_note"), s.validity.retry_note),
-            (("summary", "truncation_marker"), summary.get("truncation_marker"), s.truncation_marker),
-            (("summary", "turn_prefix_request"), summary.get("turn_prefix_request"), s.turn_prefix_request),
-            (("summary", "instructions", "schema_retry"), summary.get("schema_retry"), s.instructions.schema_retry)]
+    return [(("summary", "validity", "retry_note"), summary.validity.retry_note, s.validity.retry_note),
+            (("summary", "truncation_marker"), summary.truncation_marker, s.truncation_marker),
+            (("summary", "turn_prefix_request"), summary.turn_prefix_request, s.turn_prefix_request),
+            (("summary", "instructions", "schema_retry"), summary.schema_retry, s.instructions.schema_retry)]
 
 
-def _pi_rendered_texts(summary: dict, branch: dict, s: Any) -> list[Setting]:
+def _pi_rendered_texts(summary: plan_schema.Summary, s: Any) -> list[Setting]:
     """Texts that profile.json holds rendered (they take no variable)."""
-    return [(("summary", "instructions", "custom_label"), summary.get("custom_label"), s.instructions.custom_label),
-            (("summary", "split_turn_separator"), summary.get("split_turn_separator"), s.split_turn_separator),
-            (("summary", "no_history"), summary.get("no_history"), s.no_history),
-            (("summary", "branch_preamble"), branch.get("preamble"), s.branch_preamble),
-            (("summary", "branch_empty"), branch.get("empty"), s.branch_empty)]
+    branch = summary.branch
+    return [(("summary", "instructions", "custom_label"), summary.custom_label, s.instructions.custom_label),
+            (("summary", "split_turn_separator"), summary.split_turn_separator, s.split_turn_separator),
+            (("summary", "no_history"), summary.no_history, s.no_history),
+            (("summary", "branch_preamble"), branch.preamble, s.branch_preamble),
+            (("summary", "branch_empty"), branch.empty, s.branch_empty)]
 
 
-def _parts(parts: Any) -> Optional[str]:
+def _parts(parts: Optional[Parts]) -> Optional[str]:
     """Profile text from the plan's parts (strings and ``{"var": name}``)."""
     if parts is None:
         return None
-    return "".join(profile_text(p) if isinstance(p, str) else "${" + p["var"] + "}" for p in parts)
+    return "".join(profile_text(p) if isinstance(p, str) else "${" + p.var + "}" for p in parts)
 
 
 _SECTION_DEFAULTS = {"separator": "\n\n", "item_separator": "\n", "escape": "none", "wrap": "none",
                      "snippets": "one_line", "replaced_by_custom_prompt": False, "kind": "text"}
 
 
-def _when(when: Any) -> Optional[dict]:
-    if not when:
+def _when(when: Optional[plan_schema.When]) -> Optional[dict]:
+    if when is None:
         return None
-    return {k: v for k, v in when.items() if v}
+    return {k: v for k, v in when.model_dump().items() if v} or None
 
 
-def _pi_prompt(overlay: Overlay, plan: Any, where: Path) -> None:
+def _pi_section(s: plan_schema.Section) -> dict[str, Any]:
+    """One section of the plan as the overlay's keys (those that differ from a section's defaults)."""
+    keys: dict[str, Any] = {}
+    for field in ("name", "kind", "replaced_by_custom_prompt", "separator", "item_separator", "escape", "wrap",
+                  "snippets"):
+        value = getattr(s, field)
+        if value is not None and _SECTION_DEFAULTS.get(field) != value:
+            keys[field] = value
+    if _when(s.when):
+        keys["when"] = _when(s.when)
+    for field in ("open", "heading", "text", "item", "empty", "close"):
+        text = _parts(getattr(s, field))
+        if text is not None and not (field in ("open", "close") and text == ""):
+            keys[field] = ProfileText(text) if field == "text" else text
+    if s.rules:
+        keys["rules"] = [{k: v for k, v in (("text", _parts(r.text)), ("from", r.from_), ("when", _when(r.when)))
+                          if v is not None} for r in s.rules]
+    return keys
+
+
+def _pi_prompt(overlay: Overlay, plan: plan_schema.Plan) -> None:
     from pipeline.facade import compile_profile
 
-    if not isinstance(plan, dict) or not isinstance(plan.get("sections"), list):
-        raise ProfileError(Problem("no compiled render plan (`plan.sections`)", Location(str(where)),
-                                   code="profile.import-settings"))
     base = compile_profile("default").profile.system_prompt.sections
     overlay.sections += [(s.id, {"remove": True}) for s in base]
-    for s in plan["sections"]:
-        keys: dict[str, Any] = {}
-        for field in ("name", "kind", "replaced_by_custom_prompt", "separator", "item_separator", "escape", "wrap",
-                      "snippets"):
-            if s.get(field) is not None and _SECTION_DEFAULTS.get(field) != s[field]:
-                keys[field] = s[field]
-        if _when(s.get("when")):
-            keys["when"] = _when(s["when"])
-        for field in ("open", "heading", "text", "item", "empty", "close"):
-            text = _parts(s.get(field))
-            if text is not None and not (field in ("open", "close") and text == ""):
-                keys[field] = ProfileText(text) if field == "text" else text
-        if s.get("rules"):
-            keys["rules"] = [{k: v for k, v in (("text", _parts(r.get("text"))), ("from", r.get("from")),
-                                                 ("when", _when(r.get("when")))) if v is not None}
-                             for r in s["rules"]]
-        overlay.sections.append((s["id"], keys))
-    prompt: dict[str, Any] = {"join": plan.get("join"), "default_tools": plan.get("default_tools")}
-    if plan.get("caller_sections") is not None:
-        prompt["caller_sections"] = plan["caller_sections"]
+    overlay.sections += [(s.id, _pi_section(s)) for s in plan.sections]
+    prompt: dict[str, Any] = {"join": plan.join, "default_tools": plan.default_tools}
+    if plan.caller_sections is not None:
+        prompt["caller_sections"] = plan.caller_sections.model_dump()
     tools = {}
-    for name, entry in (plan.get("catalog") or {}).items():
-        tool: dict[str, Any] = {"guidelines": [profile_text(g) for g in entry.get("guidelines") or []]}
-        if entry.get("snippet") is not None:
-            tool["snippet"] = profile_text(entry["snippet"])
+    for name, entry in plan.catalog.items():
+        tool: dict[str, Any] = {"guidelines": [profile_text(g) for g in entry.guidelines]}
+        if entry.snippet is not None:
+            tool["snippet"] = profile_text(entry.snippet)
         tools[name] = tool
     if tools:
         prompt["tools"] = tools
