@@ -28,6 +28,7 @@ What the export reported lost does not come back: the imported profile has the b
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -443,8 +444,19 @@ def _copilot(project: Path, overlay: Overlay) -> None:
 
 
 def _agents_md(project: Path, overlay: Overlay) -> None:
-    """AGENTS.md: only the team's sections (the export's marked block)."""
+    """AGENTS.md: only the team's sections (the export's marked block), and the block of each
+    sub-folder's AGENTS.md the manifest records, as a section with that ``folder``."""
     _team_prompt(overlay, _block(project / "AGENTS.md"))
+    blocks = _json(project / DIRS["agents-md"] / MANIFEST, "export manifest").get("blocks") or {}
+    for path in sorted(p for p in blocks if isinstance(p, str) and p.endswith("/AGENTS.md")):
+        folder = path.removesuffix("/AGENTS.md")
+        if any(part in ("", ".", "..") for part in folder.split("/")) or overlay.prompt_keys.get("base") == "profile":
+            continue
+        text = _block(project / path)
+        if text:
+            slug = re.sub(r"[^A-Za-z0-9_.-]", "_", folder)
+            overlay.sections.append((f"exported.{slug}", {"text": ProfileText(_written(text, None)),
+                                                          "folder": folder}))
 
 
 def _gemini(project: Path, overlay: Overlay) -> None:
