@@ -288,13 +288,13 @@ def _compaction_items(recipe: Recipe, binary: str, export: Export, root: Path, h
 def _opencode_config(recipe: Recipe, binary: str, export: Export, root: Path, home: Path,
                      env: Mapping[str, str], timeout: float) -> dict[str, tuple[Any, Any]]:
     """opencode's resolved settings (``opencode debug config``; Kilo CLI's ``kilo debug config``)
-    for each compaction key the export writes into ``opencode.json`` (``kilo.json``): dotted
-    key -> (written, read)."""
+    for each compaction key the export writes into ``opencode.json`` (``kilo.json``), and the
+    compaction agent's model (Kilo's summary model): dotted key -> (written, read)."""
     from pipeline.export.verify.agents import KEPT_ENV, run_process
     from pipeline.loopback.chat import LoopbackServer
 
     written = [(k, v) for s in export.shared if s.path.endswith(f"{recipe.target}.json") for k, v in s.keys
-               if k and k[0] == "compaction"]
+               if k and (k[0] == "compaction" or k == ("agent", "compaction", "model"))]
     if not written:
         return {}
     home.mkdir(parents=True, exist_ok=True)
