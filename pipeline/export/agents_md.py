@@ -39,6 +39,7 @@ from pipeline.errors import PipelineError, Problem
 from pipeline.export.base import Carried, Export, Place, SharedBlock
 from pipeline.export.paths import folder_problem
 from pipeline.export.static_prompt import StaticPrompt, replaces_prompt, static_prompt
+from pipeline.prompt.render import RenderedSection
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -132,9 +133,9 @@ def _placed(carried: Carried, folders: dict[str, str]) -> Carried:
 
 
 def _blocks(prompt: StaticPrompt, folders: dict[str, str]) -> tuple[SharedBlock, ...]:
-    """One block per file: the root's sections, then each sub-folder's (in the profile's order, each
-    file's first section without its separator)."""
-    grouped: dict[str, list] = {}
+    """One block per file (the root's, each sub-folder's) holding its sections in the profile's order,
+    the file's first section without its separator."""
+    grouped: dict[str, list[RenderedSection]] = {}
     for section in prompt.sections:
         folder = folders.get(section.id)
         grouped.setdefault(FILE if folder is None else nested_file(folder), []).append(section)

@@ -24,8 +24,8 @@ opencode that reads the same kinds of files under ``.kilo/`` and ``kilo.json``).
   one), with the provider ``provider.context-pipeline-summarizer`` written beside it: npm
   ``@ai-sdk/openai-compatible`` at the summarizer's ``base_url`` for ``openai`` (default
   ``https://api.openai.com/v1``), ``@ai-sdk/anthropic`` at ``base_url`` + ``/v1`` for
-  ``anthropic``, its key read from ``api_key_env`` (``env``; never ``{env:...}``, which Kilo
-  refuses in a project's file). The other ``summarizer`` settings (output limit, reasoning,
+  ``anthropic``, its key read from ``api_key_env`` (``env``; not ``{env:...}``, which Kilo's
+  config loader throws on in a file it does not mark trusted, as its binary shows). The other ``summarizer`` settings (output limit, reasoning,
   time limits, retries) are Kilo's own and reported lost.
 
 ``kilo.json`` is shared with the user and merged key by key. With ``--user-dir`` the root is
