@@ -119,7 +119,8 @@ examples:
 """
 _AGENTS_MD_HELP = """Read back what `pipeline export agents-md` wrote into the project (--project DIR,
 default the current directory; the round trip): the export's marked block of AGENTS.md as
-one team section (the user's text around it is not the profile's). A project without the
+one team section (the user's text around it is not the profile's), and the block of each
+sub-folder's AGENTS.md the export wrote as a section with that `folder`. A project without the
 export's manifest (.agents/context-pipeline-export.json) is an error.
 
 examples:

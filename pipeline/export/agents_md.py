@@ -18,16 +18,28 @@ conflict unless ``--force``.
 * **Everything else is lost**: AGENTS.md has no form for commands, compaction, the summary
   request or retries; each reader keeps those in its own files (export to that agent's
   target for them).
-* **One file**: the block goes in the root's ``AGENTS.md``; nested ``AGENTS.md`` files of a
-  monorepo's packages are not written (each package is an export with ``--project``).
+* **Nested files for a monorepo**: a section with ``folder: packages/api``
+  (``system_prompt.sections.*.folder``) goes to the marked block of ``packages/api/AGENTS.md``,
+  the others to the root's; each file is a :class:`SharedBlock` of its own, so the user's
+  text around each block stays, and a folder a re-export no longer names loses its block
+  (the file too when nothing else is left in it). A folder must be an existing folder of
+  the project, reached without a link (:func:`pipeline.export.paths.folder_problem`);
+  otherwise the export stops with a located ``profile.export-folder`` problem. Readers that
+  walk from the repository's root down to their working directory (Codex CLI) send both.
 
 The manifest is ``.agents/context-pipeline-export.json``.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
+from pipeline.errors import PipelineError, Problem
 from pipeline.export.base import Carried, Export, Place, SharedBlock
-from pipeline.export.static_prompt import replaces_prompt, static_prompt
+from pipeline.export.paths import folder_problem
+from pipeline.export.static_prompt import StaticPrompt, replaces_prompt, static_prompt
+from pipeline.prompt.render import RenderedSection
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,5 +89,55 @@ class AgentsMdTarget:
         report += [Carried(f"templates.{t.name}", "lost", why=NO_COMMANDS) for t in loaded.templates
                    if t.path is not None]
         report += [Carried(key, "lost", why=why) for key, why in LOST]
-        blocks = (SharedBlock(FILE, prompt.text),) if prompt.text else ()
-        return Export(self.name, (), (), tuple(report), blocks)
+        folders = section_folders(pipeline, Path(place.root))
+        report = [_placed(c, folders) for c in report]
+        if folders and prompt.text:
+            report[0] = replace(head, where=head.where + "; a section with a `folder` in that folder's AGENTS.md "
+                                "(a reader sends the files from the repository's root down to its working directory)")
+        return Export(self.name, (), (), tuple(report), _blocks(prompt, folders))
+
+
+def section_folders(pipeline: "Pipeline", root: Path) -> dict[str, str]:
+    """Each section's ``folder`` by id, every one checked (a located ``profile.export-folder`` problem otherwise)."""
+    folders: dict[str, str] = {}
+    problems = []
+    for i, section in enumerate(pipeline.profile.system_prompt.sections):
+        if section.folder is None:
+            continue
+        folder = section.folder.rstrip("/") or section.folder
+        problem = folder_problem(root, folder)
+        if problem is None:
+            folders[section.id] = folder
+            continue
+        problems.append(Problem(problem, pipeline.source_map.value_location(("system_prompt", "sections", i, "folder")),
+                                key=f"system_prompt.sections.{section.id}.folder", code="profile.export-folder",
+                                hint="name an existing sub-folder of the project, relative and with `/` "
+                                     "(packages/api), or drop the key to keep the section in the root's AGENTS.md"))
+    if problems:
+        raise PipelineError(problems)
+    return folders
+
+
+def nested_file(folder: str) -> str:
+    """The ``AGENTS.md`` of a sub-folder."""
+    return f"{folder}/{FILE}"
+
+
+def _placed(carried: Carried, folders: dict[str, str]) -> Carried:
+    """A native section of a sub-folder's block said to be there."""
+    folder = folders.get(carried.key.removeprefix("system_prompt.sections."))
+    if folder is None or carried.how != "native" or not carried.key.startswith("system_prompt.sections."):
+        return carried
+    return replace(carried, where=f"{nested_file(folder)} (the export's marked block; read by agents working in "
+                                  f"{folder} or below)")
+
+
+def _blocks(prompt: StaticPrompt, folders: dict[str, str]) -> tuple[SharedBlock, ...]:
+    """One block per file (the root's, each sub-folder's) holding its sections in the profile's order,
+    the file's first section without its separator."""
+    grouped: dict[str, list[RenderedSection]] = {}
+    for section in prompt.sections:
+        folder = folders.get(section.id)
+        grouped.setdefault(FILE if folder is None else nested_file(folder), []).append(section)
+    return tuple(SharedBlock(path, "".join(("" if i == 0 else s.separator) + s.text for i, s in enumerate(kept)))
+                 for path, kept in grouped.items())

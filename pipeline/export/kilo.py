@@ -18,6 +18,15 @@ opencode that reads the same kinds of files under ``.kilo/`` and ``kilo.json``).
   (:func:`pipeline.export.opencode.compaction_keys`). ``reserved`` moves Kilo's trigger only
   for a model whose input window Kilo knows (``limit.input``); the report notes it. Kilo's
   summary prompt is its own: every ``summary.*`` setting is lost.
+* **The summary model**: a ``summarizer`` with a provider and a model becomes Kilo's
+  ``compaction`` agent's model, ``kilo.json`` ``agent.compaction.model`` =
+  ``context-pipeline-summarizer/MODEL`` (Kilo summarizes with that agent's model when it has
+  one), with the provider ``provider.context-pipeline-summarizer`` written beside it: npm
+  ``@ai-sdk/openai-compatible`` at the summarizer's ``base_url`` for ``openai`` (default
+  ``https://api.openai.com/v1``), ``@ai-sdk/anthropic`` at ``base_url`` + ``/v1`` for
+  ``anthropic``, its key read from ``api_key_env`` (``env``; not ``{env:...}``, which Kilo's
+  config loader throws on in a file it does not mark trusted, as its binary shows). The other ``summarizer`` settings (output limit, reasoning,
+  time limits, retries) are Kilo's own and reported lost.
 
 ``kilo.json`` is shared with the user and merged key by key. With ``--user-dir`` the root is
 laid out as Kilo's config folder (``~/.config/kilo``): ``kilo.json``, ``command/``,
@@ -31,6 +40,7 @@ from typing import Any
 from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
 from pipeline.export.opencode import compaction_keys, translate_md
 from pipeline.export.static_prompt import command_files, replaces_prompt, static_prompt
+from pipeline.llm.providers import PROVIDERS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,6 +60,9 @@ CWD_WHY = ("the exported file is shared by every checkout, so it cannot hold the
            "states it in each user message (<environment_details>), not at system level")
 RESERVE_NOTE = (" (Kilo CLI counts it only for a model whose input window it knows, limit.input; otherwise it "
                 "compacts at the window less the model's output limit)")
+#: the provider ``kilo.json`` names for the summarizer, and the AI SDK package of each of the profile's wires
+SUMMARIZER = "context-pipeline-summarizer"
+NPM = {"openai": "@ai-sdk/openai-compatible", "anthropic": "@ai-sdk/anthropic"}
 FIXED = "Kilo CLI writes its summary request itself (its compaction plugin hook was not run here, so none is exported)"
 
 
@@ -68,8 +81,9 @@ class KiloTarget:
         files, keys, report = _prompt(pipeline, place, pre)
         commands, carried = command_files(pipeline, place, f"{pre}command", _translate, "kilo")
         compaction, lines = compaction_keys(pipeline, CONFIG, AGENT, RESERVE_NOTE)
-        return Export(self.name, tuple(files + commands), (SharedJson(CONFIG, tuple(keys + compaction)),),
-                      tuple(report + carried + lines + _summary(pipeline)))
+        model, summarizer = summarizer_keys(pipeline)
+        return Export(self.name, tuple(files + commands), (SharedJson(CONFIG, tuple(keys + compaction + model)),),
+                      tuple(report + carried + lines + _summary(pipeline) + summarizer))
 
 
 def _translate(template) -> tuple:
@@ -105,6 +119,28 @@ def _summary(pipeline: "Pipeline") -> list[Carried]:
     report = [Carried(f"summary.{k}", "lost", why=FIXED) for k in (
         "system_prompt", "instructions.initial", "instructions.update", "instructions.turn_prefix",
         "instructions.branch", "schema", "branch_schema", "on_schema_violation", "validity", "labels", "tags")]
-    if pipeline.profile.summarizer.provider != "offline":
-        report.append(Carried("summarizer", "lost", why="Kilo CLI summarizes with the session's model"))
     return report
+
+
+def summarizer_keys(pipeline: "Pipeline") -> tuple[list[tuple[Key, Any]], list[Carried]]:
+    """``agent.compaction.model`` and the provider it names, for a summarizer with a model."""
+    summarizer = pipeline.profile.summarizer
+    if summarizer.provider == "offline":
+        return [], []
+    if not summarizer.model:
+        return [], [Carried("summarizer", "lost", why="the profile names no summarizer model, so Kilo CLI "
+                                                      "summarizes with the session's model")]
+    known = PROVIDERS[summarizer.provider]
+    base = (summarizer.base_url or known.base_url).rstrip("/")
+    url = base + "/v1" if summarizer.provider == "anthropic" else base
+    key = summarizer.api_key_env or known.key_env
+    entry = {"name": "context-pipeline summarizer", "npm": NPM[summarizer.provider], "env": [key],
+             "options": {"baseURL": url}, "models": {summarizer.model: {}}}
+    ref = f"{SUMMARIZER}/{summarizer.model}"
+    where = (f"{CONFIG} agent.compaction.model ({ref}: Kilo CLI's compaction agent sends its summary request to "
+             f"this model), provider.{SUMMARIZER} ({entry['npm']} at {url}, key from ${key})")
+    return ([(("provider", SUMMARIZER), entry), (("agent", "compaction", "model"), ref)],
+            [Carried("summarizer.model", "native", where),
+             Carried("summarizer", "lost", why="Kilo CLI takes the summary model (its provider, base URL and key "
+                                               "variable) from the profile; the output limit, reasoning, time "
+                                               "limits and retries of the summary call are its own")])

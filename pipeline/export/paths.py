@@ -105,6 +105,20 @@ def link_in_the_way(root: Path, rel: str) -> Optional[tuple[str, str]]:
     return None
 
 
+def folder_problem(root: Path, rel: str) -> Optional[str]:
+    """Why ``rel`` is not an existing folder below ``root`` the export may write into (None
+    when it is): an unsafe path (:func:`path_problem`), a link or a file on the way, or nothing there."""
+    problem = path_problem(rel)
+    if problem is not None:
+        return problem
+    linked = link_in_the_way(root, rel + "/-")
+    if linked is not None:
+        return f"`{_shown(linked[0])}` is {linked[1]}"
+    if not (root / rel).is_dir():
+        return f"`{_shown(rel)}` is not a folder of the project ({root / rel})"
+    return None
+
+
 def is_link(path: Path) -> bool:
     try:
         return stat.S_ISLNK(os.lstat(path).st_mode)

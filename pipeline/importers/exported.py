@@ -28,6 +28,7 @@ What the export reported lost does not come back: the imported profile has the b
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -54,6 +55,8 @@ ASK_EVERY_TURN = 1_000_000_000
 NEVER = 9_223_372_036_854_775_807
 #: the lines around the export's marked block of GEMINI.md, QWEN.md and AGENTS.md (pipeline.export.base.BLOCK_BEGIN/BLOCK_END)
 BLOCK = ("<!-- context-pipeline: begin -->", "<!-- context-pipeline: end -->")
+#: the provider kilo.json names for the profile's summarizer (pipeline.export.kilo.SUMMARIZER)
+KILO_SUMMARIZER = "context-pipeline-summarizer"
 PI_SETTINGS = (
     (("compaction", "enabled"), ("compaction", "enabled")),
     (("compaction", "reserveTokens"), ("compaction", "reserve_tokens")),
@@ -478,7 +481,25 @@ def _kilo(project: Path, overlay: Overlay) -> None:
     _team_prompt(overlay, _text_file(project / ".kilo" / "context-pipeline" / "instructions.md", "instructions file"))
     commands = project / ".kilo" / "command"
     overlay.sources = [("opencode", commands)] if commands.is_dir() else []
-    _compaction_keys(overlay, _json_object(project / "kilo.json", "kilo.json"))
+    config = _json_object(project / "kilo.json", "kilo.json")
+    _compaction_keys(overlay, config)
+    _kilo_summarizer(overlay, config)
+
+
+def _kilo_summarizer(overlay: Overlay, config: dict) -> None:
+    """kilo.json's ``agent.compaction.model`` when it names the export's summarizer provider."""
+    ref = _get(config, "agent", "compaction", "model")
+    entry = _get(config, "provider", KILO_SUMMARIZER)
+    if not isinstance(ref, str) or not ref.startswith(KILO_SUMMARIZER + "/") or not isinstance(entry, dict):
+        return
+    provider = "anthropic" if entry.get("npm") == "@ai-sdk/anthropic" else "openai"
+    base = _get(entry, "options", "baseURL")
+    overlay.values[("summarizer", "provider")] = provider
+    overlay.values[("summarizer", "model")] = ref.removeprefix(KILO_SUMMARIZER + "/")
+    if isinstance(base, str):
+        overlay.values[("summarizer", "base_url")] = base.removesuffix("/v1") if provider == "anthropic" else base
+    if isinstance(entry.get("env"), list) and entry["env"]:
+        overlay.values[("summarizer", "api_key_env")] = entry["env"][0]
 
 
 def _copilot(project: Path, overlay: Overlay) -> None:
@@ -488,8 +509,19 @@ def _copilot(project: Path, overlay: Overlay) -> None:
 
 
 def _agents_md(project: Path, overlay: Overlay) -> None:
-    """AGENTS.md: only the team's sections (the export's marked block)."""
+    """AGENTS.md: only the team's sections (the export's marked block), and the block of each
+    sub-folder's AGENTS.md the manifest records, as a section with that ``folder``."""
     _team_prompt(overlay, _block(project / "AGENTS.md"))
+    blocks = _json(project / DIRS["agents-md"] / MANIFEST, "export manifest").get("blocks") or {}
+    for path in sorted(p for p in blocks if isinstance(p, str) and p.endswith("/AGENTS.md")):
+        folder = path.removesuffix("/AGENTS.md")
+        if any(part in ("", ".", "..") for part in folder.split("/")) or overlay.prompt_keys.get("base") == "profile":
+            continue
+        text = _block(project / path)
+        if text:
+            slug = re.sub(r"[^A-Za-z0-9_.-]", "_", folder)
+            overlay.sections.append((f"exported.{slug}", {"text": ProfileText(_written(text, None)),
+                                                          "folder": folder}))
 
 
 def _gemini(project: Path, overlay: Overlay) -> None:

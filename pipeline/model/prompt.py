@@ -87,6 +87,15 @@ class Section(Strict):
             " `system_prompt.base`); `team` = the team's, exported where the agent reads project instructions"
         ),
     )
+    folder: Optional[str] = Field(
+        None,
+        min_length=1,
+        description=(
+            "`pipeline export agents-md` only: the project sub-folder (`packages/api`, relative, written with `/`)"
+            " whose own AGENTS.md holds this section, in the export's marked block there; default: the root's"
+            " AGENTS.md. Other targets and rendering do not read it"
+        ),
+    )
     when: Optional[When] = None
     replaced_by_custom_prompt: bool = Field(
         False, description="left out when the caller gives a custom prompt"

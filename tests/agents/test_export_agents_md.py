@@ -21,6 +21,7 @@ from cli_runs import (  # noqa: E402
     assert_native_sections_in,
     cli_env,
     export_report,
+    git_project,
     pipeline_cli,
     run_cli,
     static_sections,
@@ -97,3 +98,33 @@ def test_verify_runs_codex_on_the_agents_md_export(tmp_path, codex_env):
     assert done.returncode == 1 and verify["ok"] is False
     assert {i["status"] for i in verify["items"] if i["key"].startswith("system_prompt.sections.")} == {"mismatch"}
     assert any(s["path"].endswith("AGENTS.override.md") for s in verify["shadows"])
+
+
+def test_codex_in_a_sub_folder_sends_the_root_block_and_the_folders_block(tmp_path, codex_env):
+    """Nested AGENTS.md (`folder: packages/api`): Codex, run in packages/api of a git repository, sends
+    the AGENTS.md of every folder from the repository's root down to its working directory, so the
+    request holds the root's block and the api package's; `--verify` checks the api sections in a run
+    there (and the root's in a run at the root)."""
+    project = git_project(tmp_path / "mono", {"AGENTS.md": HAND})
+    api = project / "packages" / "api"
+    api.mkdir(parents=True)
+    (api / "AGENTS.md").write_text("# API package\n\nRun the api tests with make api-check.\n")
+    (tmp_path / "mono.yaml").write_text(TEAM + '    - {id: api_rules, after: house_style, folder: packages/api, '
+                                        'text: "API handlers validate every request body."}\n')
+    report = export_report("agents-md", tmp_path / "mono.yaml", project)
+    assert report["system_prompt.sections.api_rules"]["where"].startswith("packages/api/AGENTS.md")
+    sent = "\n".join(_sent(tmp_path, codex_env, api))
+    for line in ("Prefer short functions with one purpose.", "Never commit secrets.",  # the root's block
+                 "Run the tests with make check before committing.",  # the user's root text
+                 "API handlers validate every request body.", "make api-check"):  # the api package's
+        assert line in sent, line
+    at_root = "\n".join(_sent(tmp_path, codex_env, project))
+    assert "Prefer short functions" in at_root and "API handlers validate" not in at_root
+    env = dict(codex_env, HOME=str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    done = pipeline_cli("export", "agents-md", str(tmp_path / "mono.yaml"), "--project", str(project), "--verify",
+                        "--format", "json", cwd=project, env=env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    items = {i["key"]: i for i in json.loads(done.stdout)["verify"]["items"]}
+    assert items["system_prompt.sections.api_rules"]["status"] == "ok"
+    assert items["system_prompt.sections.house_style"]["status"] == "ok"

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.export.verify.agents import Invocation, KiloRecipe, system_message
+from pipeline.loopback.chat import LoopbackServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cli_runs import (  # noqa: E402
@@ -98,13 +99,35 @@ FULL = [{"toolCalls": [{"name": "read", "arguments": {"filePath": "AGENTS.md"}}]
         "summary", "done"]
 
 
+class _KeyedKilo(KiloRecipe):
+    """The recipe, with the summarizer's key variable the exported provider names (SUMMARY_KEY)."""
+
+    def configure(self, home: Path, server, project: Path) -> dict[str, str]:
+        return {**super().configure(home, server, project), "SUMMARY_KEY": "loopback"}
+
+
+def _summaries(bodies) -> list[dict]:
+    return [b for b in bodies if "Here is the conversation so far" in json.dumps(b.get("messages", [])[-1:])]
+
+
 @pytest.mark.parametrize("enabled", [True, False])
-def test_kilo_compacts_as_the_exported_auto_says(tmp_path, kilo_env, enabled):
-    text = TEAM + f"compaction:\n  enabled: {str(enabled).lower()}\n  keep_recent_tokens: 1234\n"
-    _, project, report = _setup(tmp_path, text)
-    config = json.loads((project / "kilo.json").read_text())
-    assert config["compaction"]["auto"] is enabled and config["compaction"]["preserve_recent_tokens"] == 1234
-    assert report["compaction.enabled"]["how"] == "native"
-    bodies = run_cli("kilo", tmp_path, kilo_env, project, "read AGENTS.md", FULL, KiloRecipe(SMALL))
-    summaries = [b for b in bodies if "Here is the conversation so far" in json.dumps(b.get("messages", [])[-1:])]
-    assert bool(summaries) is enabled, [json.dumps(b["messages"][-1])[:200] for b in bodies]
+def test_kilo_compacts_as_the_exported_auto_says_with_the_summarizer_model(tmp_path, kilo_env, enabled):
+    """The same run proves the summary model: the profile's summarizer (an OpenAI-wire model at its own
+    base URL) is Kilo's compaction agent's model, so Kilo's summary request goes to that server with that
+    model name, and the session's server gets none."""
+    with LoopbackServer(["The summary."]) as summarizer:
+        text = TEAM + (f"compaction:\n  enabled: {str(enabled).lower()}\n  keep_recent_tokens: 1234\n"
+                       "summarizer: {provider: openai, model: summarize-small, api_key_env: SUMMARY_KEY, "
+                       f"base_url: {json.dumps(summarizer.openai_base_url)}}}\n")
+        _, project, report = _setup(tmp_path, text)
+        config = json.loads((project / "kilo.json").read_text())
+        assert config["compaction"]["auto"] is enabled and config["compaction"]["preserve_recent_tokens"] == 1234
+        assert report["compaction.enabled"]["how"] == "native"
+        assert config["agent"]["compaction"]["model"] == "context-pipeline-summarizer/summarize-small"
+        assert config["provider"]["context-pipeline-summarizer"]["options"]["baseURL"] == summarizer.openai_base_url
+        assert report["summarizer.model"]["how"] == "native" and report["summarizer"]["how"] == "lost"
+        session = run_cli("kilo", tmp_path, kilo_env, project, "read AGENTS.md", FULL, _KeyedKilo(SMALL))
+        sent = _summaries(summarizer.bodies)
+    assert [b["model"] for b in sent] == (["summarize-small"] if enabled else []), [
+        json.dumps(b)[:300] for b in summarizer.bodies]
+    assert not _summaries(session), [json.dumps(b["messages"][-1])[:200] for b in session]

@@ -36,6 +36,7 @@ compaction:
   pins: {{first_request: true}}
   branch: {{reserve_tokens: 5000}}
 retry: {{enabled: true, max_retries: 2, base_delay_ms: 100, max_agent_delay_ms: 1000}}
+summarizer: {{provider: openai, model: small-one}}
 """
 TRIGGERS = {"percent": "{percent_of_window: 60}", "tokens": "{tokens: 90000}", "reserve": "{reserve_tokens: 20000}"}
 #: the variants of the profile: (trigger, system_prompt.base)
@@ -81,6 +82,7 @@ ROWS = {
     "`summary.on_schema_violation`, `summary.validity`": ("reserve", ("summary.on_schema_violation",
                                                                       "summary.validity")),
     "`summary.labels`, `summary.tags`": ("reserve", ("summary.labels", "summary.tags")),
+    "`summarizer.model` (a provider and a model)": ("reserve", ("summarizer.model",)),
     "`retry.*`": ("reserve", ("retry.enabled", "retry.max_retries", "retry.base_delay_ms",
                               "retry.max_agent_delay_ms")),
 }

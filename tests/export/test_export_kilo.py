@@ -94,3 +94,31 @@ def test_an_edited_instructions_file_is_a_conflict_and_import_reads_the_export_b
     assert export(tmp_path, str(tmp_path / "team.yaml")) == 1
     assert "instructions.md" in capsys.readouterr().err
     assert (tmp_path / ".kilo/context-pipeline/instructions.md").read_text() == "mine\n"
+
+
+def test_the_summarizer_model_is_the_compaction_agents_model_and_is_read_back(tmp_path, capsys):
+    """openai: the OpenAI-compatible package at the base URL (default api.openai.com/v1); anthropic: the
+    Anthropic package at base URL + /v1; the key from the profile's variable (the wire's default one
+    without it); import reads the summarizer back and a re-export changes nothing."""
+    cases = {"openai": ("{provider: openai, model: small-one}", "@ai-sdk/openai-compatible",
+                        "https://api.openai.com/v1", "OPENAI_API_KEY"),
+             "anthropic": ("{provider: anthropic, model: claude-x, base_url: 'http://127.0.0.1:9', "
+                           "api_key_env: MY_KEY}", "@ai-sdk/anthropic", "http://127.0.0.1:9/v1", "MY_KEY")}
+    for name, (summarizer, npm, url, key) in cases.items():
+        project = tmp_path / name
+        project.mkdir()
+        (tmp_path / f"{name}.yaml").write_text(TEAM + f"summarizer: {summarizer}\n")
+        assert export(project, str(tmp_path / f"{name}.yaml")) == 0
+        config = json.loads((project / "kilo.json").read_text())
+        entry = config["provider"]["context-pipeline-summarizer"]
+        model = config["agent"]["compaction"]["model"].removeprefix("context-pipeline-summarizer/")
+        assert (entry["npm"], entry["options"]["baseURL"], entry["env"], list(entry["models"])) == (
+            npm, url, [key], [model])
+        got = report(project, capsys, str(tmp_path / f"{name}.yaml"))
+        assert got["summarizer.model"]["how"] == "native" and "agent.compaction.model" in got["summarizer.model"]["where"]
+        assert got["summarizer"]["how"] == "lost"
+        back = tmp_path / f"{name}-back.yaml"
+        assert main(["import", "kilo", "--project", str(project), "-o", str(back)]) == 0
+        assert f'model: "{model}"' in back.read_text() and f'provider: "{name}"' in back.read_text()
+        capsys.readouterr()
+        assert export(project, str(back), "--dry-run") == 0 and "no change" in capsys.readouterr().out

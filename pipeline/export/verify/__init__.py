@@ -99,6 +99,8 @@ def verify_export(target: str, agent: str, pipeline: "Pipeline", export: Export,
             progress(f"verify: running {recipe.binary} ({n}/{len(groups)}): {labels}")
             runs.append(recipe.run(binary, root, work / f"home-{n}", group, timeout, env))
         items = _prompt_items(recipe, pipeline, export, root, runs[0], work / "empty")
+        if target == "agents-md":
+            items = _nested_items(recipe, binary, pipeline, export, root, items, work, (timeout, env), progress)
         items += _command_items(recipe, commands, runs, groups)
         settings, read = _compaction_items(recipe, binary, export, root, work / "home-config", env, timeout)
     shadows = find_shadows(target, agent, root, Path(env.get("HOME") or Path.home()), env)
@@ -151,6 +153,23 @@ def _prompt_items(recipe: Recipe, pipeline: "Pipeline", export: Export, root: Pa
     rendered = _static_sections(pipeline, root, False if recipe.target == "agents-md" else None)
     leaves = [(p, t) for p, t in string_leaves(run.bodies[0]) if len(t) >= 20]
     return [_section_item(c, rendered.get(c.key.removeprefix("system_prompt.sections.")), leaves) for c in sections]
+
+
+def _nested_items(recipe: Recipe, binary: str, pipeline: "Pipeline", export: Export, root: Path, items: list[Item],
+                  work: Path, limits: tuple[float, Mapping[str, str]], progress: Progress) -> list[Item]:
+    """An AGENTS.md export's sections of a sub-folder (``folder``) checked in a run of the agent in that
+    folder (the run in the root has only the root's block): the items of those sections replaced."""
+    from pipeline.export.agents_md import section_folders
+
+    folders = section_folders(pipeline, root)
+    out = {i.key: i for i in items}
+    for n, folder in enumerate(sorted(set(folders.values())), 1):
+        keys = {f"system_prompt.sections.{k}" for k, f in folders.items() if f == folder}
+        progress(f"verify: running {recipe.binary} in {folder}: its AGENTS.md")
+        run = recipe.run(binary, root / folder, work / f"home-folder-{n}", [Invocation("Say ok.")], *limits)
+        nested = _prompt_items(recipe, pipeline, export, root / folder, run, work / "empty")
+        out.update({i.key: i for i in nested if i.key in keys and i.key in out})
+    return list(out.values())
 
 
 def _section_item(carried: Carried, expected: str | None, leaves: list[tuple[str, str]]) -> Item:
@@ -269,13 +288,13 @@ def _compaction_items(recipe: Recipe, binary: str, export: Export, root: Path, h
 def _opencode_config(recipe: Recipe, binary: str, export: Export, root: Path, home: Path,
                      env: Mapping[str, str], timeout: float) -> dict[str, tuple[Any, Any]]:
     """opencode's resolved settings (``opencode debug config``; Kilo CLI's ``kilo debug config``)
-    for each compaction key the export writes into ``opencode.json`` (``kilo.json``): dotted
-    key -> (written, read)."""
+    for each compaction key the export writes into ``opencode.json`` (``kilo.json``), and the
+    compaction agent's model (Kilo's summary model): dotted key -> (written, read)."""
     from pipeline.export.verify.agents import KEPT_ENV, run_process
     from pipeline.loopback.chat import LoopbackServer
 
     written = [(k, v) for s in export.shared if s.path.endswith(f"{recipe.target}.json") for k, v in s.keys
-               if k and k[0] == "compaction"]
+               if k and (k[0] == "compaction" or k == ("agent", "compaction", "model"))]
     if not written:
         return {}
     home.mkdir(parents=True, exist_ok=True)
