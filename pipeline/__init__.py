@@ -51,6 +51,8 @@ from __future__ import annotations
 
 import sys as _sys
 
+from pipeline.lazy import lazy_attributes
+
 #: SIGINTs that arrived while the ``pipeline`` command was starting, before its ``main``
 #: took over Ctrl-C (:func:`pipeline.cli.main` ends as interrupted when it holds any).
 _early_interrupts: list[int] = []
@@ -114,15 +116,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.session import SessionFile
 
 
-def __getattr__(name: str) -> object:
-    from importlib import import_module
-
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pipeline' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, globals(), _LAZY)
 
 
 __all__ = [

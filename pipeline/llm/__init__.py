@@ -8,7 +8,9 @@ transports what the caller gives: it holds no prompt text.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pipeline.lazy import lazy_attributes
 
 from pipeline.llm.errors import (
     LLMAuthError,
@@ -51,16 +53,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.llm.retry import RetryPolicy, call_with_retries, is_retryable_status, parse_retry_after
 
 
-def __getattr__(name: str) -> Any:
-    """Import the HTTP-side names on first access (PEP 562)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+#: the HTTP-side names, imported on first access
+__getattr__ = lazy_attributes(__name__, globals(), _LAZY)
 
 
 def __dir__() -> list[str]:

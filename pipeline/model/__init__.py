@@ -7,6 +7,8 @@ cold start of ``pipeline render``) does not pay for defining the profile's class
 
 from __future__ import annotations
 
+from pipeline.lazy import lazy_attributes
+
 TYPE_CHECKING = False
 
 _LAZY = {
@@ -42,15 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.model.variables import VARIABLE_TABLE, variables_for
 
 
-def __getattr__(name: str) -> object:
-    from importlib import import_module
-
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pipeline.model' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, globals(), _LAZY)
 
 
 __all__ = [
