@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from pipeline.export.base import Carried, Export, FolderTarget, Key, OwnedFile, Place, SharedBlock, SharedJson
-from pipeline.export.losses import Row, carried, summary_lost
+from pipeline.export.losses import Row, summary_lost
+from pipeline.export.losses import carried as losses
 from pipeline.export.static_prompt import command_files, replaces_prompt, static_prompt
 from pipeline.templates.dialects.export import _file, _literal
 from pipeline.templates.nodes import AllArgs, Default, Literal, Positional, Slice
@@ -49,22 +50,6 @@ HOST = {
 }
 CWD_WHY = ("the exported file is shared by every checkout, so it cannot hold the working directory; Gemini CLI "
            "states it in its own session context (the first user message)")
-
-
-class GeminiTarget(FolderTarget):
-    name = "gemini"
-    agent = "Gemini CLI 0.61.0"
-    folder = ".gemini/"
-
-    def export(self, pipeline: "Pipeline", place: Place) -> Export:
-        pre = self._prefix(place)
-        files, blocks, report = memory_prompt(pipeline, place, pre, GEMINI)
-        commands, carried = command_files(pipeline, place, f"{pre}commands", _translate, "gemini")
-        files += commands
-        report += carried
-        keys, compaction = _compaction(pipeline, f"{pre}settings.json")
-        return Export(self.name, tuple(files), (SharedJson(f"{pre}settings.json", tuple(keys)),),
-                      blocks=tuple(blocks), report=tuple(report + compaction))
 
 
 @dataclass(frozen=True)
@@ -102,10 +87,6 @@ def memory_prompt(pipeline: "Pipeline", place: Place, pre: str, how: MemoryFiles
     head = Carried("system_prompt", "own", how.own + (
         f"; the team's sections in the export's marked block of {where} ({how.block_sent})" if prompt.text else ""))
     return [], ([SharedBlock(where, prompt.text)] if prompt.text else []), [head, *prompt.report]
-
-
-def _translate(template) -> tuple:
-    return translate_toml(template, "Gemini CLI")
 
 
 def translate_toml(template, agent: str) -> tuple:
@@ -161,10 +142,31 @@ LOSSES = (
 )
 
 
-def _compaction(pipeline: "Pipeline", settings: str) -> tuple[list[tuple[Key, Any]], list[Carried]]:
-    """``model.compressionThreshold`` for a share-of-window trigger, and the report (:data:`LOSSES`)."""
-    trigger = pipeline.profile.compaction.trigger
-    keys: list[tuple[Key, Any]] = []
-    if trigger is not None and hasattr(trigger, "percent_of_window"):
-        keys.append((("model", "compressionThreshold"), trigger.percent_of_window / 100))
-    return keys, carried(pipeline.profile, LOSSES, settings=settings)
+class GeminiTarget(FolderTarget):
+    """Gemini CLI; a fork that reads the same kinds of files (Qwen Code) sets its own data."""
+
+    name = "gemini"
+    agent = "Gemini CLI 0.61.0"
+    folder = ".gemini/"
+    #: how the agent takes the prompt
+    memory: MemoryFiles = GEMINI
+    #: the settings key of a share-of-window trigger (a fraction of the window)
+    threshold: Key = ("model", "compressionThreshold")
+    #: the compaction, summary and retry table of the report
+    table: tuple[Row, ...] = LOSSES
+
+    def export(self, pipeline: "Pipeline", place: Place) -> Export:
+        pre = self._prefix(place)
+        files, blocks, report = memory_prompt(pipeline, place, pre, self.memory)
+        commands, carried = command_files(pipeline, place, f"{pre}commands", self._translate, self.name)
+        settings = f"{pre}settings.json"
+        trigger = pipeline.profile.compaction.trigger
+        keys: list[tuple[Key, Any]] = []
+        if trigger is not None and hasattr(trigger, "percent_of_window"):
+            keys.append((self.threshold, trigger.percent_of_window / 100))
+        compaction = losses(pipeline.profile, self.table, settings=settings)
+        return Export(self.name, tuple(files + commands), (SharedJson(settings, tuple(keys)),),
+                      blocks=tuple(blocks), report=tuple(report + carried + compaction))
+
+    def _translate(self, template) -> tuple:
+        return translate_toml(template, self.memory.agent)

@@ -21,16 +21,9 @@ Gemini CLI that reads the same kinds of files under ``.qwen/``).
 
 from __future__ import annotations
 
-from typing import Any
-
-from pipeline.export.base import Carried, Export, FolderTarget, Key, Place, SharedJson
-from pipeline.export.gemini import MemoryFiles, memory_prompt, translate_toml
-from pipeline.export.losses import Row, carried, summary_lost
-from pipeline.export.static_prompt import command_files
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.facade import Pipeline
+from pipeline.export.base import Key
+from pipeline.export.gemini import GeminiTarget, MemoryFiles
+from pipeline.export.losses import Row, summary_lost
 
 AGENT = "Qwen Code"
 HOST = {
@@ -46,24 +39,6 @@ FIXED = "Qwen Code's summary prompt is fixed (a PreCompact hook may only add to 
 QWEN = MemoryFiles(AGENT, "QWEN.md", "QWEN_SYSTEM_MD", "Qwen Code's own system prompt",
                    "Qwen Code appends it to its system message",
                    "Qwen Code sends it as its system message, in place of its own prompt", HOST, CWD_WHY)
-
-
-class QwenCodeTarget(FolderTarget):
-    name = "qwen-code"
-    agent = "Qwen Code 0.24.4"
-    folder = ".qwen/"
-
-    def export(self, pipeline: "Pipeline", place: Place) -> Export:
-        pre = self._prefix(place)
-        files, blocks, report = memory_prompt(pipeline, place, pre, QWEN)
-        commands, carried = command_files(pipeline, place, f"{pre}commands", _translate, "qwen-code")
-        keys, compaction = _compaction(pipeline, f"{pre}settings.json")
-        return Export(self.name, tuple(files + commands), (SharedJson(f"{pre}settings.json", tuple(keys)),),
-                      blocks=tuple(blocks), report=tuple(report + carried + compaction))
-
-
-def _translate(template) -> tuple:
-    return translate_toml(template, AGENT)
 
 
 #: what becomes of each compaction, summary and retry setting ({settings}: the settings file)
@@ -87,10 +62,12 @@ LOSSES = (
 )
 
 
-def _compaction(pipeline: "Pipeline", settings: str) -> tuple[list[tuple[Key, Any]], list[Carried]]:
-    """``context.autoCompactThreshold`` for a share-of-window trigger, and the report (:data:`LOSSES`)."""
-    trigger = pipeline.profile.compaction.trigger
-    keys: list[tuple[Key, Any]] = []
-    if trigger is not None and hasattr(trigger, "percent_of_window"):
-        keys.append((("context", "autoCompactThreshold"), trigger.percent_of_window / 100))
-    return keys, carried(pipeline.profile, LOSSES, settings=settings)
+class QwenCodeTarget(GeminiTarget):
+    """Gemini CLI's export, with Qwen Code's folder, memory file, threshold key and table."""
+
+    name = "qwen-code"
+    agent = "Qwen Code 0.24.4"
+    folder = ".qwen/"
+    memory = QWEN
+    threshold: Key = ("context", "autoCompactThreshold")
+    table = LOSSES
