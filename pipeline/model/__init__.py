@@ -12,25 +12,14 @@ from pipeline.lazy import lazy_attributes
 TYPE_CHECKING = False
 
 _LAZY = {
-    "BashExecutionTexts": "pipeline.model.runtime",
-    "Compaction": "pipeline.model.compaction",
-    "Context": "pipeline.model.runtime",
-    "Profile": "pipeline.model.profile",
-    "Retry": "pipeline.model.runtime",
-    "Rule": "pipeline.model.prompt",
-    "SchemaItem": "pipeline.model.summary",
-    "SchemaSection": "pipeline.model.summary",
-    "Section": "pipeline.model.prompt",
-    "Summarizer": "pipeline.model.summary",
-    "Summary": "pipeline.model.summary",
-    "SystemPrompt": "pipeline.model.prompt",
-    "Templates": "pipeline.model.templates",
-    "Text": "pipeline.model.text",
-    "Tool": "pipeline.model.prompt",
-    "VARIABLE_TABLE": "pipeline.model.variables",
-    "Var": "pipeline.model.text",
-    "When": "pipeline.model.prompt",
-    "variables_for": "pipeline.model.variables",
+    **dict.fromkeys(("BashExecutionTexts", "Context", "Retry"), "runtime"),
+    "Compaction": "compaction",
+    "Profile": "profile",
+    **dict.fromkeys(("Rule", "Section", "SystemPrompt", "Tool", "When"), "prompt"),
+    **dict.fromkeys(("SchemaItem", "SchemaSection", "Summarizer", "Summary"), "summary"),
+    "Templates": "templates",
+    **dict.fromkeys(("Text", "Var"), "text"),
+    **dict.fromkeys(("VARIABLE_TABLE", "variables_for"), "variables"),
 }
 
 if TYPE_CHECKING:  # pragma: no cover
