@@ -7,8 +7,9 @@ module and keeps the value in the package's namespace, so later ones are plain l
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any, Callable, Mapping, MutableMapping
+TYPE_CHECKING = False  # not imported from typing: the root package imports this module at the CLI's start
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Mapping, MutableMapping
 
 
 def lazy_attributes(package: str, namespace: MutableMapping[str, Any],
@@ -17,6 +18,8 @@ def lazy_attributes(package: str, namespace: MutableMapping[str, Any],
     name without a dot is a module of ``package``); any other name is an AttributeError."""
 
     def __getattr__(name: str) -> Any:
+        from importlib import import_module
+
         module = modules.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
