@@ -51,6 +51,8 @@ from __future__ import annotations
 
 import sys as _sys
 
+from pipeline.lazy import lazy_attributes
+
 #: SIGINTs that arrived while the ``pipeline`` command was starting, before its ``main``
 #: took over Ctrl-C (:func:`pipeline.cli.main` ends as interrupted when it holds any).
 _early_interrupts: list[int] = []
@@ -80,23 +82,15 @@ if _is_the_command():  # the first of our code to run: Ctrl-C is noted from here
 TYPE_CHECKING = False  # (not imported from typing: the CLI's start-up stays short and interruptible)
 
 _LAZY = {
-    "Location": "pipeline.errors",
-    "PipelineError": "pipeline.errors",
-    "Problem": "pipeline.errors",
-    "Pipeline": "pipeline.facade",
-    "compile_profile": "pipeline.facade",
-    "CompiledProfile": "pipeline.compiler",
-    "LoadedProfile": "pipeline.compiler",
-    "load_profile": "pipeline.compiler",
+    **dict.fromkeys(("Location", "PipelineError", "Problem"), "pipeline.errors"),
+    **dict.fromkeys(("Pipeline", "compile_profile"), "pipeline.facade"),
+    **dict.fromkeys(("CompiledProfile", "LoadedProfile", "load_profile"), "pipeline.compiler"),
     "__version__": "pipeline.version",
     "RenderContext": "pipeline.prompt",
     "SessionFile": "pipeline.session",
-    "ModelInfo": "pipeline.runtime.host",
-    "Tool": "pipeline.runtime.host",
-    "CompactionPlan": "pipeline.compaction",
-    "NothingToCompact": "pipeline.compaction",
-    "LLMError": "pipeline.llm",
-    "LLMAuthError": "pipeline.llm",
+    **dict.fromkeys(("ModelInfo", "Tool"), "pipeline.runtime.host"),
+    **dict.fromkeys(("CompactionPlan", "NothingToCompact"), "pipeline.compaction"),
+    **dict.fromkeys(("LLMError", "LLMAuthError"), "pipeline.llm"),
     "Agent": "pipeline.runtime.loop",
     "Conversation": "pipeline.runtime.conversation",
 }
@@ -114,15 +108,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.session import SessionFile
 
 
-def __getattr__(name: str) -> object:
-    from importlib import import_module
-
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pipeline' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, globals(), _LAZY)
 
 
 __all__ = [

@@ -19,7 +19,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from pipeline.limits import JSON_MAX_DEPTH
 
@@ -133,51 +133,48 @@ class _Parser:
         return value, m.end()
 
     def object(self, pos: int, depth: int) -> Node:
-        text = self.text
-        node = Node(pos, pos, {}, "object")
-        at = _skip(text, pos + 1)
-        if text.startswith("}", at):
-            node.end = at + 1
-            return node
-        while True:
-            if not text.startswith('"', at):
-                raise self.fail("expecting a key in double quotes", at)
-            key, key_end = self.string(at)
-            colon = _skip(text, key_end)
-            if not text.startswith(":", colon):
-                raise self.fail("expecting `:` after the key", colon)
-            start = _skip(text, colon + 1)
-            value = self.value(start, depth + 1)
-            if key in node.value:
-                raise self.fail(f"the key {json.dumps(key)} appears twice in one object", at)
-            node.value[key] = value.value
-            node.children.append(Child(at, value, key, text[key_end:start]))
-            at = _skip(text, value.end)
-            if text.startswith("}", at):
-                node.end = at + 1
-                return node
-            if not text.startswith(",", at):
-                raise self.fail("expecting `,` or `}`", at)
-            at = _skip(text, at + 1)
+        return self._members(Node(pos, pos, {}, "object"), "}", self._member, depth)
 
     def array(self, pos: int, depth: int) -> Node:
+        return self._members(Node(pos, pos, [], "array"), "]", self._item, depth)
+
+    def _members(self, node: Node, close: str, member: Callable[[Node, int, int], int], depth: int) -> Node:
+        """An object's or an array's members, read by ``member`` (which returns where the
+        member ends), separated by commas, up to ``close``."""
         text = self.text
-        node = Node(pos, pos, [], "array")
-        at = _skip(text, pos + 1)
-        if text.startswith("]", at):
-            node.end = at + 1
-            return node
-        while True:
-            value = self.value(at, depth + 1)
-            node.value.append(value.value)
-            node.children.append(Child(at, value))
-            at = _skip(text, value.end)
-            if text.startswith("]", at):
-                node.end = at + 1
-                return node
-            if not text.startswith(",", at):
-                raise self.fail("expecting `,` or `]`", at)
-            at = _skip(text, at + 1)
+        at = _skip(text, node.start + 1)
+        if not text.startswith(close, at):
+            while True:
+                at = _skip(text, member(node, at, depth + 1))
+                if text.startswith(close, at):
+                    break
+                if not text.startswith(",", at):
+                    raise self.fail(f"expecting `,` or `{close}`", at)
+                at = _skip(text, at + 1)
+        node.end = at + 1
+        return node
+
+    def _member(self, node: Node, at: int, depth: int) -> int:
+        text = self.text
+        if not text.startswith('"', at):
+            raise self.fail("expecting a key in double quotes", at)
+        key, key_end = self.string(at)
+        colon = _skip(text, key_end)
+        if not text.startswith(":", colon):
+            raise self.fail("expecting `:` after the key", colon)
+        start = _skip(text, colon + 1)
+        value = self.value(start, depth)
+        if key in node.value:
+            raise self.fail(f"the key {json.dumps(key)} appears twice in one object", at)
+        node.value[key] = value.value
+        node.children.append(Child(at, value, key, text[key_end:start]))
+        return value.end
+
+    def _item(self, node: Node, at: int, depth: int) -> int:
+        value = self.value(at, depth)
+        node.value.append(value.value)
+        node.children.append(Child(at, value))
+        return value.end
 
 
 # --------------------------------------------------------------------------- editing

@@ -35,7 +35,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence, Union, cast
+from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar, Union, cast
 
 from pipeline.compaction import CompactionOutcome
 from pipeline.errors import PipelineError
@@ -48,7 +48,7 @@ from pipeline.runtime.host import ModelInfo
 from pipeline.secrets import redact
 from pipeline.session import SessionFile
 
-__all__ = ["Compaction", "ContextBridge", "require"]
+__all__ = ["BridgeAdapter", "Compaction", "ContextBridge", "require"]
 
 logger = logging.getLogger("pipeline.adapters")
 
@@ -253,6 +253,49 @@ class ContextBridge:
         if not record:
             self.driver.cycle = cycle
         return decision
+
+
+_Adapter = TypeVar("_Adapter", bound="BridgeAdapter")
+
+
+class BridgeAdapter:
+    """The one constructor of every adapter: a framework's hook object over a new bridge.
+
+    Each adapter (pydantic-ai's capability, LangChain's middleware, the OpenAI Agents SDK's
+    session) takes its :class:`ContextBridge` as its one argument; this mixin gives it
+    ``create``, which builds the bridge from the profile and the session first.
+    """
+
+    __slots__ = ()
+
+    @classmethod
+    def create(
+        cls: type[_Adapter], profile: Any, session: Any, *, context_window: int, model: str = "model",
+        provider: str = "openai", api: str = "openai-completions", max_tokens: int = 0, thinking_level: str = "off",
+        cwd: Optional[str] = None, client: Any = None, context: Any = None,
+        tool_snippets: Optional[Mapping[str, str]] = None,
+    ) -> _Adapter:
+        """The adapter over a new :class:`ContextBridge`.
+
+        ``profile``: a :class:`~pipeline.facade.Pipeline`, a compiled profile or a profile
+        name/path; ``session``: a :class:`~pipeline.session.SessionFile` or a path (created
+        when missing); ``context_window``: the model's context size in tokens (the
+        compaction threshold is measured against it); ``model``, ``provider``, ``api``,
+        ``max_tokens``: the model's identity in the session's replies; ``thinking_level``:
+        recorded when the session is new; ``cwd``: the working directory of the prompt and
+        a new session (default: the process's); ``client``: the summary client compaction
+        uses (:func:`pipeline.compaction.make_summary_client`, or any ``SummaryClient``).
+        Without it the profile's ``summarizer`` writes the summary: offline, with no model
+        call, for ``builtin:default``. ``context``: a :class:`~pipeline.prompt.RenderContext`
+        for everything but the tools; ``tool_snippets``: one line for each tool of your own
+        that the profile's catalog does not describe.
+        """
+        bridge = ContextBridge(
+            profile, session, context_window=context_window, model=model, provider=provider, api=api,
+            max_tokens=max_tokens, thinking_level=thinking_level, cwd=cwd, client=client, context=context,
+            tool_snippets=tool_snippets,
+        )
+        return cast(Callable[[ContextBridge], _Adapter], cls)(bridge)
 
 
 def _last_reply(branch: Sequence[Any]) -> Optional[Any]:

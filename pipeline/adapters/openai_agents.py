@@ -31,9 +31,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Optional
 
-from pipeline.adapters._bridge import JSON, ContextBridge, require, text_of, usage_json
+from pipeline.adapters._bridge import JSON, BridgeAdapter, ContextBridge, require, text_of, usage_json
 
 require("agents", "openai-agents")
 
@@ -47,7 +47,7 @@ __all__ = ["ProfileModel", "ProfileSession", "from_pi", "to_pi"]
 _REPLY_TYPES = ("message", "function_call", "reasoning")
 
 
-class ProfileSession:
+class ProfileSession(BridgeAdapter):
     """A pi JSONL session behind the SDK's ``Session`` protocol, with the profile's policy."""
 
     session_settings = None
@@ -57,32 +57,6 @@ class ProfileSession:
         self.session_id = str(bridge.session.header.raw.get("id"))
         self._names: dict[str, str] = {}
 
-    @classmethod
-    def create(
-        cls, profile: Any, session: Any, *, context_window: int, model: str = "model", provider: str = "openai",
-        api: str = "openai-completions", max_tokens: int = 0, thinking_level: str = "off", cwd: Optional[str] = None,
-        client: Any = None, context: Any = None, tool_snippets: Optional[Mapping[str, str]] = None,
-    ) -> "ProfileSession":
-        """A session over a new :class:`ContextBridge`.
-
-        ``profile``: a :class:`~pipeline.facade.Pipeline`, a compiled profile or a profile
-        name/path; ``session``: a :class:`~pipeline.session.SessionFile` or a path (created
-        when missing); ``context_window``: the model's context size in tokens (the
-        compaction threshold is measured against it); ``model``, ``provider``, ``api``,
-        ``max_tokens``: the model's identity in the session's replies; ``thinking_level``:
-        recorded when the session is new; ``cwd``: the working directory of the prompt and
-        a new session (default: the process's); ``client``: the summary client compaction
-        uses (:func:`pipeline.compaction.make_summary_client`, or any ``SummaryClient``).
-        Without it the profile's ``summarizer`` writes the summary: offline, with no model
-        call, for ``builtin:default``. ``context``: a :class:`~pipeline.prompt.RenderContext`
-        for everything but the tools; ``tool_snippets``: one line for each tool of your own
-        that the profile's catalog does not describe.
-        """
-        return cls(ContextBridge(
-            profile, session, context_window=context_window, model=model, provider=provider, api=api,
-            max_tokens=max_tokens, thinking_level=thinking_level, cwd=cwd, client=client, context=context,
-            tool_snippets=tool_snippets,
-        ))
 
     # ------------------------------------------------------------------ Session protocol
 

@@ -147,6 +147,21 @@ class Target(Protocol):
         ...
 
 
+class FolderTarget:
+    """A target whose project files live under one folder of the project (``.claude/``) and
+    whose ``--user-dir`` root is laid out as that folder (``~/.claude``); the manifest is
+    ``context-pipeline-export.json`` in it."""
+
+    #: the project's folder of the agent, with its slash (``.claude/``)
+    folder = ""
+
+    def _prefix(self, place: Place) -> str:
+        return "" if place.user else self.folder
+
+    def manifest_path(self, place: Place) -> str:
+        return self._prefix(place) + "context-pipeline-export.json"
+
+
 def key_text(key: Key) -> str:
     """A key path as people read it (``compaction.modelOverrides["loop/m"].reserveTokens``)."""
     out = ""

@@ -30,7 +30,8 @@ import json
 import shlex
 from typing import Any
 
-from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
+from pipeline.export.base import Carried, Export, FolderTarget, Key, OwnedFile, Place, SharedJson
+from pipeline.export.losses import Row, carried, lost, own_summary
 from pipeline.export.static_prompt import command_files, replaces_prompt, static_prompt
 from pipeline.templates.dialects.export import export_template
 
@@ -54,15 +55,10 @@ CWD_WHY = ("the exported file is shared by every checkout, so it cannot hold the
            "states it in its own # Environment message")
 
 
-class ClaudeCodeTarget:
+class ClaudeCodeTarget(FolderTarget):
     name = "claude-code"
     agent = "Claude Code 2.1.328"
-
-    def _prefix(self, place: Place) -> str:
-        return "" if place.user else ".claude/"
-
-    def manifest_path(self, place: Place) -> str:
-        return self._prefix(place) + "context-pipeline-export.json"
+    folder = ".claude/"
 
     def export(self, pipeline: "Pipeline", place: Place) -> Export:
         pre = self._prefix(place)
@@ -107,62 +103,51 @@ def _translate(template) -> tuple:
     return out.relpath, out.text, out.reasons, out.notes
 
 
+#: what becomes of each compaction, summary and retry setting ({settings}: the settings file, {hook}: the hook's line)
+OWN_PROMPT = "Claude Code writes the summary with its own prompt; the hook can only add instructions"
+LOSSES = (
+    Row("compaction.enabled", "native", "{settings} env.DISABLE_AUTO_COMPACT", when=("disabled",)),
+    Row("compaction.enabled", "native", "Claude Code compacts automatically by default", when=("enabled",)),
+    Row("compaction.trigger", why="Claude Code decides when to compact by its model's window; its "
+                                  "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE showed no effect on 2.1.328 here",
+        when=("trigger",)),
+    Row("compaction.reserve_tokens", why="Claude Code triggers at a share of the window; a reserve in tokens needs "
+                                         "each model's window", when=("reserve",)),
+    Row("compaction.keep_recent_tokens", why="Claude Code decides what it keeps itself"),
+    Row("compaction.branch.reserve_tokens", why="Claude Code has no branch summaries"),
+    Row("compaction.model_overrides", why="Claude Code's compaction settings are not per model", when=("per_model",)),
+    Row("compaction.strategy", why="Claude Code always summarizes", when=("not_summarize",)),
+    Row("compaction.pins", why="Claude Code has no pinned messages", when=("pins",)),
+    Row("retry", why="Claude Code retries provider errors by its own policy"),
+    Row("summary.instructions.initial", "extension", "{hook}", when=("summarizes",)),
+    Row("summary.schema", "extension", "{hook} (inside the instructions)", when=("summarizes",)),
+    Row("summary.system_prompt", why=OWN_PROMPT),
+    Row("summary.instructions.update", why="Claude Code summarizes the whole conversation each time; the hook adds "
+                                           "the initial instructions"),
+    *own_summary("Claude Code"),
+    *lost(OWN_PROMPT, "summary.labels", "summary.tags"),
+    Row("summarizer", why="Claude Code summarizes with the session's model", when=("summarizer",)),
+)
+
+
 def _compaction(pipeline: "Pipeline", place: Place, pre: str) -> tuple[list[OwnedFile], list[tuple[Key, Any]],
                                                                         list[Carried]]:
+    """The settings keys and PreCompact hook of the profile's compaction, and its report (:data:`LOSSES`)."""
     profile = pipeline.profile
     comp, summary = profile.compaction, profile.summary
     settings = f"{pre}settings.json"
     keys: list[tuple[Key, Any]] = []
-    report: list[Carried] = []
     if comp.enabled is False:
         keys.append((("env", "DISABLE_AUTO_COMPACT"), "1"))
-        report.append(Carried("compaction.enabled", "native", f"{settings} env.DISABLE_AUTO_COMPACT"))
-    else:
-        report.append(Carried("compaction.enabled", "native", "Claude Code compacts automatically by default"))
-    trigger = comp.trigger
-    if trigger is not None:
-        report.append(Carried("compaction.trigger", "lost",
-                              why="Claude Code decides when to compact by its model's window; its "
-                                  "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE showed no effect on 2.1.328 here"))
-    if trigger is None or hasattr(trigger, "reserve_tokens"):
-        report.append(Carried("compaction.reserve_tokens", "lost",
-                              why="Claude Code triggers at a share of the window; a reserve in tokens needs each "
-                                  "model's window"))
-    report.append(Carried("compaction.keep_recent_tokens", "lost", why="Claude Code decides what it keeps itself"))
-    report.append(Carried("compaction.branch.reserve_tokens", "lost", why="Claude Code has no branch summaries"))
-    for model in comp.model_overrides:
-        report.append(Carried(f"compaction.model_overrides.{model}", "lost",
-                              why="Claude Code's compaction settings are not per model"))
-    if comp.strategy != "summarize":
-        report.append(Carried("compaction.strategy", "lost", why="Claude Code always summarizes"))
-    if comp.pins.first_request or comp.pins.messages or comp.pins.files:
-        report.append(Carried("compaction.pins", "lost", why="Claude Code has no pinned messages"))
-    report.append(Carried("retry", "lost", why="Claude Code retries provider errors by its own policy"))
-
     files: list[OwnedFile] = []
+    instructions = f"{pre}{INSTRUCTIONS}"
     if comp.strategy != "mask_tool_results":
         from pipeline.compaction.summary_schema import render_schema
 
         schema = render_schema(summary.schema_, summary.schema_format)
-        instructions = f"{pre}{INSTRUCTIONS}"
         files.append(OwnedFile(instructions, summary.instructions.initial.render(schema=schema) + "\n"))
         path = f"{place.root}/{INSTRUCTIONS}" if place.user else f"$CLAUDE_PROJECT_DIR/{instructions}"
         command = f"cat {shlex.quote(path)}" if place.user else f'cat "{path}"'
         keys.append((("hooks", "PreCompact"), [{"matcher": "", "hooks": [{"type": "command", "command": command}]}]))
-        hook = f"{settings} hooks.PreCompact prints {instructions}; Claude Code adds it to its summary request"
-        report += [Carried("summary.instructions.initial", "extension", hook),
-                   Carried("summary.schema", "extension", hook + " (inside the instructions)")]
-    own_prompt = "Claude Code writes the summary with its own prompt; the hook can only add instructions"
-    for key, why in (("summary.system_prompt", own_prompt),
-                     ("summary.instructions.update", "Claude Code summarizes the whole conversation each time; "
-                                                     "the hook adds the initial instructions"),
-                     ("summary.instructions.turn_prefix", "Claude Code does not split turns"),
-                     ("summary.instructions.branch", "Claude Code has no branch summaries"),
-                     ("summary.branch_schema", "Claude Code has no branch summaries"),
-                     ("summary.on_schema_violation", "nothing checks Claude Code's summary for the headings"),
-                     ("summary.validity", "nothing checks Claude Code's summary"),
-                     ("summary.labels", own_prompt), ("summary.tags", own_prompt)):
-        report.append(Carried(key, "lost", why=why))
-    if profile.summarizer.provider != "offline":
-        report.append(Carried("summarizer", "lost", why="Claude Code summarizes with the session's model"))
-    return files, keys, report
+    hook = f"{settings} hooks.PreCompact prints {instructions}; Claude Code adds it to its summary request"
+    return files, keys, carried(profile, LOSSES, settings=settings, hook=hook)

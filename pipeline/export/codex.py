@@ -31,7 +31,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedToml
+from pipeline.export.base import Carried, Export, FolderTarget, Key, OwnedFile, Place, SharedToml
+from pipeline.export.losses import Row, carried, lost, own_summary
 from pipeline.export.static_prompt import replaces_prompt, static_prompt
 
 TYPE_CHECKING = False
@@ -56,15 +57,10 @@ NO_PROMPTS = ("Codex 0.169.0 has no custom prompts (removed in 0.117.0): `codex 
               "reaches the model as typed")
 
 
-class CodexTarget:
+class CodexTarget(FolderTarget):
     name = "codex"
     agent = "Codex CLI 0.169.0"
-
-    def _prefix(self, place: Place) -> str:
-        return "" if place.user else ".codex/"
-
-    def manifest_path(self, place: Place) -> str:
-        return self._prefix(place) + "context-pipeline-export.json"
+    folder = ".codex/"
 
     def export(self, pipeline: "Pipeline", place: Place) -> Export:
         pre = self._prefix(place)
@@ -100,68 +96,54 @@ def _templates(pipeline: "Pipeline", place: Place) -> list[Carried]:
     return [Carried(f"templates.{t.name}", "lost", why=NO_PROMPTS) for t in loaded.templates if t.path is not None]
 
 
+WINDOW_WHY = ("Codex compacts at an absolute token count (model_auto_compact_token_limit, else its model catalog's); "
+              "{what} needs each model's window, which the export does not know")
+OWN_ITEMS = "Codex writes the summary request from the conversation's own items; only compact_prompt is set"
+NEVER_SUMMARIZES = "the profile's strategy never summarizes; Codex always does"
+#: what becomes of each compaction, summary and retry setting ({limit}: the limit key, {prompt}: compact_prompt's line)
+LOSSES = (
+    Row("compaction.enabled", "native", "{limit} = " + f"{NEVER} (a limit no context reaches: Codex has no `enabled` "
+                                                       "key)", when=("disabled",)),
+    Row("compaction.enabled", "native", "Codex compacts automatically by default", when=("enabled",)),
+    Row("compaction.trigger", "native", "{limit}", when=("tokens", "enabled")),
+    Row("compaction.trigger", why="the profile turns compaction off", when=("tokens", "disabled")),
+    Row("compaction.trigger", why=WINDOW_WHY.format(what="a share of the window"), when=("percent",)),
+    Row("compaction.reserve_tokens", why=WINDOW_WHY.format(what="a reserve"), when=("reserve",)),
+    Row("compaction.keep_recent_tokens", why="Codex keeps a fixed share of recent user messages (20,000 tokens) "
+                                             "itself"),
+    Row("compaction.branch.reserve_tokens", why="Codex has no branch summaries"),
+    Row("compaction.model_overrides", why="Codex's compaction keys are not per model", when=("per_model",)),
+    Row("compaction.strategy", why="Codex always summarizes", when=("not_summarize",)),
+    Row("compaction.pins", why="Codex has no pinned messages", when=("pins",)),
+    Row("retry", why="Codex's retries are keys of each model provider (model_providers.<id>.request_max_retries), "
+                     "not the export's"),
+    Row("summary.instructions.initial", "native", "{prompt}", when=("summarizes",)),
+    Row("summary.schema", "native", "{prompt}, inside the instructions", when=("summarizes",)),
+    Row("summary.system_prompt", why="Codex sends its developer instructions (here: the profile's system prompt) "
+                                     "with the summary request; compact_prompt is the user turn"),
+    Row("summary.instructions.update", why="Codex summarizes the whole conversation each time, with one prompt "
+                                           "(compact_prompt)"),
+    *own_summary("Codex"),
+    *lost(OWN_ITEMS, "summary.labels", "summary.tags"),
+    *lost(NEVER_SUMMARIZES, "summary.instructions.initial", "summary.schema", when=("masks",)),
+    Row("summarizer", why="Codex summarizes with the session's model", when=("summarizer",)),
+)
+
+
 def _compaction(pipeline: "Pipeline", config: str) -> tuple[list[tuple[Key, Any]], list[Carried]]:
+    """The config.toml keys of the profile's compaction, and its report (:data:`LOSSES`)."""
     from pipeline.compaction.summary_schema import render_schema
     from pipeline.model.compaction import TokensTrigger
 
     profile = pipeline.profile
     comp, summary = profile.compaction, profile.summary
     keys: list[tuple[Key, Any]] = []
-    report: list[Carried] = []
-    limit = f"{config} model_auto_compact_token_limit"
-    trigger = comp.trigger
     if comp.enabled is False:
         keys.append((("model_auto_compact_token_limit",), NEVER))
-        report.append(Carried("compaction.enabled", "native", f"{limit} = {NEVER} (a limit no context reaches: "
-                                                              "Codex has no `enabled` key)"))
-    else:
-        report.append(Carried("compaction.enabled", "native", "Codex compacts automatically by default"))
-        if isinstance(trigger, TokensTrigger):
-            keys.append((("model_auto_compact_token_limit",), trigger.tokens))
-    window_why = ("Codex compacts at an absolute token count (model_auto_compact_token_limit, else its model "
-                  "catalog's); {what} needs each model's window, which the export does not know")
-    if isinstance(trigger, TokensTrigger):
-        report.append(Carried("compaction.trigger", "native", limit) if comp.enabled is not False else
-                      Carried("compaction.trigger", "lost", why="the profile turns compaction off"))
-    elif trigger is not None and hasattr(trigger, "percent_of_window"):
-        report.append(Carried("compaction.trigger", "lost", why=window_why.format(what="a share of the window")))
-    if trigger is None or hasattr(trigger, "reserve_tokens"):
-        report.append(Carried("compaction.reserve_tokens", "lost", why=window_why.format(what="a reserve")))
-    report.append(Carried("compaction.keep_recent_tokens", "lost",
-                          why="Codex keeps a fixed share of recent user messages (20,000 tokens) itself"))
-    report.append(Carried("compaction.branch.reserve_tokens", "lost", why="Codex has no branch summaries"))
-    for model in comp.model_overrides:
-        report.append(Carried(f"compaction.model_overrides.{model}", "lost",
-                              why="Codex's compaction keys are not per model"))
-    if comp.strategy != "summarize":
-        report.append(Carried("compaction.strategy", "lost", why="Codex always summarizes"))
-    if comp.pins.first_request or comp.pins.messages or comp.pins.files:
-        report.append(Carried("compaction.pins", "lost", why="Codex has no pinned messages"))
-    report.append(Carried("retry", "lost", why="Codex's retries are keys of each model provider "
-                                               "(model_providers.<id>.request_max_retries), not the export's"))
-    own: list[str] = []
+    elif isinstance(comp.trigger, TokensTrigger):
+        keys.append((("model_auto_compact_token_limit",), comp.trigger.tokens))
     if comp.strategy != "mask_tool_results":
         schema = render_schema(summary.schema_, summary.schema_format)
         keys.append((("compact_prompt",), summary.instructions.initial.render(schema=schema)))
-        where = f"{config} compact_prompt (Codex sends it as the last user message of its summary request)"
-        report += [Carried("summary.instructions.initial", "native", where),
-                   Carried("summary.schema", "native", where + ", inside the instructions")]
-    else:
-        own = ["summary.instructions.initial", "summary.schema"]
-    own_why = "Codex writes the summary request from the conversation's own items; only compact_prompt is set"
-    for key, why in (("summary.system_prompt", "Codex sends its developer instructions (here: the profile's "
-                                               "system prompt) with the summary request; compact_prompt is the "
-                                               "user turn"),
-                     ("summary.instructions.update", "Codex summarizes the whole conversation each time, with "
-                                                     "one prompt (compact_prompt)"),
-                     ("summary.instructions.turn_prefix", "Codex does not split turns"),
-                     ("summary.instructions.branch", "Codex has no branch summaries"),
-                     ("summary.branch_schema", "Codex has no branch summaries"),
-                     ("summary.on_schema_violation", "nothing checks Codex's summary for the headings"),
-                     ("summary.validity", "nothing checks Codex's summary"),
-                     ("summary.labels", own_why), ("summary.tags", own_why),
-                     *((k, "the profile's strategy never summarizes; Codex always does") for k in own)):
-        report.append(Carried(key, "lost", why=why))
-    if profile.summarizer.provider != "offline":
-        report.append(Carried("summarizer", "lost", why="Codex summarizes with the session's model"))
-    return keys, report
+    prompt = f"{config} compact_prompt (Codex sends it as the last user message of its summary request)"
+    return keys, carried(profile, LOSSES, limit=f"{config} model_auto_compact_token_limit", prompt=prompt)

@@ -18,7 +18,7 @@ With ``--user-dir`` the root is laid out as ``$COPILOT_HOME`` (``~/.copilot``):
 
 from __future__ import annotations
 
-from pipeline.export.base import Carried, Export, OwnedFile, Place
+from pipeline.export.base import Carried, Export, FolderTarget, OwnedFile, Place
 from pipeline.export.static_prompt import replaces_prompt, static_prompt
 
 TYPE_CHECKING = False
@@ -48,15 +48,10 @@ NO_COMMANDS = ("Copilot CLI has no commands with arguments: `/NAME args` reaches
                "or skill file becomes a skill the model loads by name, its placeholders not substituted")
 
 
-class CopilotTarget:
+class CopilotTarget(FolderTarget):
     name = "copilot"
     agent = "GitHub Copilot CLI 1.0.102"
-
-    def _prefix(self, place: Place) -> str:
-        return "" if place.user else ".github/"
-
-    def manifest_path(self, place: Place) -> str:
-        return self._prefix(place) + "context-pipeline-export.json"
+    folder = ".github/"
 
     def export(self, pipeline: "Pipeline", place: Place) -> Export:
         where = self._prefix(place) + FILE

@@ -29,7 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedBlock, SharedJson
+from pipeline.export.base import Carried, Export, FolderTarget, Key, OwnedFile, Place, SharedBlock, SharedJson
+from pipeline.export.losses import Row, summary_lost
+from pipeline.export.losses import carried as losses
 from pipeline.export.static_prompt import command_files, replaces_prompt, static_prompt
 from pipeline.templates.dialects.export import _file, _literal
 from pipeline.templates.nodes import AllArgs, Default, Literal, Positional, Slice
@@ -48,27 +50,6 @@ HOST = {
 }
 CWD_WHY = ("the exported file is shared by every checkout, so it cannot hold the working directory; Gemini CLI "
            "states it in its own session context (the first user message)")
-
-
-class GeminiTarget:
-    name = "gemini"
-    agent = "Gemini CLI 0.61.0"
-
-    def _prefix(self, place: Place) -> str:
-        return "" if place.user else ".gemini/"
-
-    def manifest_path(self, place: Place) -> str:
-        return self._prefix(place) + "context-pipeline-export.json"
-
-    def export(self, pipeline: "Pipeline", place: Place) -> Export:
-        pre = self._prefix(place)
-        files, blocks, report = memory_prompt(pipeline, place, pre, GEMINI)
-        commands, carried = command_files(pipeline, place, f"{pre}commands", _translate, "gemini")
-        files += commands
-        report += carried
-        keys, compaction = _compaction(pipeline, f"{pre}settings.json")
-        return Export(self.name, tuple(files), (SharedJson(f"{pre}settings.json", tuple(keys)),),
-                      blocks=tuple(blocks), report=tuple(report + compaction))
 
 
 @dataclass(frozen=True)
@@ -108,10 +89,6 @@ def memory_prompt(pipeline: "Pipeline", place: Place, pre: str, how: MemoryFiles
     return [], ([SharedBlock(where, prompt.text)] if prompt.text else []), [head, *prompt.report]
 
 
-def _translate(template) -> tuple:
-    return translate_toml(template, "Gemini CLI")
-
-
 def translate_toml(template, agent: str) -> tuple:
     """pi's template language in Gemini CLI's TOML commands (``agent``: Gemini CLI or a fork of
     it that reads the same files): ``$@``/``$ARGUMENTS`` → ``{{args}}``, nothing else."""
@@ -144,41 +121,52 @@ def translate_toml(template, agent: str) -> tuple:
     return relpath, _file(template, "".join(out), "gemini"), (), tuple(dict.fromkeys(notes))
 
 
-def _compaction(pipeline: "Pipeline", settings: str) -> tuple[list[tuple[Key, Any]], list[Carried]]:
-    profile = pipeline.profile
-    comp = profile.compaction
-    keys: list[tuple[Key, Any]] = []
-    report: list[Carried] = []
-    trigger = comp.trigger
-    if trigger is not None and hasattr(trigger, "percent_of_window"):
-        keys.append((("model", "compressionThreshold"), trigger.percent_of_window / 100))
-        report.append(Carried("compaction.trigger", "native", f"{settings} model.compressionThreshold"))
-    elif trigger is not None:
-        report.append(Carried("compaction.trigger", "lost", why="Gemini CLI compresses at a share of the window only"))
-    if trigger is None or hasattr(trigger, "reserve_tokens"):
-        report.append(Carried("compaction.reserve_tokens", "lost",
-                              why="Gemini CLI compresses at a share of the window; a reserve in tokens needs each "
-                                  "model's window"))
-    report.append(Carried("compaction.enabled", "native" if comp.enabled else "lost",
-                          "Gemini CLI compresses by default" if comp.enabled else "",
-                          "" if comp.enabled else "Gemini CLI has no setting that turns compression off"))
-    lost = [
-        ("compaction.keep_recent_tokens", "Gemini CLI keeps the newest 30% of the history (hard-coded)"),
-        ("compaction.branch.reserve_tokens", "Gemini CLI has no branch summaries"),
-        ("retry", "Gemini CLI retries provider errors by its own policy"),
-    ]
-    lost += [(f"compaction.model_overrides.{m}", "Gemini CLI's compression settings are not per model")
-             for m in comp.model_overrides]
-    if comp.strategy != "summarize":
-        lost.append(("compaction.strategy", "Gemini CLI always summarizes (its own tool-output masking works "
-                                            "by other rules)"))
-    if comp.pins.first_request or comp.pins.messages or comp.pins.files:
-        lost.append(("compaction.pins", "Gemini CLI has no pinned messages"))
-    fixed = "Gemini CLI's summary prompt is fixed (its PreCompress hook cannot change it)"
-    lost += [(f"summary.{k}", fixed) for k in (
-        "system_prompt", "instructions.initial", "instructions.update", "instructions.turn_prefix",
-        "instructions.branch", "schema", "branch_schema", "on_schema_violation", "validity", "labels", "tags")]
-    if profile.summarizer.provider != "offline":
-        lost.append(("summarizer", "not exported (Gemini CLI chooses the compression model by its aliases)"))
-    report += [Carried(key, "lost", why=why) for key, why in lost]
-    return keys, report
+#: what becomes of each compaction, summary and retry setting ({settings}: the settings file)
+LOSSES = (
+    Row("compaction.trigger", "native", "{settings} model.compressionThreshold", when=("percent",)),
+    Row("compaction.trigger", why="Gemini CLI compresses at a share of the window only", when=("other_trigger",)),
+    Row("compaction.reserve_tokens", why="Gemini CLI compresses at a share of the window; a reserve in tokens needs "
+                                         "each model's window", when=("reserve",)),
+    Row("compaction.enabled", "native", "Gemini CLI compresses by default", when=("enabled",)),
+    Row("compaction.enabled", why="Gemini CLI has no setting that turns compression off", when=("disabled",)),
+    Row("compaction.keep_recent_tokens", why="Gemini CLI keeps the newest 30% of the history (hard-coded)"),
+    Row("compaction.branch.reserve_tokens", why="Gemini CLI has no branch summaries"),
+    Row("retry", why="Gemini CLI retries provider errors by its own policy"),
+    Row("compaction.model_overrides", why="Gemini CLI's compression settings are not per model", when=("per_model",)),
+    Row("compaction.strategy", why="Gemini CLI always summarizes (its own tool-output masking works by other rules)",
+        when=("not_summarize",)),
+    Row("compaction.pins", why="Gemini CLI has no pinned messages", when=("pins",)),
+    *summary_lost("Gemini CLI's summary prompt is fixed (its PreCompress hook cannot change it)"),
+    Row("summarizer", why="not exported (Gemini CLI chooses the compression model by its aliases)",
+        when=("summarizer",)),
+)
+
+
+class GeminiTarget(FolderTarget):
+    """Gemini CLI; a fork that reads the same kinds of files (Qwen Code) sets its own data."""
+
+    name = "gemini"
+    agent = "Gemini CLI 0.61.0"
+    folder = ".gemini/"
+    #: how the agent takes the prompt
+    memory: MemoryFiles = GEMINI
+    #: the settings key of a share-of-window trigger (a fraction of the window)
+    threshold: Key = ("model", "compressionThreshold")
+    #: the compaction, summary and retry table of the report
+    table: tuple[Row, ...] = LOSSES
+
+    def export(self, pipeline: "Pipeline", place: Place) -> Export:
+        pre = self._prefix(place)
+        files, blocks, report = memory_prompt(pipeline, place, pre, self.memory)
+        commands, carried = command_files(pipeline, place, f"{pre}commands", self._translate, self.name)
+        settings = f"{pre}settings.json"
+        trigger = pipeline.profile.compaction.trigger
+        keys: list[tuple[Key, Any]] = []
+        if trigger is not None and hasattr(trigger, "percent_of_window"):
+            keys.append((self.threshold, trigger.percent_of_window / 100))
+        compaction = losses(pipeline.profile, self.table, settings=settings)
+        return Export(self.name, tuple(files + commands), (SharedJson(settings, tuple(keys)),),
+                      blocks=tuple(blocks), report=tuple(report + carried + compaction))
+
+    def _translate(self, template) -> tuple:
+        return translate_toml(template, self.memory.agent)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
+from pipeline.export.base import Carried, Export, FolderTarget, Key, OwnedFile, Place, SharedJson
 from pipeline.export.opencode import compaction_keys, translate_md
 from pipeline.export.static_prompt import command_files, replaces_prompt, static_prompt
 from pipeline.llm.providers import PROVIDERS
@@ -66,15 +66,10 @@ NPM = {"openai": "@ai-sdk/openai-compatible", "anthropic": "@ai-sdk/anthropic"}
 FIXED = "Kilo CLI writes its summary request itself (its compaction plugin hook was not run here, so none is exported)"
 
 
-class KiloTarget:
+class KiloTarget(FolderTarget):
     name = "kilo"
     agent = "Kilo CLI 7.7.7"
-
-    def _prefix(self, place: Place) -> str:
-        return "" if place.user else ".kilo/"
-
-    def manifest_path(self, place: Place) -> str:
-        return self._prefix(place) + "context-pipeline-export.json"
+    folder = ".kilo/"
 
     def export(self, pipeline: "Pipeline", place: Place) -> Export:
         pre = self._prefix(place)

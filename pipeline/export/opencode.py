@@ -32,7 +32,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
+from pipeline.export.base import Carried, Export, FolderTarget, Key, OwnedFile, Place, SharedJson
+from pipeline.export.losses import Row, carried, lost, own_summary
 from pipeline.export.static_prompt import command_files, rendered_for, replaces_prompt, static_prompt
 
 TYPE_CHECKING = False
@@ -54,15 +55,10 @@ HOST = {
 CWD_WHY = "cwd"  # static_prompt's reason for a section holding the working directory (the plugin writes it here)
 
 
-class OpencodeTarget:
+class OpencodeTarget(FolderTarget):
     name = "opencode"
     agent = "opencode 1.18.33"
-
-    def _prefix(self, place: Place) -> str:
-        return "" if place.user else ".opencode/"
-
-    def manifest_path(self, place: Place) -> str:
-        return self._prefix(place) + "context-pipeline-export.json"
+    folder = ".opencode/"
 
     def export(self, pipeline: "Pipeline", place: Place) -> Export:
         pre = self._prefix(place)
@@ -140,49 +136,62 @@ def translate_md(template) -> tuple:
     return out.relpath, out.text, out.reasons, out.notes
 
 
+#: what becomes of each compaction and retry setting in opencode.json (Kilo CLI's kilo.json): {config} the
+#: file, {agent} the CLI, {reserve_note} added to compaction.reserved's line
+KEYS_LOSSES = (
+    Row("compaction.enabled", "native", "{config} compaction.auto"),
+    Row("compaction.reserve_tokens", "native", "{config} compaction.reserved{reserve_note}", when=("reserve",)),
+    Row("compaction.trigger", "native", "{config} compaction.reserved{reserve_note}", when=("reserve", "trigger")),
+    Row("compaction.trigger", why="{agent} compacts at its model's window minus compaction.reserved; a share of the "
+                                  "window or a fixed size needs each model's window", when=("not_reserve",)),
+    Row("compaction.reserve_tokens", why="the profile's trigger is not a reserve", when=("not_reserve",)),
+    Row("compaction.keep_recent_tokens", "native", "{config} compaction.preserve_recent_tokens"),
+    Row("compaction.branch.reserve_tokens", why="{agent} has no branch summaries"),
+    Row("compaction.model_overrides", why="{agent}'s compaction keys are not per model", when=("per_model",)),
+    Row("compaction.strategy", "native", "{config} compaction.prune ({agent} clears old tool results; it still "
+                                         "summarizes at its trigger)", when=("masks",)),
+    Row("compaction.masking.placeholder", why="{agent} writes its own placeholder for a pruned tool result",
+        when=("masks", "placeholder")),
+    Row("compaction.strategy", why="hybrid is not exported to {agent}", when=("hybrid",)),
+    Row("compaction.pins", why="{agent} has no pinned messages", when=("pins",)),
+    Row("retry", why="{agent} retries provider errors by its own policy"),
+)
+
+
 def compaction_keys(pipeline: "Pipeline", config: str, agent: str, reserve_note: str = "") -> tuple[
         list[tuple[Key, Any]], list[Carried]]:
     """The ``compaction.*`` keys of ``config`` (opencode.json; Kilo CLI's kilo.json has the same)
-    and their report; ``agent`` names the CLI in the reasons, ``reserve_note`` is added to
-    ``compaction.reserved``'s line."""
+    and their report (:data:`KEYS_LOSSES`); ``agent`` names the CLI in the reasons,
+    ``reserve_note`` is added to ``compaction.reserved``'s line."""
     comp = pipeline.profile.compaction
     keys: list[tuple[Key, Any]] = [(("compaction", "auto"), comp.enabled)]
-    report = [Carried("compaction.enabled", "native", f"{config} compaction.auto")]
     trigger = comp.trigger
     if trigger is None or hasattr(trigger, "reserve_tokens"):
-        reserve = getattr(trigger, "reserve_tokens", None) or comp.reserve_tokens
-        keys.append((("compaction", "reserved"), reserve))
-        report.append(Carried("compaction.reserve_tokens", "native", f"{config} compaction.reserved{reserve_note}"))
-        if trigger is not None:
-            report.append(Carried("compaction.trigger", "native", f"{config} compaction.reserved{reserve_note}"))
-    else:
-        report.append(Carried("compaction.trigger", "lost",
-                              why=f"{agent} compacts at its model's window minus compaction.reserved; a share of "
-                                  "the window or a fixed size needs each model's window"))
-        report.append(Carried("compaction.reserve_tokens", "lost", why="the profile's trigger is not a reserve"))
+        keys.append((("compaction", "reserved"), getattr(trigger, "reserve_tokens", None) or comp.reserve_tokens))
     keys.append((("compaction", "preserve_recent_tokens"), comp.keep_recent_tokens))
-    report.append(Carried("compaction.keep_recent_tokens", "native", f"{config} compaction.preserve_recent_tokens"))
-    report.append(Carried("compaction.branch.reserve_tokens", "lost", why=f"{agent} has no branch summaries"))
-    for model in comp.model_overrides:
-        report.append(Carried(f"compaction.model_overrides.{model}", "lost",
-                              why=f"{agent}'s compaction keys are not per model"))
     if comp.strategy == "mask_tool_results":
         keys.append((("compaction", "prune"), True))
-        report.append(Carried("compaction.strategy", "native", f"{config} compaction.prune ({agent} clears old "
-                                                               "tool results; it still summarizes at its trigger)"))
-        if comp.masking.placeholder is not None:
-            report.append(Carried("compaction.masking.placeholder", "lost",
-                                  why=f"{agent} writes its own placeholder for a pruned tool result"))
-    elif comp.strategy != "summarize":
-        report.append(Carried("compaction.strategy", "lost", why=f"hybrid is not exported to {agent}"))
-    if comp.pins.first_request or comp.pins.messages or comp.pins.files:
-        report.append(Carried("compaction.pins", "lost", why=f"{agent} has no pinned messages"))
-    report.append(Carried("retry", "lost", why=f"{agent} retries provider errors by its own policy"))
-    return keys, report
+    return keys, carried(pipeline.profile, KEYS_LOSSES, config=config, agent=agent, reserve_note=reserve_note)
+
+
+OWN_SERIALIZING = "opencode serializes the conversation itself, after the prompt"
+#: what becomes of each summary setting ({config}: opencode.json, {hook}: the plugin's line)
+LOSSES = (
+    Row("summary.system_prompt", "native", "{config} agent.compaction.prompt (opencode's compaction agent)"),
+    Row("summary.instructions.initial", "extension", "{hook}"),
+    Row("summary.schema", "extension", "{hook}, inside the instructions"),
+    Row("summary.instructions.update", why="the hook cannot tell a first summary from an update; it sets the initial "
+                                           "instructions"),
+    *own_summary("opencode"),
+    *lost(OWN_SERIALIZING, "summary.labels", "summary.tags"),
+    Row("summarizer", why="the export does not name a model for opencode's compaction agent", when=("summarizer",)),
+)
 
 
 def _compaction(pipeline: "Pipeline", config: str, plugin: str) -> tuple[list[tuple[Key, Any]], list[Carried],
                                                                            Any]:
+    """The compaction keys, the summary's compaction agent prompt, their report (:data:`LOSSES`)
+    and the compaction prompt the plugin sets."""
     from pipeline.compaction.summary_schema import render_schema
 
     profile = pipeline.profile
@@ -191,22 +200,5 @@ def _compaction(pipeline: "Pipeline", config: str, plugin: str) -> tuple[list[tu
     schema = render_schema(summary.schema_, summary.schema_format)
     prompt = summary.instructions.initial.render(schema=schema)
     keys.append((("agent", "compaction", "prompt"), summary.system_prompt.render()))
-    report.append(Carried("summary.system_prompt", "native", f"{config} agent.compaction.prompt (opencode's "
-                                                             "compaction agent)"))
     hook = f"{plugin} (experimental.session.compacting replaces opencode's compaction prompt)"
-    report += [Carried("summary.instructions.initial", "extension", hook),
-               Carried("summary.schema", "extension", hook + ", inside the instructions")]
-    own = "opencode serializes the conversation itself, after the prompt"
-    for key, why in (("summary.instructions.update", "the hook cannot tell a first summary from an update; it "
-                                                     "sets the initial instructions"),
-                     ("summary.instructions.turn_prefix", "opencode does not split turns"),
-                     ("summary.instructions.branch", "opencode has no branch summaries"),
-                     ("summary.branch_schema", "opencode has no branch summaries"),
-                     ("summary.on_schema_violation", "nothing checks opencode's summary for the headings"),
-                     ("summary.validity", "nothing checks opencode's summary"),
-                     ("summary.labels", own), ("summary.tags", own)):
-        report.append(Carried(key, "lost", why=why))
-    if profile.summarizer.provider != "offline":
-        report.append(Carried("summarizer", "lost", why="the export does not name a model for opencode's compaction "
-                                                        "agent"))
-    return keys, report, prompt
+    return keys, report + carried(profile, LOSSES, config=config, hook=hook), prompt

@@ -21,15 +21,9 @@ Gemini CLI that reads the same kinds of files under ``.qwen/``).
 
 from __future__ import annotations
 
-from typing import Any
-
-from pipeline.export.base import Carried, Export, Key, Place, SharedJson
-from pipeline.export.gemini import MemoryFiles, memory_prompt, translate_toml
-from pipeline.export.static_prompt import command_files
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.facade import Pipeline
+from pipeline.export.base import Key
+from pipeline.export.gemini import GeminiTarget, MemoryFiles
+from pipeline.export.losses import Row, summary_lost
 
 AGENT = "Qwen Code"
 HOST = {
@@ -47,62 +41,33 @@ QWEN = MemoryFiles(AGENT, "QWEN.md", "QWEN_SYSTEM_MD", "Qwen Code's own system p
                    "Qwen Code sends it as its system message, in place of its own prompt", HOST, CWD_WHY)
 
 
-class QwenCodeTarget:
+#: what becomes of each compaction, summary and retry setting ({settings}: the settings file)
+LOSSES = (
+    Row("compaction.trigger", "native", "{settings} context.autoCompactThreshold (Qwen Code compacts at the smaller "
+                                        "of that share and the window less 33,000 tokens)", when=("percent",)),
+    Row("compaction.trigger", why="Qwen Code compacts at a share of the window only", when=("other_trigger",)),
+    Row("compaction.reserve_tokens", why="Qwen Code compacts at a share of the window; a reserve in tokens needs each "
+                                         "model's window", when=("reserve",)),
+    Row("compaction.enabled", "native", "Qwen Code compacts by default", when=("enabled",)),
+    Row("compaction.enabled", why="Qwen Code has no setting that turns compaction off", when=("disabled",)),
+    Row("compaction.keep_recent_tokens", why="Qwen Code has no keep-recent setting (model.chatCompression tunes only "
+                                             "the files and images it keeps)"),
+    Row("compaction.branch.reserve_tokens", why="Qwen Code has no branch summaries"),
+    Row("retry", why="Qwen Code retries provider errors by its own policy"),
+    Row("compaction.model_overrides", why="Qwen Code's compaction settings are not per model", when=("per_model",)),
+    Row("compaction.strategy", why="Qwen Code always summarizes", when=("not_summarize",)),
+    Row("compaction.pins", why="Qwen Code has no pinned messages", when=("pins",)),
+    *summary_lost(FIXED),
+    Row("summarizer", why="not exported (Qwen Code summarizes with the session's model)", when=("summarizer",)),
+)
+
+
+class QwenCodeTarget(GeminiTarget):
+    """Gemini CLI's export, with Qwen Code's folder, memory file, threshold key and table."""
+
     name = "qwen-code"
     agent = "Qwen Code 0.24.4"
-
-    def _prefix(self, place: Place) -> str:
-        return "" if place.user else ".qwen/"
-
-    def manifest_path(self, place: Place) -> str:
-        return self._prefix(place) + "context-pipeline-export.json"
-
-    def export(self, pipeline: "Pipeline", place: Place) -> Export:
-        pre = self._prefix(place)
-        files, blocks, report = memory_prompt(pipeline, place, pre, QWEN)
-        commands, carried = command_files(pipeline, place, f"{pre}commands", _translate, "qwen-code")
-        keys, compaction = _compaction(pipeline, f"{pre}settings.json")
-        return Export(self.name, tuple(files + commands), (SharedJson(f"{pre}settings.json", tuple(keys)),),
-                      blocks=tuple(blocks), report=tuple(report + carried + compaction))
-
-
-def _translate(template) -> tuple:
-    return translate_toml(template, AGENT)
-
-
-def _compaction(pipeline: "Pipeline", settings: str) -> tuple[list[tuple[Key, Any]], list[Carried]]:
-    comp = pipeline.profile.compaction
-    keys: list[tuple[Key, Any]] = []
-    report: list[Carried] = []
-    trigger = comp.trigger
-    if trigger is not None and hasattr(trigger, "percent_of_window"):
-        keys.append((("context", "autoCompactThreshold"), trigger.percent_of_window / 100))
-        report.append(Carried("compaction.trigger", "native", f"{settings} context.autoCompactThreshold (Qwen Code "
-                                                              "compacts at the smaller of that share and the window "
-                                                              "less 33,000 tokens)"))
-    elif trigger is not None:
-        report.append(Carried("compaction.trigger", "lost", why="Qwen Code compacts at a share of the window only"))
-    if trigger is None or hasattr(trigger, "reserve_tokens"):
-        report.append(Carried("compaction.reserve_tokens", "lost", why="Qwen Code compacts at a share of the window; "
-                                                                       "a reserve in tokens needs each model's window"))
-    report.append(Carried("compaction.enabled", "native" if comp.enabled else "lost",
-                          "Qwen Code compacts by default" if comp.enabled else "",
-                          "" if comp.enabled else "Qwen Code has no setting that turns compaction off"))
-    lost = [
-        ("compaction.keep_recent_tokens", "Qwen Code has no keep-recent setting (model.chatCompression tunes only "
-                                          "the files and images it keeps)"),
-        ("compaction.branch.reserve_tokens", "Qwen Code has no branch summaries"),
-        ("retry", "Qwen Code retries provider errors by its own policy"),
-        *((f"compaction.model_overrides.{m}", "Qwen Code's compaction settings are not per model")
-          for m in comp.model_overrides),
-    ]
-    if comp.strategy != "summarize":
-        lost.append(("compaction.strategy", "Qwen Code always summarizes"))
-    if comp.pins.first_request or comp.pins.messages or comp.pins.files:
-        lost.append(("compaction.pins", "Qwen Code has no pinned messages"))
-    lost += [(f"summary.{k}", FIXED) for k in (
-        "system_prompt", "instructions.initial", "instructions.update", "instructions.turn_prefix",
-        "instructions.branch", "schema", "branch_schema", "on_schema_violation", "validity", "labels", "tags")]
-    if pipeline.profile.summarizer.provider != "offline":
-        lost.append(("summarizer", "not exported (Qwen Code summarizes with the session's model)"))
-    return keys, report + [Carried(key, "lost", why=why) for key, why in lost]
+    folder = ".qwen/"
+    memory = QWEN
+    threshold: Key = ("context", "autoCompactThreshold")
+    table = LOSSES

@@ -8,7 +8,9 @@ transports what the caller gives: it holds no prompt text.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pipeline.lazy import lazy_attributes
 
 from pipeline.llm.errors import (
     LLMAuthError,
@@ -28,18 +30,12 @@ from pipeline.llm.types import REASONING_LEVELS, Completion, StopReason, Summary
 # The HTTP side (httpx) is imported on first use, so code that only needs the types
 # (the compaction engine, the offline summarizer, CLI start-up) does not pay for it.
 _LAZY = {
-    "AnthropicMessagesClient": "pipeline.llm.anthropic_messages",
-    "thinking_budget": "pipeline.llm.anthropic_messages",
-    "make_client": "pipeline.llm.factory",
-    "HTTPSummaryClient": "pipeline.llm.http",
-    "Limits": "pipeline.llm.limits",
-    "LLMResponseTooLargeError": "pipeline.llm.limits",
-    "LLMSummaryTooLongError": "pipeline.llm.limits",
-    "OpenAIChatClient": "pipeline.llm.openai_chat",
-    "RetryPolicy": "pipeline.llm.retry",
-    "call_with_retries": "pipeline.llm.retry",
-    "is_retryable_status": "pipeline.llm.retry",
-    "parse_retry_after": "pipeline.llm.retry",
+    **dict.fromkeys(("AnthropicMessagesClient", "thinking_budget"), "anthropic_messages"),
+    "make_client": "factory",
+    "HTTPSummaryClient": "http",
+    **dict.fromkeys(("Limits", "LLMResponseTooLargeError", "LLMSummaryTooLongError"), "limits"),
+    "OpenAIChatClient": "openai_chat",
+    **dict.fromkeys(("RetryPolicy", "call_with_retries", "is_retryable_status", "parse_retry_after"), "retry"),
 }
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,16 +47,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.llm.retry import RetryPolicy, call_with_retries, is_retryable_status, parse_retry_after
 
 
-def __getattr__(name: str) -> Any:
-    """Import the HTTP-side names on first access (PEP 562)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+#: the HTTP-side names, imported on first access
+__getattr__ = lazy_attributes(__name__, globals(), _LAZY)
 
 
 def __dir__() -> list[str]:

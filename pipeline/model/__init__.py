@@ -7,28 +7,19 @@ cold start of ``pipeline render``) does not pay for defining the profile's class
 
 from __future__ import annotations
 
+from pipeline.lazy import lazy_attributes
+
 TYPE_CHECKING = False
 
 _LAZY = {
-    "BashExecutionTexts": "pipeline.model.runtime",
-    "Compaction": "pipeline.model.compaction",
-    "Context": "pipeline.model.runtime",
-    "Profile": "pipeline.model.profile",
-    "Retry": "pipeline.model.runtime",
-    "Rule": "pipeline.model.prompt",
-    "SchemaItem": "pipeline.model.summary",
-    "SchemaSection": "pipeline.model.summary",
-    "Section": "pipeline.model.prompt",
-    "Summarizer": "pipeline.model.summary",
-    "Summary": "pipeline.model.summary",
-    "SystemPrompt": "pipeline.model.prompt",
-    "Templates": "pipeline.model.templates",
-    "Text": "pipeline.model.text",
-    "Tool": "pipeline.model.prompt",
-    "VARIABLE_TABLE": "pipeline.model.variables",
-    "Var": "pipeline.model.text",
-    "When": "pipeline.model.prompt",
-    "variables_for": "pipeline.model.variables",
+    **dict.fromkeys(("BashExecutionTexts", "Context", "Retry"), "runtime"),
+    "Compaction": "compaction",
+    "Profile": "profile",
+    **dict.fromkeys(("Rule", "Section", "SystemPrompt", "Tool", "When"), "prompt"),
+    **dict.fromkeys(("SchemaItem", "SchemaSection", "Summarizer", "Summary"), "summary"),
+    "Templates": "templates",
+    **dict.fromkeys(("Text", "Var"), "text"),
+    **dict.fromkeys(("VARIABLE_TABLE", "variables_for"), "variables"),
 }
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,15 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.model.variables import VARIABLE_TABLE, variables_for
 
 
-def __getattr__(name: str) -> object:
-    from importlib import import_module
-
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pipeline.model' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, globals(), _LAZY)
 
 
 __all__ = [

@@ -38,6 +38,7 @@ Typical driver step after an agent run::
         cycle = cycle.after(check)
 """
 
+from pipeline.lazy import lazy_attributes
 from pipeline.runtime.classify import (
     OVERFLOW_PATTERNS,
     Reply,
@@ -72,15 +73,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, globals(), _LAZY)
 
 
 __all__ = [

@@ -9,9 +9,10 @@
 
 from __future__ import annotations
 
-from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pipeline.lazy import lazy_attributes
 
 #: Each name, by the module that defines it: imported on first use, so reading a compiled
 #: profile back (its :class:`SourceMap`) imports neither the reader nor the chain.
@@ -20,21 +21,11 @@ _MODULES = {
     "merge_layers": "merge",
     "parse": "reader",
     **dict.fromkeys(("SourceEntry", "SourceMap", "Span", "flatten"), "tree"),
+    "display_path": "pipeline.resources",
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name == "display_path":
-        from pipeline.resources import display_path
-
-        globals()[name] = display_path
-        return display_path
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, globals(), _MODULES)
 
 
 if TYPE_CHECKING:  # the names as the type checker and editors see them

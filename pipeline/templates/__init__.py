@@ -12,8 +12,9 @@ in ``grammar/template_args.lark``.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pipeline.lazy import lazy_attributes
 
 #: Each name, by the module that defines it: imported on first use, so a start that loads
 #: no template (or only reads template files) imports none of the language's machinery.
@@ -28,13 +29,7 @@ _MODULES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, globals(), _MODULES)
 
 
 if TYPE_CHECKING:  # the names as the type checker and editors see them

@@ -39,6 +39,16 @@ def cli_env(name: str, label: str, **extra: str) -> dict:
         pytest.fail(f"the real {label} could not be installed: {err}")
 
 
+def env_fixture(fixture: str, name: str, label: str, **extra: str) -> Any:
+    """A module-scoped fixture named ``fixture``: :func:`cli_env` of the pinned CLI ``name``."""
+
+    @pytest.fixture(scope="module", name=fixture)
+    def env() -> dict:
+        return cli_env(name, label, **extra)
+
+    return env
+
+
 def pipeline_cli(*args: str, cwd: Path, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env=env)
@@ -58,6 +68,26 @@ def export_report(target: str, profile: Path | str, project: Path) -> dict[str, 
     done = pipeline_cli("export", target, str(profile), "--project", str(project), "--format", "json", cwd=project)
     assert done.returncode == 0, done.stderr
     return {c["key"]: c for c in json.loads(done.stdout)["report"]}
+
+
+def exported(target: str, tmp_path: Path, profile_text: str, prompts: Mapping[str, str],
+             files: Mapping[str, str]) -> tuple[Path, Path, dict[str, dict]]:
+    """``profile_text`` as ``tmp_path/team.yaml``, its ``prompts`` (name -> text) in ``tmp_path/prompts``,
+    exported to ``target`` in a fresh git project holding ``files``: the profile, the project, the report."""
+    (tmp_path / "prompts").mkdir(exist_ok=True)
+    for name, text in prompts.items():
+        (tmp_path / "prompts" / name).write_text(text)
+    profile = tmp_path / "team.yaml"
+    profile.write_text(profile_text)
+    project = git_project(tmp_path / "project", files)
+    return profile, project, export_report(target, profile, project)
+
+
+def export_replacing(target: str, tmp_path: Path, profile: Path, project: Path) -> dict[str, dict]:
+    """``profile`` with ``system_prompt.base: profile``, exported to ``target`` in ``project``: the report."""
+    replacing = tmp_path / "replacing.yaml"
+    replacing.write_text(f"extends: {profile}\nname: replacing\nsystem_prompt:\n  base: profile\n")
+    return export_report(target, replacing, project)
 
 
 def run_cli(target: str, tmp_path: Path, env: dict, project: Path, invocation: Invocation | str,

@@ -13,37 +13,23 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
 
 from pipeline.export.verify.agents import system_message
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cli_runs import (  # noqa: E402
-    TEAM,
-    assert_native_sections_in,
-    cli_env,
-    export_report,
-    git_project,
-    pipeline_cli,
-    run_cli,
-    static_sections,
-)
+from cli_runs import TEAM, assert_native_sections_in, env_fixture, exported, git_project, pipeline_cli  # noqa: E402
+from cli_runs import run_cli, static_sections  # noqa: E402
 from npm_install import cache_root  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def copilot_env() -> dict:
-    # the first run unpacks Copilot's package: into the agents' cache, once
-    return cli_env("copilot", "Copilot CLI 1.0.102", COPILOT_CACHE_HOME=str(cache_root() / "copilot-cache"))
+# the first run unpacks Copilot's package: into the agents' cache, once
+copilot_env = env_fixture("copilot_env", "copilot", "Copilot CLI 1.0.102",
+                          COPILOT_CACHE_HOME=str(cache_root() / "copilot-cache"))
 
 
 def _setup(tmp_path: Path) -> tuple[Path, Path, dict]:
-    (tmp_path / "prompts").mkdir()
-    (tmp_path / "prompts" / "recap.md").write_text("Recap these files: $@ (end)\n")
-    profile = tmp_path / "team.yaml"
-    profile.write_text(TEAM)
-    project = git_project(tmp_path / "project", {"AGENTS.md": "Run the tests with make check before committing.\n"})
-    return profile, project, export_report("copilot", profile, project)
+    return exported("copilot", tmp_path, TEAM, {"recap.md": "Recap these files: $@ (end)\n"},
+                    {"AGENTS.md": "Run the tests with make check before committing.\n"})
 
 
 def test_the_team_sections_reach_copilots_system_message(tmp_path, copilot_env):

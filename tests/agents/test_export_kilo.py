@@ -19,35 +19,19 @@ from pipeline.export.verify.agents import Invocation, KiloRecipe, system_message
 from pipeline.loopback.chat import LoopbackServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cli_runs import (  # noqa: E402
-    TEAM,
-    assert_native_sections_in,
-    cli_env,
-    export_report,
-    git_project,
-    pipeline_cli,
-    run_cli,
-    static_sections,
-    user_text,
-)
+from cli_runs import TEAM, assert_native_sections_in, env_fixture, export_replacing, exported  # noqa: E402
+from cli_runs import pipeline_cli, run_cli, static_sections, user_text  # noqa: E402
 
 RECAP = "---\ndescription: Recap\n---\nRecap all: $@ (end)\n"
 FIRST = "First $1 then $2 (end)\n"
 
 
-@pytest.fixture(scope="module")
-def kilo_env() -> dict:
-    return cli_env("kilo", "Kilo CLI 7.7.7")
+kilo_env = env_fixture("kilo_env", "kilo", "Kilo CLI 7.7.7")
 
 
 def _setup(tmp_path: Path, profile_text: str = TEAM) -> tuple[Path, Path, dict]:
-    (tmp_path / "prompts").mkdir(exist_ok=True)
-    (tmp_path / "prompts" / "recap.md").write_text(RECAP)
-    (tmp_path / "prompts" / "first.md").write_text(FIRST)
-    profile = tmp_path / "team.yaml"
-    profile.write_text(profile_text)
-    project = git_project(tmp_path / "project", {"AGENTS.md": "Run the tests with make check before committing.\n"})
-    return profile, project, export_report("kilo", profile, project)
+    return exported("kilo", tmp_path, profile_text, {"recap.md": RECAP, "first.md": FIRST},
+                    {"AGENTS.md": "Run the tests with make check before committing.\n"})
 
 
 def test_the_team_sections_and_a_command_reach_kilo(tmp_path, kilo_env):
@@ -81,9 +65,7 @@ def test_the_highest_positional_takes_the_rest_as_the_report_notes(tmp_path, kil
 
 def test_base_profile_is_kilos_agent_prompt_after_its_opening(tmp_path, kilo_env):
     profile, project, _ = _setup(tmp_path)
-    replacing = tmp_path / "replacing.yaml"
-    replacing.write_text(f"extends: {profile}\nname: replacing\nsystem_prompt:\n  base: profile\n")
-    export_report("kilo", replacing, project)
+    export_replacing("kilo", tmp_path, profile, project)
     config = json.loads((project / "kilo.json").read_text())
     assert config["agent"]["code"]["prompt"] == "{file:./.kilo/context-pipeline/prompt.md}"
     system = system_message(run_cli("kilo", tmp_path, kilo_env, project, "Say ok.")[0]) or ""

@@ -19,34 +19,19 @@ from pipeline.export.verify.agents import RECIPES, Invocation, system_message
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cli_runs import TEAM as TEAM_PROFILE  # noqa: E402
-from cli_runs import (  # noqa: E402
-    assert_native_sections_in,
-    cli_env,
-    export_report,
-    git_project,
-    pipeline_cli,
-    run_cli,
-    static_sections,
-    user_text,
-)
+from cli_runs import assert_native_sections_in, env_fixture, export_replacing, exported, git_project  # noqa: E402
+from cli_runs import pipeline_cli, run_cli, static_sections, user_text  # noqa: E402
 
 TEAM = TEAM_PROFILE + "compaction:\n  trigger: {percent_of_window: 30}\n"
 RECAP = "---\ndescription: Recap\n---\nRecap these files: $@ (end)\n"
 HAND = "# Ours\nRun the tests with make check before committing.\n"
 
 
-@pytest.fixture(scope="module")
-def qwen_env() -> dict:
-    return cli_env("qwen-code", "Qwen Code 0.24.4")
+qwen_env = env_fixture("qwen_env", "qwen-code", "Qwen Code 0.24.4")
 
 
 def _setup(tmp_path: Path, profile_text: str = TEAM) -> tuple[Path, Path, dict]:
-    (tmp_path / "prompts").mkdir(exist_ok=True)
-    (tmp_path / "prompts" / "recap.md").write_text(RECAP)
-    profile = tmp_path / "team.yaml"
-    profile.write_text(profile_text)
-    project = git_project(tmp_path / "project", {"QWEN.md": HAND})
-    return profile, project, export_report("qwen-code", profile, project)
+    return exported("qwen-code", tmp_path, profile_text, {"recap.md": RECAP}, {"QWEN.md": HAND})
 
 
 def test_the_team_sections_reach_qwens_system_message(tmp_path, qwen_env):
@@ -71,9 +56,7 @@ def test_a_command_reaches_the_model_as_pipeline_expand_gives_it(tmp_path, qwen_
 
 def test_system_md_replaces_qwens_prompt_with_base_profile(tmp_path, qwen_env):
     profile, project, _ = _setup(tmp_path)
-    replacing = tmp_path / "replacing.yaml"
-    replacing.write_text(f"extends: {profile}\nname: replacing\nsystem_prompt:\n  base: profile\n")
-    export_report("qwen-code", replacing, project)
+    export_replacing("qwen-code", tmp_path, profile, project)
     assert (project / ".qwen/.env").read_text() == "QWEN_SYSTEM_MD=true\n"
     system = system_message(run_cli("qwen-code", tmp_path, qwen_env, project, "Say ok.")[0]) or ""
     written = (project / ".qwen/system.md").read_text().strip()
