@@ -9,7 +9,9 @@ as JSON or as a stream of 20 server-sent events) is called three ways: directly,
 its own), through LiteLLM's proxy configured with one model on the same upstream. For each
 body size (2 KB, 400 KB) and concurrency (1, 16) the table shows the direct p50 and p99 in
 milliseconds and, for each proxy, what it adds to them (its p50 minus the direct p50), plus
-the time to the first streamed byte. Figures only; nothing is asserted (docs/benchmarks.md).
+the time to the first streamed byte, and the CPU time each proxy's processes spent per
+request (milliseconds; unlike wall time it holds steady on a machine busy with other work).
+Figures only; nothing is asserted (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -154,6 +156,24 @@ async def first_byte(base: str, requests: int) -> list[float]:
     return times
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of process ``pid`` and its descendants (Linux ``/proc``)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            stats[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+    family = {pid}
+    for child, (parent, _) in sorted(stats.items()):
+        if parent in family:
+            family.add(child)
+    return sum(stats[p][1] for p in family if p in stats)
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
@@ -174,20 +194,26 @@ def main() -> None:
         targets = {"direct": upstream}
         ours, targets["pipeline proxy"] = start_ours(folder, upstream)
         procs.append(ours)
+        pids = {"pipeline proxy": ours.pid}
         if args.litellm:
             lite, targets["LiteLLM"] = start_litellm(args.litellm, folder, upstream)
             procs.append(lite)
+            pids["LiteLLM"] = lite.pid
         print(f"{args.requests} requests per row; milliseconds; 'added' = p50 (p99) minus direct's")
-        header = ["body", "conc", "direct p50", "direct p99"] + [f"{n} added p50 (p99)" for n in targets if n != "direct"]
-        print(" | ".join(header))
+        header = ["body", "conc", "direct p50", "direct p99"] + [f"{n} added p50 (p99)" for n in pids]
+        print(" | ".join(header + [f"{n} CPU/request" for n in pids]))
         for name in args.only.split(","):
             for concurrency in (1, 16):
                 body = body_of(sizes[name])
-                got = {n: asyncio.run(measure(url, body, args.requests, concurrency)) for n, url in targets.items()}
+                got, cpu = {}, {}
+                for n, url in targets.items():
+                    before = cpu_seconds(pids[n]) if n in pids else 0.0
+                    got[n] = asyncio.run(measure(url, body, args.requests, concurrency))
+                    cpu[n] = (cpu_seconds(pids[n]) - before) * 1000 / (args.requests + 5) if n in pids else 0.0
                 d50, d99 = pct(got["direct"], 0.5), pct(got["direct"], 0.99)
                 cells = [name, str(concurrency), f"{d50:.2f}", f"{d99:.2f}"]
-                cells += [f"{pct(v, 0.5) - d50:+.2f} ({pct(v, 0.99) - d99:+.2f})" for n, v in got.items() if n != "direct"]
-                print(" | ".join(cells))
+                cells += [f"{pct(got[n], 0.5) - d50:+.2f} ({pct(got[n], 0.99) - d99:+.2f})" for n in pids]
+                print(" | ".join(cells + [f"{cpu[n]:.2f}" for n in pids]))
         ttfb = {n: asyncio.run(first_byte(url, args.requests // 2)) for n, url in targets.items()}
         d = statistics.median(ttfb["direct"])
         print("time to first streamed byte, median: direct " + f"{d:.2f}; " +

@@ -31,6 +31,7 @@ from typing import Any, Awaitable, Callable, Mapping, MutableMapping, Optional, 
 
 import httpx
 
+from pipeline.proxy import codec
 from pipeline.proxy.metrics import CONTENT_TYPE, Metrics
 from pipeline.proxy.routes import Route, Upstreams, route
 from pipeline.proxy.shapes import ProxyFailure, error_body
@@ -172,12 +173,12 @@ class ProxyApp:
 
     def _apply(self, where: Route, body: bytes, headers: Mapping[str, str]) -> tuple[Optional[bytes], Optional[str]]:
         """The bytes to forward instead of ``body`` (None: the client's), and the conversation's id."""
-        data = _json_object(body)
+        data, fast = _json_object(body)
         conversation = conversation_id(where.kind, data)
         changed = None if self.policy is None else self.policy.apply(where, data, headers)
         if changed is None:
             return None, conversation
-        return json.dumps(changed, ensure_ascii=False, separators=(",", ":")).encode(), conversation
+        return codec.dumps(changed, fast=fast), conversation
 
     async def _forward(self, method: str, where: Route, headers: list[tuple[str, str]], body: bytes,
                        receive: Receive, send: Send, conversation: Optional[str] = None) -> None:
@@ -251,9 +252,10 @@ async def _disconnected(receive: Receive) -> None:
         pass
 
 
-def _json_object(body: bytes) -> dict[str, Any]:
+def _json_object(body: bytes) -> tuple[dict[str, Any], bool]:
+    """The body's object, and whether orjson read it (:func:`pipeline.proxy.codec.loads`)."""
     try:
-        data = json.loads(body)
+        data, fast = codec.loads(body)
     except UnicodeDecodeError:
         raise ProxyFailure(400, "the request body is not UTF-8 JSON") from None
     except json.JSONDecodeError as err:
@@ -261,7 +263,7 @@ def _json_object(body: bytes) -> dict[str, Any]:
                                 f"column {err.colno}") from None
     if not isinstance(data, dict):
         raise ProxyFailure(400, "the request body is not a JSON object")
-    return data
+    return data, fast
 
 
 async def _reply(send: Send, status: int, body: bytes, kind: str = "application/json") -> None:

@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from pipeline.proxy import codec
 from pipeline.proxy.routes import Kind
 
 Json = dict[str, Any]
@@ -48,8 +49,9 @@ def chain(messages: list[Any]) -> list[str]:
     """``chain[i]``: the hash of the first ``i`` messages (``len(messages) + 1`` of them)."""
     out = [""]
     for message in messages:
-        canonical = json.dumps(message, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        out.append(hashlib.sha256((out[-1] + canonical).encode("utf-8")).hexdigest())
+        digest = hashlib.sha256(out[-1].encode("ascii"))
+        digest.update(codec.dumps(message, sort_keys=True))
+        out.append(digest.hexdigest())
     return out
 
 
@@ -61,7 +63,7 @@ def conversation_id(kind: Kind, body: Json) -> Optional[str]:
 
 def size(value: Any) -> int:
     """The characters of ``value`` as JSON (the proxy's estimate is a quarter of it, in tokens)."""
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    return len(codec.dumps(value).decode("utf-8", "surrogatepass"))
 
 
 def tool_results(kind: Kind, messages: list[Any]) -> list[ToolResult]:
