@@ -25,7 +25,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from pipeline.proxy.store import Store
+from pipeline.proxy.store import ProxyStore
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 #: the store's counters exported as Prometheus counters (name in the store -> metric help)
@@ -40,7 +40,7 @@ STORED = {
 
 
 class _StoreCollector(Collector):
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: ProxyStore) -> None:
         self.store = store
 
     def collect(self) -> Iterator[Metric]:
@@ -58,7 +58,7 @@ class _StoreCollector(Collector):
 class Metrics:
     """The proxy's metrics; :meth:`text` is the ``/metrics`` page."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: ProxyStore) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter("pipeline_proxy_requests", "requests by route and outcome", ["route", "outcome"],
                                 registry=self.registry)

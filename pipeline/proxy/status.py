@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.proxy.policy import Surround
-from pipeline.proxy.store import Store
+from pipeline.proxy.store import ProxyStore
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "jinja"
 #: conversations shown, the most recent first
@@ -43,7 +43,7 @@ def _environment() -> Any:
                        trim_blocks=True, lstrip_blocks=True)
 
 
-def status_html(info: StatusInfo, store: Store) -> bytes:
+def status_html(info: StatusInfo, store: ProxyStore) -> bytes:
     counters = store.counters()
     inputs = counters.get("input_tokens", 0)
     share = counters.get("cache_read_tokens", 0) / inputs if inputs else None
