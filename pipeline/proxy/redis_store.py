@@ -215,6 +215,9 @@ class RedisStore:
         if token is not None:
             self._do(None, lambda r: self._release(keys=[_key("lock", key)], args=[token], client=r))
 
+    def locked(self, key: str) -> bool:
+        return bool(self._do(0, lambda r: r.exists(_key("lock", key))))
+
 
 def _key(*parts: str) -> str:
     return PREFIX + ":".join(parts)

@@ -128,6 +128,10 @@ class ProxyStore(Protocol):
         """Give back a lock this caller holds (one another took after it expired stays)."""
         ...
 
+    def locked(self, key: str) -> bool:
+        """Whether anyone holds the lock ``key`` now."""
+        ...
+
     def round_trips(self) -> int:
         """The network round trips to the store so far, in this process (0 for an embedded store)."""
         ...
@@ -282,6 +286,10 @@ class Store:
     def release(self, key: str) -> None:
         with self._lock:
             self._claims.pop(key, None)
+
+    def locked(self, key: str) -> bool:
+        with self._lock:
+            return self._claims.get(key, 0.0) > time.monotonic()
 
     def round_trips(self) -> int:
         return 0

@@ -130,7 +130,7 @@ class SummaryPolicy:
         lock = "summary:" + hashes[1]
         claim = self.store.claim(lock, self._deadline())
         if claim != "held":  # busy: another replica or thread summarizes; unavailable: pass-through
-            return self._awaited(route, body, hashes, head, span[0]) if claim == "busy" and wait else None
+            return self._awaited(route, body, hashes, head, span[0], lock) if claim == "busy" and wait else None
         try:
             newer = self.store.summary_for(hashes)  # made and stored while this one waited for the lock
             if newer is not None and newer.messages > span[0]:
@@ -154,14 +154,19 @@ class SummaryPolicy:
         self.store.count("compactions")
         return new
 
-    def _awaited(self, route: Route, body: Json, hashes: list[str], head: int, done: int) -> Optional[Json]:
-        """The summary another holder of the lock is making, once stored (up to the deadline)."""
+    def _awaited(self, route: Route, body: Json, hashes: list[str], head: int, done: int,
+                 lock: str) -> Optional[Json]:
+        """The summary another holder of ``lock`` is making, once stored; None when the deadline
+        passes or the lock is given back (or expires) without one."""
         until = time.monotonic() + self._deadline()
         while time.monotonic() < until:
             time.sleep(POLL_S)
+            held = self.store.locked(lock)
             newer = self.store.summary_for(hashes)
             if newer is not None and newer.messages > done:
                 return self._reused(route, body, head, newer)
+            if not held:
+                return None
         return None
 
     def _reused(self, route: Route, body: Json, head: int, stored: Summary) -> Json:
