@@ -14,7 +14,9 @@ Kept in a registry of the proxy's own (never the process-wide default):
   ``pipeline_proxy_tokens_saved_total``, ``pipeline_proxy_upstream_errors_total``, the
   upstreams' reported ``pipeline_proxy_input_tokens_total`` and
   ``pipeline_proxy_cache_read_tokens_total``, and ``pipeline_proxy_cache_read_share``
-  (cache reads over input tokens, 0 before any).
+  (cache reads over input tokens, 0 before any);
+* ``pipeline_proxy_store_round_trips_total``: this replica's round trips to a shared store
+  (``--store redis://...``; always 0 with SQLite).
 """
 
 from __future__ import annotations
@@ -53,6 +55,10 @@ class _StoreCollector(Collector):
         inputs = counters.get("input_tokens", 0)
         share.add_metric([], counters.get("cache_read_tokens", 0) / inputs if inputs else 0.0)
         yield share
+        trips = CounterMetricFamily("pipeline_proxy_store_round_trips", "round trips to a shared store (Redis) "
+                                    "made by this replica")
+        trips.add_metric([], self.store.round_trips())
+        yield trips
 
 
 class Metrics:

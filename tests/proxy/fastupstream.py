@@ -89,6 +89,7 @@ def main() -> None:
     args = parser.parse_args()
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    sock.listen(2048)  # connections wait in the backlog until uvicorn accepts them
     print(f"listening {sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(Upstream(args.summary_delay), log_level="error", access_log=False, lifespan="off",
                             backlog=2048)
