@@ -148,19 +148,21 @@ class RedisStore:
         return [(float(a), int(b), int(c)) for a, b, c in map(json.loads, rows)]
 
     def conversations(self) -> Iterator[dict[str, object]]:
+        """The conversations, most recent first, read 50 at a time as they are taken."""
         ids: list[str] = self._do([], lambda r: r.zrevrange(_key("conversations"), 0, -1))  # type: ignore[arg-type,return-value]
+        for at in range(0, len(ids), 50):
+            part = ids[at:at + 50]
 
-        def work(r: redis.Redis) -> list[dict[str, str]]:
-            pipe = r.pipeline(transaction=False)
-            for conversation in ids:
-                pipe.hgetall(_key("conversation", conversation))
-            return list(pipe.execute())
-        none: list[dict[str, str]] = []
-        records = self._do(none, work) if ids else none
-        for conversation, record in zip(ids, records):
-            yield {"id": conversation, "first_seen": float(record.get("first_seen", 0)),
-                   "last_seen": float(record.get("last_seen", 0)),
-                   **{name: int(record.get(name, 0)) for name in _INT_FIELDS}}
+            def work(r: redis.Redis) -> list[dict[str, str]]:
+                pipe = r.pipeline(transaction=False)
+                for conversation in part:
+                    pipe.hgetall(_key("conversation", conversation))
+                return list(pipe.execute())
+            none: list[dict[str, str]] = []
+            for conversation, record in zip(part, self._do(none, work)):
+                yield {"id": conversation, "first_seen": float(record.get("first_seen", 0)),
+                       "last_seen": float(record.get("last_seen", 0)),
+                       **{name: int(record.get(name, 0)) for name in _INT_FIELDS}}
 
     # ------------------------------------------------------------------ summaries and masking steps
 

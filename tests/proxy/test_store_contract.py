@@ -47,6 +47,8 @@ def test_counters_and_a_conversation_record(any_store):
     assert (counters["requests"], counters["unchanged"], counters["rewritten"]) == (3, 2, 1)
     assert counters["tokens_saved"] == 180 and counters["cache_read_tokens"] == 30 and counters["compactions"] == 0
     [record] = list(any_store.conversations())
+    assert set(record) == {"id", "first_seen", "last_seen", "requests", "tokens_before", "tokens_after",
+                           "summaries_made", "summaries_reused", "input_tokens", "cache_read", "cache_write"}
     assert record["id"] == "c1" and record["requests"] == 2
     assert (record["tokens_before"], record["tokens_after"]) == (300, 120)
     assert (record["input_tokens"], record["cache_read"], record["cache_write"]) == (50, 30, 10)
