@@ -87,12 +87,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--summary-delay", type=float, default=0.0)
     args = parser.parse_args()
-    sock = socket.socket()
+    # named TCP, so asyncio sets TCP_NODELAY on each accepted connection (else an answer's head and
+    # body, two small writes, wait for the client's delayed ACK: ~40 ms a request)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     sock.listen(2048)  # connections wait in the backlog until uvicorn accepts them
     print(f"listening {sock.getsockname()[1]}", flush=True)
+    # idle connections kept 10 minutes, as providers keep theirs for long: uvicorn's 5 s would close
+    # one of the proxy's pooled connections just as the proxy reuses it (a 502 that is not the fleet's)
     config = uvicorn.Config(Upstream(args.summary_delay), log_level="error", access_log=False, lifespan="off",
-                            backlog=2048)
+                            backlog=2048, timeout_keep_alive=600)
     uvicorn.Server(config).run(sockets=[sock])
 
 

@@ -13,6 +13,7 @@ import asyncio
 import json
 import signal
 import threading
+import time
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -27,6 +28,19 @@ def _replicas(stack: ExitStack, tmp_path: Path, upstream: FastUpstream, store: s
     (tmp_path / "fleet.yaml").write_text(PROFILE)
     return [stack.enter_context(ProxyProcess(str(tmp_path / "fleet.yaml"), "--anthropic-url", upstream.url,
                                              store=store)) for _ in range(count)]
+
+
+def _settled(upstream: FastUpstream, replica: str) -> tuple[dict, dict]:
+    """What the upstream saw and the fleet's counters, once the summaries prepared in the
+    background after the last answers are made: the same twice, half a second apart."""
+    last: tuple[dict, dict] = ({}, {})
+    for _ in range(120):
+        now = (upstream.seen(), httpx.get(replica + "/_pipeline/stats", timeout=30).json())
+        if now == last:
+            break
+        last = now
+        time.sleep(0.5)
+    return last
 
 
 def _crossing_body() -> dict:
@@ -71,8 +85,7 @@ def test_three_replicas_200_conversations_10000_requests_one_summary_per_history
             finally:
                 await pool.aclose()
         asyncio.run(run())
-        seen = upstream.seen()
-        stats = httpx.get(replicas[0].url + "/_pipeline/stats").json()
+        seen, stats = _settled(upstream, replicas[0].url)
     # a retry here is a keep-alive connection the replica closed as idle just as the pool reused it
     assert pool.answered == 10_000
     summaries = seen["summaries"]
