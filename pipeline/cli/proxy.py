@@ -24,12 +24,15 @@ stored. Beyond loopback the proxy serves only clients presenting the token held 
 
 GET /_pipeline/stats returns the proxy's counters as JSON (requests, unchanged,
 rewritten, compactions, summaries_reused, masked_results, tokens_saved, ...), kept in --store across
-restarts with the masking steps.
+restarts with the masking steps. Several replicas behind one address share them with
+--store redis://HOST:PORT/DB: one summary per history across the fleet; a Redis that goes
+away leaves the requests passing through (one warning on stderr) until it is back.
 
 examples:
   pipeline proxy
   pipeline proxy team.yaml --listen 127.0.0.1:0 --store sqlite:/tmp/proxy-store.db
   pipeline proxy --anthropic-url http://127.0.0.1:9000 --openai-url http://127.0.0.1:9000/v1
+  pipeline proxy team.yaml --store redis://127.0.0.1:6379/0
 """
 
 from __future__ import annotations
@@ -51,9 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the OpenAI upstream, with its version segment (default: https://api.openai.com/v1)")
     parser.add_argument("--gemini-url", default=None, metavar="URL",
                         help="the Gemini upstream (default: https://generativelanguage.googleapis.com)")
-    parser.add_argument("--store", default=None, metavar="sqlite:PATH",
+    parser.add_argument("--store", default=None, metavar="sqlite:PATH|redis://HOST:PORT/DB",
                         help="where summaries and counters are kept (default: sqlite under the user's state "
-                             "directory, $XDG_STATE_HOME/context-pipeline/proxy-store.db)")
+                             "directory, $XDG_STATE_HOME/context-pipeline/proxy-store.db); redis://... shares "
+                             "them between replicas (docs/proxy.md, Running a fleet)")
     parser.add_argument("--token-env", default=None, metavar="NAME",
                         help="the environment variable holding the token clients must present (header "
                              "x-pipeline-token); required when --listen is not a loopback address")

@@ -36,7 +36,7 @@ from pipeline.proxy.metrics import CONTENT_TYPE, Metrics
 from pipeline.proxy.routes import Route, Upstreams, route
 from pipeline.proxy.shapes import ProxyFailure, error_body
 from pipeline.proxy.status import StatusInfo, status_html
-from pipeline.proxy.store import Store
+from pipeline.proxy.store import ProxyStore
 from pipeline.proxy.usage import UsageTap
 from pipeline.proxy.wire import conversation_id
 
@@ -80,7 +80,7 @@ class ProxySettings:
 class ProxyApp:
     """The ASGI application (``uvicorn`` serves it; tests may call it in process)."""
 
-    def __init__(self, settings: ProxySettings, store: Store, policy: Optional[Policy] = None,
+    def __init__(self, settings: ProxySettings, store: ProxyStore, policy: Optional[Policy] = None,
                  transport: Optional[httpx.AsyncBaseTransport] = None, status: Optional[StatusInfo] = None) -> None:
         self.settings = settings
         self.store = store

@@ -14,7 +14,7 @@ from pipeline.proxy.summary import SummaryPolicy
 from pipeline.proxy.routes import ANTHROPIC_URL, GEMINI_URL, OPENAI_URL, Upstreams
 from pipeline.proxy.serve import Listen, bind, serve
 from pipeline.proxy.status import StatusInfo
-from pipeline.proxy.store import Store, default_path
+from pipeline.proxy.store import ProxyStore, Store, default_path, without_password
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,7 +40,7 @@ def start(pipeline: "Pipeline", args: "argparse.Namespace") -> None:
         raise UsageError(Problem(f"{args.max_body} is not a size in bytes", key="--max-body", hint="give 1 or more", code="proxy.usage"))
     settings = ProxySettings(upstreams=upstreams, token=token, max_body=args.max_body,
                              idle_timeout=pipeline.profile.summarizer.timeout_s)
-    store = Store(_store_path(args.store)).open()
+    store = open_store(args.store)
     try:
         sock = bind(listen)
         around = surround(pipeline, str(Path(args.cwd or ".").absolute()))
@@ -53,7 +53,7 @@ def start(pipeline: "Pipeline", args: "argparse.Namespace") -> None:
         store.close()
 
 
-def policy_of(pipeline: "Pipeline", around: Surround, window: int, store: Store, upstreams: Upstreams,
+def policy_of(pipeline: "Pipeline", around: Surround, window: int, store: ProxyStore, upstreams: Upstreams,
               prepare_at: float = 0.0) -> Optional[Policy]:
     """The profile's policy on the wire: its system prompt (``around``), then masking, then
     summaries against ``window``; None when it changes nothing (bytes pass through)."""
@@ -96,11 +96,39 @@ def _url(given: Optional[str], default: str, flag: str) -> str:
     return url
 
 
+def open_store(given: Optional[str]) -> ProxyStore:
+    """The store ``--store`` names: ``sqlite:PATH`` (the default file when not given) or
+    ``redis://HOST:PORT/DB`` (``rediss://`` for TLS); anything else is a usage error."""
+    if given is not None and given.partition("://")[0] in ("redis", "rediss"):
+        from pipeline.proxy.redis_store import RedisStore
+
+        return RedisStore(_redis_url(given)).open()
+    return Store(_store_path(given)).open()
+
+
+_STORE_HINT = "for example --store sqlite:/var/lib/pipeline/proxy-store.db or --store redis://127.0.0.1:6379/0"
+
+
+def _redis_url(given: str) -> str:
+    import httpx
+
+    try:
+        url: Optional[httpx.URL] = httpx.URL(given)
+        assert url is not None and (url.port or 1) > 0  # httpx checks the port lazily
+    except (httpx.InvalidURL, ValueError):
+        url = None
+    path = url.path.strip("/") if url is not None else ""
+    if url is None or not url.host or (path and not path.isdigit()) or url.query:
+        raise UsageError(Problem(f"{without_password(given)!r} is not redis://HOST:PORT/DB", key="--store",
+                                 hint=_STORE_HINT + " (DB a number)", code="proxy.usage"))
+    return given
+
+
 def _store_path(given: Optional[str]) -> Path:
     if given is None:
         return default_path()
     scheme, sep, rest = given.partition(":")
     if scheme != "sqlite" or not sep or not rest:
-        raise UsageError(Problem(f"{given!r} is not sqlite:PATH", key="--store",
-                                 hint="for example --store sqlite:/var/lib/pipeline/proxy-store.db", code="proxy.usage"))
+        raise UsageError(Problem(f"{given!r} is not sqlite:PATH or redis://HOST:PORT/DB", key="--store",
+                                 hint=_STORE_HINT, code="proxy.usage"))
     return Path(rest).expanduser()

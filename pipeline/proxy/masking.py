@@ -32,7 +32,7 @@ from typing import Any, Mapping, Optional
 
 from pipeline.compaction.triggers import fires
 from pipeline.proxy.routes import Route
-from pipeline.proxy.store import Store
+from pipeline.proxy.store import ProxyStore
 from pipeline.proxy.wire import Json, chain, messages_of, size, tool_results
 
 TYPE_CHECKING = False
@@ -52,7 +52,7 @@ class Window:
 class MaskingPolicy:
     """:class:`~pipeline.proxy.app.Policy` masking old tool results in recorded, repeatable steps."""
 
-    def __init__(self, settings: "Compaction", window: Window, store: Store) -> None:
+    def __init__(self, settings: "Compaction", window: Window, store: ProxyStore) -> None:
         self.settings = settings
         self.window = window
         self.store = store

@@ -14,7 +14,9 @@ Kept in a registry of the proxy's own (never the process-wide default):
   ``pipeline_proxy_tokens_saved_total``, ``pipeline_proxy_upstream_errors_total``, the
   upstreams' reported ``pipeline_proxy_input_tokens_total`` and
   ``pipeline_proxy_cache_read_tokens_total``, and ``pipeline_proxy_cache_read_share``
-  (cache reads over input tokens, 0 before any).
+  (cache reads over input tokens, 0 before any);
+* ``pipeline_proxy_store_round_trips_total``: this replica's round trips to a shared store
+  (``--store redis://...``; always 0 with SQLite).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from pipeline.proxy.store import Store
+from pipeline.proxy.store import ProxyStore
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 #: the store's counters exported as Prometheus counters (name in the store -> metric help)
@@ -40,7 +42,7 @@ STORED = {
 
 
 class _StoreCollector(Collector):
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: ProxyStore) -> None:
         self.store = store
 
     def collect(self) -> Iterator[Metric]:
@@ -53,12 +55,16 @@ class _StoreCollector(Collector):
         inputs = counters.get("input_tokens", 0)
         share.add_metric([], counters.get("cache_read_tokens", 0) / inputs if inputs else 0.0)
         yield share
+        trips = CounterMetricFamily("pipeline_proxy_store_round_trips", "round trips to a shared store (Redis) "
+                                    "made by this replica")
+        trips.add_metric([], self.store.round_trips())
+        yield trips
 
 
 class Metrics:
     """The proxy's metrics; :meth:`text` is the ``/metrics`` page."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: ProxyStore) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter("pipeline_proxy_requests", "requests by route and outcome", ["route", "outcome"],
                                 registry=self.registry)

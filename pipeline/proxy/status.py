@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from pipeline.proxy.policy import Surround
-from pipeline.proxy.store import Store
+from pipeline.proxy.store import ProxyStore
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "jinja"
 #: conversations shown, the most recent first
@@ -43,11 +44,11 @@ def _environment() -> Any:
                        trim_blocks=True, lstrip_blocks=True)
 
 
-def status_html(info: StatusInfo, store: Store) -> bytes:
+def status_html(info: StatusInfo, store: ProxyStore) -> bytes:
     counters = store.counters()
     inputs = counters.get("input_tokens", 0)
     share = counters.get("cache_read_tokens", 0) / inputs if inputs else None
-    rows = [_row(c, store.history(str(c["id"])), info.threshold) for c in list(store.conversations())[:SHOWN]]
+    rows = [_row(c, store.history(str(c["id"])), info.threshold) for c in islice(store.conversations(), SHOWN)]
     page = _environment().get_template("status.html.j2").render(
         info=info, counters=counters, share=share, conversations=rows, width=WIDTH, height=HEIGHT)
     return page.encode("utf-8")

@@ -30,7 +30,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Iterator, Literal, Optional, Protocol
 
 from pipeline.errors import Location, PipelineError, Problem
 
@@ -87,6 +87,56 @@ class Summary:
     tokens_after: int
 
 
+#: what :meth:`ProxyStore.claim` found: the lock is now this caller's, another holder's, or the
+#: shared store cannot be reached (then nothing stored can be read either: pass-through)
+Claim = Literal["held", "busy", "unavailable"]
+
+
+class ProxyStore(Protocol):
+    """What the proxy keeps, whichever store keeps it: this module's SQLite :class:`Store` (one
+    process) or :class:`~pipeline.proxy.redis_store.RedisStore` (a fleet of replicas)."""
+
+    def close(self) -> None: ...
+
+    def count(self, name: str, by: int = 1) -> None: ...
+
+    def counters(self) -> dict[str, int]: ...
+
+    def mask_step(self, chain: list[str]) -> int: ...
+
+    def summary_for(self, chain: list[str]) -> Optional[Summary]: ...
+
+    def record_summary(self, conversation: str, prefix: str, messages: int, text: str, tokens_before: int,
+                       tokens_after: int) -> None: ...
+
+    def record_mask_step(self, prefix: str, messages: int) -> None: ...
+
+    def forwarded(self, outcome: str, conversation: Optional[str], tokens_before: int, tokens_after: int) -> None: ...
+
+    def usage(self, conversation: str, usage: Reported) -> None: ...
+
+    def history(self, conversation: str) -> list[tuple[float, int, int]]: ...
+
+    def conversations(self) -> Iterator[dict[str, object]]: ...
+
+    def claim(self, key: str, ttl_s: float) -> Claim:
+        """Take the lock ``key`` for at most ``ttl_s`` seconds (it expires by itself: a holder
+        that dies frees it) unless another holds it."""
+        ...
+
+    def release(self, key: str) -> None:
+        """Give back a lock this caller holds (one another took after it expired stays)."""
+        ...
+
+    def locked(self, key: str) -> bool:
+        """Whether anyone holds the lock ``key`` now."""
+        ...
+
+    def round_trips(self) -> int:
+        """The network round trips to the store so far, in this process (0 for an embedded store)."""
+        ...
+
+
 class Store:
     """The SQLite store; safe to share between the server's threads (one connection, one lock)."""
 
@@ -94,6 +144,8 @@ class Store:
         self.path = path
         self._lock = threading.Lock()
         self._db: Optional[sqlite3.Connection] = None
+        #: the locks held in this process (one process shares this file): key -> when it expires
+        self._claims: dict[str, float] = {}
 
     def open(self) -> "Store":
         """Create or open the file; a file that is not this store's is a located error."""
@@ -223,6 +275,25 @@ class Store:
                                    "ORDER BY at", (conversation,)).fetchall()
         return [(float(a), int(b), int(c)) for a, b, c in rows[-HISTORY_KEPT:]]
 
+    def claim(self, key: str, ttl_s: float) -> Claim:
+        now = time.monotonic()
+        with self._lock:
+            if self._claims.get(key, 0.0) > now:
+                return "busy"
+            self._claims[key] = now + ttl_s
+            return "held"
+
+    def release(self, key: str) -> None:
+        with self._lock:
+            self._claims.pop(key, None)
+
+    def locked(self, key: str) -> bool:
+        with self._lock:
+            return self._claims.get(key, 0.0) > time.monotonic()
+
+    def round_trips(self) -> int:
+        return 0
+
     def conversations(self) -> Iterator[dict[str, object]]:
         with self._lock:
             cursor = self.db.execute("SELECT * FROM conversations ORDER BY last_seen DESC")
@@ -230,6 +301,12 @@ class Store:
             rows = cursor.fetchall()
         for row in rows:
             yield dict(zip(names, row))
+
+
+def without_password(url: str) -> str:
+    """``url`` without its credentials (``redis://:SECRET@host/0`` names only the host): what may be printed."""
+    scheme, sep, rest = url.partition("://")
+    return scheme + sep + rest.rpartition("@")[2]
 
 
 def _statements(script: str) -> list[str]:

@@ -20,7 +20,12 @@ fall and how the summary stands in, per format: here for Anthropic Messages and 
    retry; the update instructions over the previous summary when there is one), sent to the
    request's own upstream with the client's model and credentials, or to the profile's
    summarizer when it names a provider other than ``offline``. The summary is stored under
-   the hash of what it replaces (``compactions``).
+   the hash of what it replaces (``compactions``). It is made holding the conversation's lock
+   in the store (:meth:`~pipeline.proxy.store.ProxyStore.claim`, expiring after the profile's
+   deadline): a request that finds the lock held, on this replica or another sharing the
+   store, waits for that summary up to the deadline and is forwarded with it (reused), else
+   as it came; never two summaries of one history. A store that cannot be reached (Redis
+   away) makes and reuses no summary: the request goes on as it came.
 4. **Prepared ahead**: with ``--prepare-at SHARE`` (default 0.8), a request whose estimate
    passes that share of the trigger's threshold starts the summary the crossing request
    will need in a background thread (once per history; ``summaries_prepared``); the request
@@ -39,6 +44,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
@@ -50,7 +56,7 @@ from pipeline.llm.errors import LLMError
 from pipeline.llm.factory import make_client
 from pipeline.proxy.readback import pi_messages
 from pipeline.proxy.routes import Route, Upstreams
-from pipeline.proxy.store import Store, Summary
+from pipeline.proxy.store import ProxyStore, Summary
 from pipeline.proxy.turns import TURNS, client_key, summary_client
 from pipeline.proxy.wire import Json, chain, messages_of, size
 
@@ -58,6 +64,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.facade import Pipeline
 
+#: how often a replica waiting for another's summary looks for it in the store (seconds)
+POLL_S = 0.05
 #: the variable name the client's key is handed to the summary client under (never the environment)
 _KEY = "PIPELINE_PROXY_CLIENT_KEY"
 
@@ -73,7 +81,7 @@ class Cut:
 class SummaryPolicy:
     """:class:`~pipeline.proxy.app.Policy` replacing old messages by the profile's summary."""
 
-    def __init__(self, pipeline: "Pipeline", window: int, store: Store, upstreams: Upstreams,
+    def __init__(self, pipeline: "Pipeline", window: int, store: ProxyStore, upstreams: Upstreams,
                  prepare_at: float = 0.0) -> None:
         self.profile = pipeline.profile
         self.texts = (self.profile.summary.projection.compaction.open.render(),
@@ -117,8 +125,25 @@ class SummaryPolicy:
         return new if new is not None else None if stored is None else out
 
     def _step(self, route: Route, body: Json, messages: list[Any], hashes: list[str], head: int,
+              span: tuple[int, int], stored: Optional[Summary], headers: Mapping[str, str],
+              wait: bool = True) -> Optional[Json]:
+        """Summarize ``messages[span]`` (over the stored summary) holding the conversation's lock,
+        store it; the body to forward. Another holder's summary is waited for (``wait``) up to the
+        profile's deadline, else the request goes on without one: never two summaries of one history."""
+        lock = "summary:" + hashes[1]
+        claim = self.store.claim(lock, self._deadline())
+        if claim != "held":  # busy: another replica or thread summarizes; unavailable: pass-through
+            return self._awaited(route, body, hashes, head, span[0], lock) if claim == "busy" and wait else None
+        try:
+            newer = self.store.summary_for(hashes)  # made and stored while this one waited for the lock
+            if newer is not None and newer.messages > span[0]:
+                return self._reused(route, body, head, newer) if wait else None
+            return self._made(route, body, messages, hashes, head, span, stored, headers)
+        finally:
+            self.store.release(lock)
+
+    def _made(self, route: Route, body: Json, messages: list[Any], hashes: list[str], head: int,
               span: tuple[int, int], stored: Optional[Summary], headers: Mapping[str, str]) -> Optional[Json]:
-        """Summarize ``messages[span]`` (over the stored summary), store it; the body to forward."""
         done, cut = span
         model = str(body.get("model") or route.model or "")
         settings = self.profile.compaction.for_model(route.provider, model)
@@ -132,6 +157,29 @@ class SummaryPolicy:
         self.store.count("compactions")
         return new
 
+    def _awaited(self, route: Route, body: Json, hashes: list[str], head: int, done: int,
+                 lock: str) -> Optional[Json]:
+        """The summary another holder of ``lock`` is making, once stored; None when the deadline
+        passes or the lock is given back (or expires) without one."""
+        until = time.monotonic() + self._deadline()
+        while time.monotonic() < until:
+            time.sleep(POLL_S)
+            held = self.store.locked(lock)
+            newer = self.store.summary_for(hashes)
+            if newer is not None and newer.messages > done:
+                return self._reused(route, body, head, newer)
+            if not held:
+                return None
+        return None
+
+    def _reused(self, route: Route, body: Json, head: int, stored: Summary) -> Json:
+        self.store.count("summaries_reused")
+        return self._forwarded(route, body, head, stored.messages, stored.text)
+
+    def _deadline(self) -> float:
+        """How long a summary may take: the profile's deadline for one call, else its timeout."""
+        return float(self.profile.summarizer.call_deadline_s or self.profile.summarizer.timeout_s)
+
     def _prepare(self, route: Route, body: Json, messages: list[Any], hashes: list[str], head: int,
                  span: tuple[int, int], stored: Optional[Summary], headers: Mapping[str, str]) -> None:
         """Make the summary the crossing request will need in the background (once per history)."""
@@ -143,7 +191,7 @@ class SummaryPolicy:
 
         def run() -> None:
             try:
-                if self._step(route, body, messages, hashes, head, span, stored, dict(headers)) is not None:
+                if self._step(route, body, messages, hashes, head, span, stored, dict(headers), wait=False) is not None:
                     self.store.count("summaries_prepared")
             finally:
                 with self._lock:
@@ -157,7 +205,7 @@ class SummaryPolicy:
         with self._lock:
             pending = self._pending.get(conversation)
         if pending is not None:
-            pending.wait(self.profile.summarizer.call_deadline_s or self.profile.summarizer.timeout_s)
+            pending.wait(self._deadline())
 
     def _forwarded(self, route: Route, body: Json, head: int, replaced: int, summary: str) -> Json:
         """``body`` with messages ``head:replaced`` replaced by one user message: the summary, then

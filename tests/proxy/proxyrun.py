@@ -17,8 +17,10 @@ READY = re.compile(r"^pipeline proxy: listening on (http://\S+)$")
 class ProxyProcess:
     """``python -m pipeline proxy ARGS --listen 127.0.0.1:0``; ``url`` once it printed its line."""
 
-    def __init__(self, *args: str, store: Path, env: Optional[dict] = None, cwd: Optional[Path] = None) -> None:
-        self.args = [sys.executable, "-m", "pipeline", "proxy", *args, "--store", f"sqlite:{store}"]
+    def __init__(self, *args: str, store: "Path | str", env: Optional[dict] = None, cwd: Optional[Path] = None) -> None:
+        """``store``: a path for ``--store sqlite:PATH``, or a ``redis://`` URL as it is."""
+        where = store if isinstance(store, str) else f"sqlite:{store}"
+        self.args = [sys.executable, "-m", "pipeline", "proxy", *args, "--store", where]
         if "--listen" not in args:
             self.args += ["--listen", "127.0.0.1:0"]
         self.env = dict(os.environ if env is None else env)

@@ -12,7 +12,10 @@ import pytest
 @pytest.mark.parametrize("flag, value, words", [
     ("--listen", "localhost", "is not HOST:PORT"),
     ("--openai-url", "ftp://x", "is not an http(s) URL"),
-    ("--store", "postgres://x", "is not sqlite:PATH"),
+    ("--store", "postgres://x", "is not sqlite:PATH or redis://HOST:PORT/DB"),
+    ("--store", "redis://127.0.0.1:6379/zero", "is not redis://HOST:PORT/DB"),
+    ("--store", "redis://127.0.0.1:notaport/0", "is not redis://HOST:PORT/DB"),
+    ("--store", "redis:///0", "is not redis://HOST:PORT/DB"),
     ("--max-body", "0", "is not a size in bytes"),
     ("--context-window", "0", "is not a number of tokens"),
     ("--prepare-at", "1.5", "is not a share below 1"),
