@@ -199,7 +199,7 @@ class ProxyApp:
         client = self.client()
         request = client.build_request(method, where.url, headers=headers, content=body)
         try:
-            response = await client.send(request, stream=True)
+            response = await _sent(client, request)
         except httpx.TimeoutException:
             self.store.count("upstream_errors")
             raise ProxyFailure(504, f"the upstream {_host(where.url)} did not answer in time") from None
@@ -225,6 +225,17 @@ class ProxyApp:
                 self.store.usage(conversation, reported)
         finally:
             await response.aclose()
+
+
+async def _sent(client: httpx.AsyncClient, request: httpx.Request) -> httpx.Response:
+    """``request`` sent, its answer's head read. A kept-alive connection the upstream closed
+    as the request went out (its idle timeout and the pool's crossed) ends without an answer:
+    the request is sent once more, on a new connection, as browsers do. Only then: an upstream
+    that answered anything, or failed a second time, is the client's answer or a 502."""
+    try:
+        return await client.send(request, stream=True)
+    except (httpx.RemoteProtocolError, httpx.ReadError):
+        return await client.send(request, stream=True)
 
 
 class ClientGone(Exception):

@@ -245,3 +245,72 @@ def test_a_store_that_is_not_the_proxys_is_a_located_error(tmp_path, upstream):
         proxy.start()
     assert any("not a proxy store" in line for line in proxy.stderr_lines), proxy.stderr_lines
     assert not any("Traceback" in line for line in proxy.stderr_lines)
+
+
+class _DroppingUpstream:
+    """A raw HTTP/1.1 upstream on 127.0.0.1 that keeps connections alive and, for the requests
+    named in ``drop`` (1-based, counted over all connections), reads the request whole and then
+    closes the connection without a byte of answer: what a kept-alive connection the upstream
+    closed as the request went out looks like from the proxy."""
+
+    def __init__(self, drop: set[int]) -> None:
+        self.drop, self.count, self.connections = drop, 0, 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        reader = conn.makefile("rb")
+        with conn:
+            while True:
+                head = b""
+                while not head.endswith(b"\r\n\r\n"):
+                    line = reader.readline()
+                    if not line:
+                        return
+                    head += line
+                length = int(next((l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")), b"0"))
+                reader.read(length)
+                self.count += 1
+                if self.count in self.drop:
+                    return  # closed, nothing answered
+                answer = b'{"ok":true}'
+                conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s"
+                             % (len(answer), answer))
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_a_kept_alive_connection_the_upstream_dropped_is_retried_once_on_a_new_one(tmp_path):
+    upstream = _DroppingUpstream(drop={2})
+    try:
+        with ProxyProcess("--anthropic-url", upstream.url, store=tmp_path / "store.sqlite3") as proxy:
+            with httpx.Client(timeout=30) as client:
+                answers = [client.post(proxy.url + "/v1/messages", content=ANTHROPIC_BODY, headers={"x-api-key": "k"})
+                           for _ in range(3)]
+        assert [a.status_code for a in answers] == [200, 200, 200]
+        assert upstream.count == 4 and upstream.connections == 2  # the dropped one sent again, on a new connection
+    finally:
+        upstream.close()
+
+
+def test_an_upstream_that_drops_the_request_twice_is_a_502_in_the_clients_shape(tmp_path):
+    upstream = _DroppingUpstream(drop={1, 2})
+    try:
+        with ProxyProcess("--anthropic-url", upstream.url, store=tmp_path / "store.sqlite3") as proxy:
+            answer = httpx.post(proxy.url + "/v1/messages", content=ANTHROPIC_BODY, headers={"x-api-key": "k"}, timeout=30)
+        assert answer.status_code == 502
+        assert answer.json()["type"] == "error" and "RemoteProtocolError" in answer.json()["error"]["message"]
+        assert upstream.count == 2  # sent twice, never more
+    finally:
+        upstream.close()
