@@ -20,12 +20,15 @@ _VIEWS = {"user": UserMessage, "assistant": AssistantMessage, "toolResult": Tool
 
 def pi_messages(kind: Kind, messages: list[Any]) -> list[LlmMessage]:
     """``messages`` (of a ``messages`` or ``chat`` body) as pi's messages, in order."""
+    return [_VIEWS[m["role"]].from_json(m) for group in pi_groups(kind, messages) for m in group]
+
+
+def pi_groups(kind: Kind, messages: list[Any]) -> list[list[dict[str, Any]]]:
+    """Each of ``messages`` as pi's messages' JSON (none for a system message, several for an
+    Anthropic user message of tool results), one list per message of the body."""
     names: dict[str, str] = {}
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        if isinstance(message, dict):
-            out += (_anthropic if kind == "messages" else _chat)(message, names)
-    return [_VIEWS[m["role"]].from_json(m) for m in out]
+    return [(_anthropic if kind == "messages" else _chat)(m, names) if isinstance(m, dict) else []
+            for m in messages]
 
 
 def _text(content: Any) -> str:
