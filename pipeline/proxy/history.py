@@ -1,6 +1,6 @@
 """A request's conversation as a session path, so the proxy plans and asks for a summary with the
 runtime's own functions (:func:`~pipeline.compaction.plan.plan_compaction`,
-:func:`~pipeline.compaction.driver.summarize_plan_with`): the same cut, split turn, previous
+:func:`~pipeline.compaction.driver.summarize_planned`): the same cut, split turn, previous
 summary, file lists and summary requests as ``pipeline run`` for the same history.
 
 * each message of the body after the leading system ones becomes the pi messages it reads as
@@ -9,8 +9,8 @@ summary, file lists and summary requests as ``pipeline run`` for the same histor
 * an Anthropic user message of tool results that also carries text reads as its results,
   the text added to the last one: a cut is then always at the start of a message of the
   body, never between a result and its call;
-* a stored summary of the first ``replaced`` messages is a compaction entry before the
-  entry of message ``replaced`` (its first kept entry); its file lists are those of the
+* a stored summary (:class:`~pipeline.proxy.store.Summary`) of the first ``messages`` messages
+  is a compaction entry before the entry of message ``messages`` (its first kept entry); its file lists are those of the
   tool calls in the messages it replaced (the client sends them again every time), as the
   runtime's entry's ``details`` would hold them.
 """
@@ -26,6 +26,7 @@ from pipeline.compaction.plan import CompactionPlan, NothingToCompact, plan_comp
 from pipeline.model.compaction import Compaction
 from pipeline.proxy.readback import pi_groups
 from pipeline.proxy.routes import Kind
+from pipeline.proxy.store import Summary
 from pipeline.session.entries import CompactionEntry, Entry, MessageEntry
 
 _TIME = "1970-01-01T00:00:00.000Z"
@@ -40,22 +41,15 @@ class WirePlan:
     cut: int
 
 
-@dataclass(frozen=True)
-class Previous:
-    """A stored summary: the text and how many leading messages of the body it replaces."""
-
-    text: str
-    replaced: int
-
 
 def wire_path(kind: Kind, messages: list[Any], head: int,
-              previous: Optional[Previous] = None) -> tuple[list[Entry], dict[str, int]]:
+              previous: Optional[Summary] = None) -> tuple[list[Entry], dict[str, int]]:
     """The session path of ``messages[head:]`` and, per entry id, the index of its message."""
     groups = [_folded(g) for g in pi_groups(kind, messages)]
     path: list[Entry] = []
     where: dict[str, int] = {}
     for index in range(head, len(messages)):
-        if previous is not None and index == previous.replaced:
+        if previous is not None and index == previous.messages:
             path.append(_compaction(groups[head:index], previous.text, f"m{index}.0", _parent(path)))
         for number, message in enumerate(groups[index]):
             entry = MessageEntry.from_json({"type": "message", "id": f"m{index}.{number}", "parentId": _parent(path),
@@ -66,7 +60,7 @@ def wire_path(kind: Kind, messages: list[Any], head: int,
 
 
 def wire_plan(kind: Kind, messages: list[Any], head: int, settings: Compaction,
-              previous: Optional[Previous] = None) -> Optional[WirePlan]:
+              previous: Optional[Summary] = None) -> Optional[WirePlan]:
     """The runtime's plan for the conversation (None: nothing to summarize)."""
     path, where = wire_path(kind, messages, head, previous)
     plan = plan_compaction(path, settings)

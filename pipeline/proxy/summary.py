@@ -53,7 +53,7 @@ from pipeline.errors import PipelineError, ProviderError
 from pipeline.llm.clients import profile_bounds, summarizer_client
 from pipeline.llm.errors import LLMError
 from pipeline.llm.factory import make_client
-from pipeline.proxy.history import Previous, wire_plan
+from pipeline.proxy.history import wire_plan
 from pipeline.proxy.policy import governed
 from pipeline.proxy.routes import Route, Upstreams
 from pipeline.proxy.store import Store, Summary
@@ -125,8 +125,7 @@ class SummaryPolicy:
         """Plan as the runtime does (over the stored summary), summarize, store; the body to forward."""
         model = str(body.get("model") or "")
         settings = self.profile.compaction.for_model(route.provider, model)
-        previous = Previous(stored.text, stored.messages) if stored is not None else None
-        planned = wire_plan(route.kind, messages, head, settings, previous)
+        planned = wire_plan(route.kind, messages, head, settings, stored)
         if planned is None or planned.cut <= (stored.messages if stored is not None else head):
             return None
         text = self._summarize(route, planned.plan, model, headers)
