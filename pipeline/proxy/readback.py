@@ -12,15 +12,6 @@ import json
 from typing import Any
 
 from pipeline.proxy.routes import Kind
-from pipeline.session.messages import AssistantMessage, LlmMessage, ToolResultMessage, UserMessage
-
-
-_VIEWS = {"user": UserMessage, "assistant": AssistantMessage, "toolResult": ToolResultMessage}
-
-
-def pi_messages(kind: Kind, messages: list[Any]) -> list[LlmMessage]:
-    """``messages`` (of a ``messages`` or ``chat`` body) as pi's messages, in order."""
-    return [_VIEWS[m["role"]].from_json(m) for group in pi_groups(kind, messages) for m in group]
 
 
 def pi_groups(kind: Kind, messages: list[Any]) -> list[list[dict[str, Any]]]:
