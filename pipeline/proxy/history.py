@@ -69,17 +69,18 @@ def wire_path(kind: Kind, messages: list[Any], head: int,
             else:
                 read.append((start, message))
             start = index + 1
+    text = previous.text if previous is not None else ""
     path: list[Entry] = []
     where: dict[str, int] = {}
     for number, (at, message) in enumerate(read):
         if number == compaction:
-            path.append(_compaction(groups[head:at], previous.text, f"m{number}", _parent(path)))  # type: ignore[union-attr]
+            path.append(_compaction(groups[head:at], text, f"m{number}", _parent(path)))
         entry = MessageEntry.from_json({"type": "message", "id": f"m{number}", "parentId": _parent(path),
                                         "timestamp": _TIME, "message": message})
         where[entry.id] = at
         path.append(entry)
     if compaction is not None and compaction == len(read):  # nothing after the stored summary
-        path.append(_compaction(groups[head:], previous.text, "end", _parent(path)))  # type: ignore[union-attr]
+        path.append(_compaction(groups[head:], text, "end", _parent(path)))
     return path, where
 
 
@@ -87,7 +88,8 @@ def wire_plan(kind: Kind, messages: list[Any], head: int, settings: Compaction,
               previous: Optional[Summary] = None) -> Optional[WirePlan]:
     """The runtime's plan for the conversation (None: nothing to summarize). In the Responses
     and Gemini formats a cut the runtime places where :mod:`pipeline.proxy.turns` forbids one
-    moves to the nearest allowed place before it, and the plan with it (:func:`_moved`)."""
+    moves to the nearest allowed place before it where an entry starts, and the plan with it
+    (:func:`_moved`)."""
     path, where = wire_path(kind, messages, head, previous)
     plan = plan_compaction(path, settings)
     if isinstance(plan, NothingToCompact):
@@ -96,7 +98,8 @@ def wire_plan(kind: Kind, messages: list[Any], head: int, settings: Compaction,
     if kind not in TURNS or TURNS[kind].boundary(messages, cut):
         return WirePlan(plan, cut)
     done = previous.messages if previous is not None else head
-    allowed = next((at for at in range(cut - 1, done, -1) if TURNS[kind].boundary(messages, at)), None)
+    starts = set(where.values())  # never inside an entry: what is summarized and what is kept stay apart
+    allowed = next((at for at in range(cut - 1, done, -1) if at in starts and TURNS[kind].boundary(messages, at)), None)
     return None if allowed is None else _moved(plan, path, where, allowed)
 
 
