@@ -30,8 +30,8 @@ import copy
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
-from pipeline.compaction.fileops import FileOps, collect_from_json, file_lists
-from pipeline.compaction.plan import CompactionPlan, NothingToCompact, plan_compaction
+from pipeline.compaction.fileops import CollectedFiles, FileOps, collect_from_json, file_lists, seed_from_details
+from pipeline.compaction.plan import CompactionPlan, NothingToCompact, PlannedMessage, plan_compaction
 from pipeline.model.compaction import Compaction
 from pipeline.proxy.readback import pi_groups
 from pipeline.proxy.routes import Kind
@@ -105,8 +105,8 @@ def wire_plan(kind: Kind, messages: list[Any], head: int, settings: Compaction,
 
 def _moved(plan: CompactionPlan, path: list[Entry], where: dict[str, int], cut: int) -> Optional[WirePlan]:
     """``plan`` with its kept part starting at body message ``cut`` (before the runtime's cut):
-    only the messages read from before ``cut`` summarized; a split turn's prefix that falls
-    after it is no longer summarized (it is kept)."""
+    only the messages read from before ``cut`` summarized, and only their files listed; a split
+    turn's prefix that falls after it is no longer summarized (it is kept)."""
     first = next((e for e in path if e.id in where and where[e.id] >= cut), None)
     if first is None:
         return None
@@ -116,8 +116,21 @@ def _moved(plan: CompactionPlan, path: list[Entry], where: dict[str, int], cut: 
         return None
     return WirePlan(replace(plan, first_kept_entry_id=first.id, first_kept_index=path.index(first),
                             summarize=summarize, turn_prefix=prefix, is_split_turn=bool(prefix),
+                            files=_files(plan, path, (*summarize, *prefix)),
                             turn_start_index=plan.turn_start_index if prefix else -1,
                             turn_start_entry_id=plan.turn_start_entry_id if prefix else None), cut)
+
+
+def _files(plan: CompactionPlan, path: list[Entry], summarized: tuple[PlannedMessage, ...]) -> CollectedFiles:
+    """The file lists of the moved plan: the previous summary's, then the summarized tool calls'."""
+    ops = FileOps()
+    if plan.previous_compaction_index >= 0:
+        previous = path[plan.previous_compaction_index]
+        seed_from_details(ops, previous.raw.get("details"), previous.raw.get("fromHook"))
+    for message in summarized:
+        if message.role == "assistant":
+            collect_from_json(ops, message.entry.raw["message"])
+    return ops.freeze()
 
 
 def _parent(path: list[Entry]) -> Optional[str]:

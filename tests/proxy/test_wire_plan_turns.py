@@ -96,6 +96,7 @@ def test_a_cut_that_would_orphan_a_kept_output_moves_to_the_call_before_it():
             moved += 1
             assert planned.cut == 5 and items[planned.cut] == _call("b")
             assert all(where[i] < 5 for i in [*planned.plan.summarize_ids, *planned.plan.turn_prefix_ids])
+            assert "b" in raw.files.read and planned.plan.files.read == ("a",)  # call b is kept, not summarized
     assert moved, "no setting made the runtime cut at the forbidden place"
     _check("responses", items)
 
