@@ -4,10 +4,10 @@
 one) and forwards each request to its provider (docs/proxy.md), with the profile's system prompt
 around the agent's own: the team's sections (`owner: team`) are added where the profile
 places them, rendered for --cwd; with `system_prompt.base: profile` the profile's whole
-prompt replaces the agent's. A conversation past the profile's trigger (for
---context-window) is compacted by the profile's strategy: old tool results masked
-(`mask_tool_results`, `hybrid`), or old messages replaced by the profile's summary
-(`summarize`: one call upstream with the client's model and key, stored and reused), in
+prompt replaces the agent's. A conversation past the profile's trigger (for its
+model's window: the profile's, else a table of well-known models, else --context-window) is compacted by the profile's strategy: old tool results masked
+(`mask_tool_results`), or old messages replaced by the profile's summary
+(`summarize`; `hybrid`: masked, then summarized when that is not enough; one call upstream with the client's model and key, stored and reused), in
 steps that repeat byte for byte (the provider's cache holds). A request the profile
 leaves alone passes byte for byte. Point the agent at it:
 
@@ -64,8 +64,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cwd", default=None, metavar="DIR",
                         help="the working directory the profile's ${cwd} names (default: the proxy's own)")
     parser.add_argument("--context-window", type=int, default=None, metavar="TOKENS",
-                        help="the models' context window the compaction trigger is read against (default: the "
-                             "profile's summarizer.context_window, else compaction.branch.default_context_window)")
+                        help="the context window the compaction trigger is read against for a model the profile "
+                             "and the table of well-known models (docs/proxy.md) do not know (default: "
+                             "compaction.branch.default_context_window)")
     parser.add_argument("--prepare-at", type=float, default=0.8, metavar="SHARE",
                         help="start a conversation's summary in the background once it passes this share of the "
                              "trigger's threshold, so the request that crosses it does not wait (default: 0.8; "

@@ -14,8 +14,8 @@ it, so they apply the same settings in the same way:
   applied, or nothing with its reason; tokens before and after; the warnings.
 
 A host without a session (``pipeline proxy``, which sees a conversation in a request body)
-summarizes messages through :func:`summarize_messages`: the same summary request, checks and
-retries as a session's history summary.
+plans a path of its own and summarizes it through :func:`summarize_planned`: the same summary
+requests, checks and retries as a session's compaction.
 
 Failures are raised as they come (the session unchanged): a provider's as
 :class:`~pipeline.errors.ProviderError`, a busy session as
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Literal, Optional, Sequence
 
 from pipeline.compaction.engine import compact_session, plan_session
-from pipeline.compaction.plan import NothingToCompact
+from pipeline.compaction.plan import CompactionPlan, NothingToCompact
 from pipeline.compaction.strategies import MaskPlan, mask_plan, masked_savings
 from pipeline.compaction.summarize import CompactionResult, Progress
 from pipeline.compaction.tokens import tokens_after_compaction
@@ -43,7 +43,7 @@ from pipeline.session.messages import LlmMessage
 from pipeline.session.projection import LlmContext
 from pipeline.session.store import SessionFile
 
-__all__ = ["CompactionOutcome", "Strategy", "compact"]
+__all__ = ["CompactionOutcome", "Strategy", "compact", "summarize_planned"]
 
 Strategy = Literal["summarize", "mask_tool_results", "hybrid"]
 STRATEGIES: tuple[Strategy, ...] = ("summarize", "mask_tool_results", "hybrid")
@@ -160,19 +160,23 @@ def _summarize(
     )
 
 
-def summarize_messages(
-    messages: Sequence[LlmMessage], profile: Profile, client: SummaryClient, settings: Compaction, *,
-    model: str = "", previous_summary: Optional[str] = None,
-) -> str:
-    """The profile's history summary of ``messages`` (an update of ``previous_summary`` when
-    given), with its validity and schema checks and their retries; raises as :func:`compact`."""
+def summarize_planned(plan: CompactionPlan, profile: Profile, client: SummaryClient, *, model: str = "") -> CompactionResult:
+    """The summary of ``plan`` as a session's compaction makes it (the history summary or its
+    update of the plan's previous summary, the split turn's prefix, the file lists, the
+    validity and schema checks and their retries), within ``summarizer.compaction_deadline_s``;
+    nothing is written. ``model``: the summary model when the summarizer names none.
+
+    For a host without a session (``pipeline proxy``), which plans a path of its own with
+    :func:`~pipeline.compaction.plan.plan_compaction`; raises as :func:`compact`."""
     from dataclasses import replace
 
     from pipeline.compaction.engine import request_context
-    from pipeline.compaction.requests import history_request
-    from pipeline.compaction.summarize import Call, run_call
+    from pipeline.compaction.summarize import summarize_plan
+    from pipeline.llm.deadline import compaction_deadline
+    from pipeline.session.texts import ContextTexts
 
-    ctx = request_context(profile, settings, profile.summarizer)
+    summarizer = profile.summarizer
+    ctx = request_context(profile, plan.settings, summarizer, plan.thinking_level)
     ctx = replace(ctx, model=ctx.model or model)
-    request = history_request(messages, ctx, previous_summary=previous_summary)
-    return run_call(client, Call(request, "history summary", ctx.summary.schema_), ctx).text
+    with compaction_deadline(summarizer.compaction_deadline_s):
+        return summarize_plan(plan, client, ctx, ContextTexts.from_profile(profile))

@@ -9,7 +9,7 @@ One request:
    time), else 401 in the provider's error shape;
 3. the body, read up to ``max_body`` bytes (413 past it); for a route the policy reads, a body
    that is not a JSON object is a 400 in the provider's shape, naming line and column;
-4. the policy (:class:`Policy`): it returns the body to forward, or ``None`` to leave it
+4. the policy (:class:`~pipeline.proxy.policy.Policy`): it returns the body to forward, or ``None`` to leave it
    alone, and then the client's bytes go upstream unchanged;
 5. the upstream call with the client's own headers (credentials included; never logged or
    stored), hop-by-hop headers dropped; the answer is streamed back chunk by chunk as it
@@ -27,12 +27,13 @@ import hmac
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Mapping, MutableMapping, Optional, Protocol
+from typing import Any, Awaitable, Callable, Mapping, MutableMapping, Optional
 
 import httpx
 
 from pipeline.proxy import codec
 from pipeline.proxy.metrics import CONTENT_TYPE, Metrics
+from pipeline.proxy.policy import Policy
 from pipeline.proxy.routes import Route, Upstreams, route
 from pipeline.proxy.shapes import ProxyFailure, error_body
 from pipeline.proxy.status import StatusInfo, status_html
@@ -53,15 +54,6 @@ TOKEN_HEADER = "x-pipeline-token"
 _HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
                   "transfer-encoding", "upgrade", "host", "content-length", TOKEN_HEADER})
 
-
-class Policy(Protocol):
-    """What the proxy does to a request the profile governs."""
-
-    def apply(self, route: Route, body: dict[str, Any], headers: Mapping[str, str]) -> Optional[dict[str, Any]]:
-        """The body to forward instead of ``body``, or None to forward the client's bytes
-        (``headers``: the client's, lower-case, for a policy that calls the upstream as the client).
-        It runs in a worker thread: it may block."""
-        ...
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,16 @@ from pathlib import Path
 from typing import Optional
 
 from pipeline.errors import PipelineError, Problem, UsageError
-from pipeline.proxy.app import Policy, ProxyApp, ProxySettings
-from pipeline.proxy.masking import MASKING, MaskingPolicy, Window
-from pipeline.proxy.policy import Policies, Surround, SystemPromptPolicy, surround
+from pipeline.proxy.app import ProxyApp, ProxySettings
+from pipeline.proxy.hybrid import HybridPolicy
+from pipeline.proxy.masking import MaskingPolicy
+from pipeline.proxy.policy import Policies, Policy, Surround, SystemPromptPolicy, surround
 from pipeline.proxy.summary import SummaryPolicy
 from pipeline.proxy.routes import ANTHROPIC_URL, GEMINI_URL, OPENAI_URL, Upstreams
 from pipeline.proxy.serve import Listen, bind, serve
 from pipeline.proxy.status import StatusInfo
 from pipeline.proxy.store import ProxyStore, Store, default_path, without_password
+from pipeline.proxy.windows import Windows
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,26 +46,31 @@ def start(pipeline: "Pipeline", args: "argparse.Namespace") -> None:
     try:
         sock = bind(listen)
         around = surround(pipeline, str(Path(args.cwd or ".").absolute()))
-        window = args.context_window or pipeline.model_info("proxy").context_window
-        policy = policy_of(pipeline, around, window, store, upstreams, args.prepare_at)
-        compaction = pipeline.profile.compaction
+        windows = Windows.of(pipeline.profile, args.context_window)
+        policy = policy_of(pipeline, around, windows, store, upstreams, args.prepare_at)
+        compaction, window = pipeline.profile.compaction, windows.default
         status = StatusInfo(args.profile, window, compaction.threshold(window), compaction.strategy, around)
         serve(ProxyApp(settings, store, policy=policy, status=status), sock, graceful_s=args.graceful)
     finally:
         store.close()
 
 
-def policy_of(pipeline: "Pipeline", around: Surround, window: int, store: ProxyStore, upstreams: Upstreams,
+def policy_of(pipeline: "Pipeline", around: Surround, windows: Windows, store: ProxyStore, upstreams: Upstreams,
               prepare_at: float = 0.0) -> Optional[Policy]:
-    """The profile's policy on the wire: its system prompt (``around``), then masking, then
-    summaries against ``window``; None when it changes nothing (bytes pass through)."""
+    """The profile's policy on the wire: its system prompt (``around``), then the compaction of
+    each strategy its settings use (each acts on the requests whose model's strategy is its
+    own) against the window of the request's model; None when it changes nothing (bytes pass
+    through)."""
     parts: list[Policy] = [] if around.empty else [SystemPromptPolicy(around)]
     compaction = pipeline.profile.compaction
     strategies = {compaction.strategy, *(o.strategy for o in compaction.model_overrides.values() if o.strategy)}
-    if compaction.enabled and strategies & set(MASKING):
-        parts.append(MaskingPolicy(compaction, Window(window), store))
+    if compaction.enabled and "mask_tool_results" in strategies:
+        parts.append(MaskingPolicy(compaction, windows, store))
     if compaction.enabled and "summarize" in strategies:
-        parts.append(SummaryPolicy(pipeline, window, store, upstreams, prepare_at))
+        parts.append(SummaryPolicy(pipeline, windows, store, upstreams, prepare_at))
+    if compaction.enabled and "hybrid" in strategies:
+        parts.append(HybridPolicy(MaskingPolicy(compaction, windows, store, ("hybrid",)),
+                                  SummaryPolicy(pipeline, windows, store, upstreams, prepare_at, ("hybrid",))))
     return None if not parts else parts[0] if len(parts) == 1 else Policies(*parts)
 
 

@@ -3,7 +3,8 @@
 The rule, per request:
 
 1. **The settings of the request's model** (``compaction.model_overrides`` for the route's
-   provider and the body's model); no masking strategy, or compaction off: nothing to do.
+   provider and the body's model, :func:`~pipeline.proxy.policy.governed`); no masking
+   strategy, or compaction off: nothing to do.
 2. **Earlier steps first.** The store keeps each masking step as the hash of the prefix it
    covers and its length (:meth:`~pipeline.proxy.store.Store.mask_step`). The longest step
    whose prefix this request repeats is applied again: the same tool results get the same
@@ -20,56 +21,51 @@ The rule, per request:
    The step is recorded under the hash of the prefix it masks (counted in ``compactions``
    and ``masked_results``).
 
-``hybrid`` masks as ``mask_tool_results`` does; its summary, when masking is not enough, is
-not made on the wire yet (the request goes on masked).
+``hybrid`` masks as ``mask_tool_results`` does, then summarizes when masking is not enough
+(:mod:`pipeline.proxy.hybrid`).
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Collection, Mapping, Optional
 
 from pipeline.compaction.triggers import fires
+from pipeline.proxy.policy import governed
 from pipeline.proxy.routes import Route
 from pipeline.proxy.store import ProxyStore
 from pipeline.proxy.wire import Json, chain, messages_of, size, tool_results
+from pipeline.proxy.windows import Windows
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.model.compaction import Compaction
 
-MASKING = ("mask_tool_results", "hybrid")
-
-
-@dataclass(frozen=True)
-class Window:
-    """The context window the trigger is read against (``--context-window``, else the profile's)."""
-
-    tokens: int
 
 
 class MaskingPolicy:
-    """:class:`~pipeline.proxy.app.Policy` masking old tool results in recorded, repeatable steps."""
+    """:class:`~pipeline.proxy.policy.Policy` masking old tool results in recorded, repeatable steps."""
 
-    def __init__(self, settings: "Compaction", window: Window, store: ProxyStore) -> None:
+    def __init__(self, settings: "Compaction", windows: Windows, store: ProxyStore,
+                 strategies: Collection[str] = ("mask_tool_results",)) -> None:
         self.settings = settings
-        self.window = window
+        self.windows = windows
         self.store = store
+        self.strategies = tuple(strategies)
 
-    def apply(self, route: Route, body: Json, headers: Mapping[str, str] = {}) -> Optional[Json]:
-        settings = self.settings.for_model(route.provider, str(body.get("model") or route.model or ""))
-        if not settings.enabled or settings.strategy not in MASKING or settings.masking.placeholder is None:
+    def apply(self, route: Route, body: Json, headers: Mapping[str, str] = {},
+              shown: Optional[Callable[[Json], Json]] = None) -> Optional[Json]:
+        """As :meth:`Policy.apply <pipeline.proxy.policy.Policy.apply>`; ``shown``: the body as it
+        would be forwarded after the policies that follow (``hybrid``: its stored summary
+        applied), what a new step is measured on (default: the masked body itself)."""
+        found = governed(route, body, self.settings, self.windows, self.strategies)
+        if found is None or found.settings.masking.placeholder is None:
             return None
-        messages = messages_of(route.kind, body)
-        if not messages:
-            return None
-        if not fires(size(body) / 4, self.window.tokens, settings):
-            return None  # below the trigger: no step can have been made for this history
+        settings, messages = found.settings, found.messages
         hashes = chain(messages)
         step = self.store.mask_step(hashes)
         out = _masked(route, body, step, settings)
-        if fires(size(out) / 4, self.window.tokens, settings):
+        if fires(size(shown(out) if shown is not None else out) / 4, found.window, settings):
             new = _step(messages, settings)
             if new > step:
                 self._record(route, messages, hashes[new], step, new)

@@ -22,16 +22,30 @@ the client sent them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Collection, Mapping, Optional, Protocol, Sequence
 
+from pipeline.compaction.triggers import fires
 from pipeline.prompt.catalog import with_catalog
 from pipeline.prompt.context import RenderContext
 from pipeline.prompt.render import RenderedSection, render_sections
 from pipeline.proxy.routes import Route
+from pipeline.proxy.wire import messages_of, size
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.facade import Pipeline
+    from pipeline.model.compaction import Compaction
+    from pipeline.proxy.windows import Windows
+
+
+class Policy(Protocol):
+    """What the proxy does to a request the profile governs."""
+
+    def apply(self, route: Route, body: dict[str, Any], headers: Mapping[str, str]) -> Optional[dict[str, Any]]:
+        """The body to forward instead of ``body``, or None to forward the client's bytes
+        (``headers``: the client's, lower-case, for a policy that calls the upstream as the client).
+        It runs in a worker thread: it may block."""
+        ...
 
 #: the section kinds an agent fills from its own inputs: never added on the wire
 HOST_KINDS = ("custom_prompt", "append_prompt", "context_files", "skills", "tool_list")
@@ -85,7 +99,7 @@ def _joined(sections: "Sequence[RenderedSection]") -> str:
 
 
 class SystemPromptPolicy:
-    """:class:`~pipeline.proxy.app.Policy` that puts the profile's sections around the agent's prompt."""
+    """:class:`~pipeline.proxy.policy.Policy` that puts the profile's sections around the agent's prompt."""
 
     def __init__(self, around: Surround) -> None:
         self.around = around
@@ -159,7 +173,7 @@ def _gemini(body: dict[str, Any], around: Surround) -> Optional[dict[str, Any]]:
 class Policies:
     """Several policies, each on the body the one before it made (None: nothing changed)."""
 
-    def __init__(self, *policies: Any) -> None:
+    def __init__(self, *policies: Policy) -> None:
         self.policies = policies
 
     def apply(self, route: Route, body: dict[str, Any], headers: Mapping[str, str] = {}) -> Optional[dict[str, Any]]:
@@ -168,3 +182,32 @@ class Policies:
             out = policy.apply(route, body if changed is None else changed, headers)
             changed = out if out is not None else changed
         return changed
+
+
+@dataclass(frozen=True)
+class Governed:
+    """A request a compaction policy has work on: its model's settings, messages and window."""
+
+    settings: "Compaction"
+    messages: list[Any]
+    window: int
+
+
+def governed(route: Route, body: dict[str, Any], compaction: "Compaction", windows: "Windows",
+             strategies: Collection[str], share: float = 1.0) -> Optional[Governed]:
+    """The one early exit of the compaction policies: the settings of the request's model
+    (``compaction.model_overrides`` for the route's provider and the body's model), when
+    compaction is on, their strategy is one of ``strategies``, the body has messages and its
+    estimate (a quarter of its JSON characters) fires the trigger for the model's window
+    scaled by ``1/share`` (a share below 1: a request nearing the trigger); None otherwise."""
+    model = str(body.get("model") or route.model or "")
+    settings = compaction.for_model(route.provider, model)
+    if not settings.enabled or settings.strategy not in strategies:
+        return None
+    messages = messages_of(route.kind, body)
+    if not messages:
+        return None
+    window = windows.tokens(route.provider, model)
+    if not fires(size(body) / 4 / (share or 1.0), window, settings):
+        return None  # below the trigger: nothing stored can be this history's
+    return Governed(settings, messages, window)

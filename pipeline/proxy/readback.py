@@ -15,32 +15,17 @@ import json
 from typing import Any
 
 from pipeline.proxy.routes import Kind
-from pipeline.session.messages import AssistantMessage, LlmMessage, ToolResultMessage, UserMessage
 
 
-_VIEWS = {"user": UserMessage, "assistant": AssistantMessage, "toolResult": ToolResultMessage}
-
-
-def pi_messages(kind: Kind, messages: list[Any]) -> list[LlmMessage]:
-    """``messages`` (the conversation's list of a body of ``kind``) as pi's messages, in order."""
+def pi_groups(kind: Kind, messages: list[Any]) -> list[list[dict[str, Any]]]:
+    """Each of ``messages`` (the conversation's list of a body of ``kind``) as pi's messages' JSON
+    (none for a system message, several for an Anthropic user message of tool results or a Gemini
+    user content of function responses), one list per message of the body. A Responses turn is
+    one item per block, so consecutive groups may each be an assistant message: the session path
+    (:mod:`pipeline.proxy.history`) joins them into one."""
     names: dict[str, str] = {}
-    out: list[dict[str, Any]] = []
     read = {"messages": _anthropic, "chat": _chat, "responses": _responses, "gemini": _gemini}[kind]
-    for message in messages:
-        if isinstance(message, dict):
-            out += read(message, names)
-    return [_VIEWS[m["role"]].from_json(m) for m in _merged(out)]
-
-
-def _merged(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Consecutive assistant messages as one (a Responses turn is one item per block)."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        if out and message["role"] == "assistant" and out[-1]["role"] == "assistant":
-            out[-1] = {**out[-1], "content": [*out[-1]["content"], *message["content"]]}
-        else:
-            out.append(message)
-    return out
+    return [read(m, names) if isinstance(m, dict) else [] for m in messages]
 
 
 def _text(content: Any) -> str:

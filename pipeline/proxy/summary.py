@@ -1,4 +1,5 @@
-"""Summaries on the wire (``compaction.strategy: summarize``), made once and reused.
+"""Summaries on the wire (``compaction.strategy: summarize``, and ``hybrid``'s through
+:mod:`pipeline.proxy.hybrid`), made once and reused.
 
 The rule, per request of a conversation in any of the four wire formats (where a cut may
 fall and how the summary stands in, per format: here for Anthropic Messages and OpenAI chat,
@@ -11,21 +12,29 @@ fall and how the summary stands in, per format: here for Anthropic Messages and 
    byte for byte as the last time (``summaries_reused``). Never a second summary of the
    same history.
 2. **What counts toward the trigger**: the body as it would be forwarded, a quarter of its
-   JSON characters in tokens, against the model's window (as for masking).
-3. **A new summary** when that fires ``compaction.trigger``: the messages from the end that
-   fit in ``compaction.keep_recent_tokens`` are kept, from the start of a turn (a user
-   message that is not a tool result, so calls and results stay paired and the user's
-   latest request is kept whole); the messages before are summarized by the profile's
-   summary request (its system prompt, instructions and schema, the validity check and its
-   retry; the update instructions over the previous summary when there is one), sent to the
-   request's own upstream with the client's model and credentials, or to the profile's
-   summarizer when it names a provider other than ``offline``. The summary is stored under
-   the hash of what it replaces (``compactions``). It is made holding the conversation's lock
-   in the store (:meth:`~pipeline.proxy.store.ProxyStore.claim`, expiring after the profile's
-   deadline): a request that finds the lock held, on this replica or another sharing the
-   store, waits for that summary up to the deadline and is forwarded with it (reused), else
-   as it came; never two summaries of one history. A store that cannot be reached (Redis
-   away) makes and reuses no summary: the request goes on as it came.
+   JSON characters in tokens, against the window of the request's model
+   (:mod:`pipeline.proxy.windows`).
+3. **A new summary** when that fires ``compaction.trigger``, planned and asked for by the
+   runtime's own functions (:mod:`pipeline.proxy.history`): the body's messages read as a
+   session path (the stored summary a compaction entry in it), cut by
+   :func:`~pipeline.compaction.plan.plan_compaction` (``keep_recent_tokens`` of recent
+   messages kept, a cut inside a turn summarizing its prefix apart, as the profile's
+   ``instructions.turn_prefix`` says), summarized by
+   :func:`~pipeline.compaction.driver.summarize_planned`: the profile's summary request (its
+   system prompt, instructions and schema, the validity check and its retry, the schema
+   check and its corrective retry; the update instructions over the previous summary when
+   there is one; the read and modified files of the tool calls appended), the same requests
+   ``pipeline run`` makes for the same history (in the Responses and Gemini formats, a cut
+   the runtime places where :mod:`pipeline.proxy.turns` forbids one moves to the nearest
+   allowed place before it). It goes to the request's own upstream, in its format, with
+   the client's model and credentials, or to the profile's summarizer when it names a
+   provider other than ``offline``. The summary is stored under the hash of what it
+   replaces (``compactions``). It is made holding the conversation's lock in the store
+   (:meth:`~pipeline.proxy.store.ProxyStore.claim`, expiring after the profile's deadline): a
+   request that finds the lock held, on this replica or another sharing the store, waits for
+   that summary up to the deadline and is forwarded with it (reused), else as it came; never
+   two summaries of one history. A store that cannot be reached (Redis away) makes and
+   reuses no summary: the request goes on as it came.
 4. **Prepared ahead**: with ``--prepare-at SHARE`` (default 0.8), a request whose estimate
    passes that share of the trigger's threshold starts the summary the crossing request
    will need in a background thread (once per history; ``summaries_prepared``); the request
@@ -45,20 +54,22 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Collection, Mapping, Optional
 
-from pipeline.compaction.driver import summarize_messages
+from pipeline.compaction.driver import summarize_planned
+from pipeline.compaction.plan import CompactionPlan
 from pipeline.compaction.triggers import fires
 from pipeline.errors import PipelineError, ProviderError
 from pipeline.llm.clients import profile_bounds, summarizer_client
 from pipeline.llm.errors import LLMError
 from pipeline.llm.factory import make_client
-from pipeline.proxy.readback import pi_messages
+from pipeline.proxy.history import WirePlan, wire_plan
+from pipeline.proxy.policy import governed
 from pipeline.proxy.routes import Route, Upstreams
 from pipeline.proxy.store import ProxyStore, Summary
 from pipeline.proxy.turns import TURNS, client_key, summary_client
 from pipeline.proxy.wire import Json, chain, messages_of, size
+from pipeline.proxy.windows import Windows
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,42 +81,35 @@ POLL_S = 0.05
 _KEY = "PIPELINE_PROXY_CLIENT_KEY"
 
 
-@dataclass(frozen=True)
-class Cut:
-    """Where a conversation is cut: leading system messages kept, then ``summarized`` messages replaced."""
-
-    head: int
-    summarized: int
-
-
 class SummaryPolicy:
-    """:class:`~pipeline.proxy.app.Policy` replacing old messages by the profile's summary."""
+    """:class:`~pipeline.proxy.policy.Policy` replacing old messages by the profile's summary."""
 
-    def __init__(self, pipeline: "Pipeline", window: int, store: ProxyStore, upstreams: Upstreams,
-                 prepare_at: float = 0.0) -> None:
+    def __init__(self, pipeline: "Pipeline", windows: Windows, store: ProxyStore, upstreams: Upstreams,
+                 prepare_at: float = 0.0, strategies: Collection[str] = ("summarize",)) -> None:
         self.profile = pipeline.profile
         self.texts = (self.profile.summary.projection.compaction.open.render(),
                       self.profile.summary.projection.compaction.close.render())
-        self.window = window
+        self.windows = windows
         self.store = store
         self.upstreams = upstreams
         self.prepare_at = prepare_at
+        self.strategies = tuple(strategies)
         #: the conversations (the hash of their first message) with a summary being prepared
         self._pending: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
 
-    def apply(self, route: Route, body: Json, headers: Mapping[str, str] = {}) -> Optional[Json]:
+    def apply(self, route: Route, body: Json, headers: Mapping[str, str] = {},
+              keys: Optional[list[str]] = None) -> Optional[Json]:
+        """As :meth:`Policy.apply <pipeline.proxy.policy.Policy.apply>`; ``keys``: the chain the
+        summaries are stored under when it is not that of ``body``'s messages (``hybrid``: the
+        client's messages, before masking)."""
         if route.kind not in ("messages", "chat", *TURNS):
             return None
-        model = str(body.get("model") or route.model or "")
-        settings = self.profile.compaction.for_model(route.provider, model)
-        messages = messages_of(route.kind, body)
-        if not settings.enabled or settings.strategy != "summarize" or not messages:
+        found = governed(route, body, self.profile.compaction, self.windows, self.strategies, self.prepare_at)
+        if found is None:  # below the trigger (and the share that prepares): nothing stored can be this history's
             return None
-        raw = size(body) / 4
-        if not fires(raw / (self.prepare_at or 1.0), self.window, settings):
-            return None  # below the trigger (and the share that prepares): nothing stored can be this history's
-        hashes = chain(messages)
+        settings, messages, window = found.settings, found.messages, found.window
+        hashes = keys or chain(messages)
         head = _head(route, messages)
         self._await_prepared(hashes[1])
         stored = self.store.summary_for(hashes)
@@ -113,47 +117,55 @@ class SummaryPolicy:
         if stored is not None:
             self.store.count("summaries_reused")
         tokens = size(out) / 4
-        done = stored.messages if stored is not None else head
-        cut = _cut(route, messages, done, settings.keep_recent_tokens)
-        if not fires(tokens, self.window, settings):
-            if self.prepare_at and cut > done and fires(tokens / self.prepare_at, self.window, settings):
-                self._prepare(route, body, messages, hashes, head, (done, cut), stored, headers)
+        if not fires(tokens, window, settings):
+            if self.prepare_at and fires(tokens / self.prepare_at, window, settings):
+                self._prepare(route, body, messages, hashes, head, stored, headers)
             return None if stored is None else out
-        if cut <= done:
-            return None if stored is None else out
-        new = self._step(route, body, messages, hashes, head, (done, cut), stored, headers)
+        new = self._step(route, body, messages, hashes, head, stored, headers)
         return new if new is not None else None if stored is None else out
 
+    def shown(self, route: Route, body: Json, keys: list[str]) -> Json:
+        """``body`` as forwarded with the stored summary of its history (``body`` when there is none);
+        ``keys``: the chain of its client's messages."""
+        messages = messages_of(route.kind, body)
+        stored = self.store.summary_for(keys) if messages and route.kind in ("messages", "chat", *TURNS) else None
+        if stored is None or messages is None:
+            return body
+        return self._forwarded(route, body, _head(route, messages), stored.messages, stored.text)
+
     def _step(self, route: Route, body: Json, messages: list[Any], hashes: list[str], head: int,
-              span: tuple[int, int], stored: Optional[Summary], headers: Mapping[str, str],
-              wait: bool = True) -> Optional[Json]:
-        """Summarize ``messages[span]`` (over the stored summary) holding the conversation's lock,
-        store it; the body to forward. Another holder's summary is waited for (``wait``) up to the
-        profile's deadline, else the request goes on without one: never two summaries of one history."""
+              stored: Optional[Summary], headers: Mapping[str, str], wait: bool = True) -> Optional[Json]:
+        """Plan as the runtime does (over the stored summary), then summarize holding the
+        conversation's lock, store it; the body to forward. Another holder's summary is waited
+        for (``wait``) up to the profile's deadline, else the request goes on without one:
+        never two summaries of one history."""
+        model = str(body.get("model") or route.model or "")
+        settings = self.profile.compaction.for_model(route.provider, model)
+        planned = wire_plan(route.kind, messages, head, settings, stored)
+        done = stored.messages if stored is not None else head
+        if planned is None or planned.cut <= done:
+            return None
         lock = "summary:" + hashes[1]
         claim = self.store.claim(lock, self._deadline())
         if claim != "held":  # busy: another replica or thread summarizes; unavailable: pass-through
-            return self._awaited(route, body, hashes, head, span[0], lock) if claim == "busy" and wait else None
+            return self._awaited(route, body, hashes, head, done, lock) if claim == "busy" and wait else None
         try:
             newer = self.store.summary_for(hashes)  # made and stored while this one waited for the lock
-            if newer is not None and newer.messages > span[0]:
+            if newer is not None and newer.messages > done:
                 return self._reused(route, body, head, newer) if wait else None
-            return self._made(route, body, messages, hashes, head, span, stored, headers)
+            return self._made(route, body, hashes, head, planned, stored, model, headers)
         finally:
             self.store.release(lock)
 
-    def _made(self, route: Route, body: Json, messages: list[Any], hashes: list[str], head: int,
-              span: tuple[int, int], stored: Optional[Summary], headers: Mapping[str, str]) -> Optional[Json]:
-        done, cut = span
-        model = str(body.get("model") or route.model or "")
-        settings = self.profile.compaction.for_model(route.provider, model)
-        text = self._summarize(route, messages[done:cut], model, settings, headers,
-                               None if stored is None else stored.text)
+    def _made(self, route: Route, body: Json, hashes: list[str], head: int, planned: WirePlan,
+              stored: Optional[Summary], model: str, headers: Mapping[str, str]) -> Optional[Json]:
+        """Summarize what ``planned`` cuts off, store it; the body to forward."""
+        text = self._summarize(route, planned.plan, model, headers)
         if text is None:
             return None
         before = self._forwarded(route, body, head, stored.messages, stored.text) if stored is not None else body
-        new = self._forwarded(route, body, head, cut, text)
-        self.store.record_summary(hashes[1], hashes[cut], cut, text, size(before) // 4, size(new) // 4)
+        new = self._forwarded(route, body, head, planned.cut, text)
+        self.store.record_summary(hashes[1], hashes[planned.cut], planned.cut, text, size(before) // 4, size(new) // 4)
         self.store.count("compactions")
         return new
 
@@ -181,7 +193,7 @@ class SummaryPolicy:
         return float(self.profile.summarizer.call_deadline_s or self.profile.summarizer.timeout_s)
 
     def _prepare(self, route: Route, body: Json, messages: list[Any], hashes: list[str], head: int,
-                 span: tuple[int, int], stored: Optional[Summary], headers: Mapping[str, str]) -> None:
+                 stored: Optional[Summary], headers: Mapping[str, str]) -> None:
         """Make the summary the crossing request will need in the background (once per history)."""
         conversation = hashes[1]
         with self._lock:
@@ -191,7 +203,7 @@ class SummaryPolicy:
 
         def run() -> None:
             try:
-                if self._step(route, body, messages, hashes, head, span, stored, dict(headers), wait=False) is not None:
+                if self._step(route, body, messages, hashes, head, stored, dict(headers), wait=False) is not None:
                     self.store.count("summaries_prepared")
             finally:
                 with self._lock:
@@ -226,12 +238,10 @@ class SummaryPolicy:
         messages[head:] = [*inside, {"role": "user", "content": blocks}, *kept]
         return out
 
-    def _summarize(self, route: Route, replaced: list[Any], model: str, settings: Any, headers: Mapping[str, str],
-                   previous: Optional[str]) -> Optional[str]:
+    def _summarize(self, route: Route, plan: CompactionPlan, model: str, headers: Mapping[str, str]) -> Optional[str]:
         try:
             with self._client(route, model, headers) as client:
-                return summarize_messages(pi_messages(route.kind, replaced), self.profile, client, settings,
-                                          model=model, previous_summary=previous)
+                return summarize_planned(plan, self.profile, client, model=model).summary
         except (LLMError, ProviderError, PipelineError):
             self.store.count("summary_failures")
             return None
@@ -275,26 +285,6 @@ def _turn_start(route: Route, message: Any) -> bool:
     content = message.get("content")
     return not (route.kind == "messages" and isinstance(content, list) and any(
         isinstance(b, dict) and b.get("type") == "tool_result" for b in content))
-
-
-def _cut(route: Route, messages: list[Any], done: int, keep: int) -> int:
-    """Where the kept messages start: ``keep`` tokens (estimated) of recent messages, from the
-    start of a turn or of an assistant message (its tool calls' results follow it, so pairs
-    stay whole); ``done`` when there is no such place after it."""
-    kept = 0.0
-    at = len(messages)
-    while at > done and kept < keep:
-        at -= 1
-        kept += size(messages[at]) / 4
-    while at > done and not _boundary(route, messages, at):
-        at -= 1
-    return at
-
-
-def _boundary(route: Route, messages: list[Any], at: int) -> bool:
-    if route.kind in TURNS:
-        return TURNS[route.kind].boundary(messages, at)
-    return _turn_start(route, messages[at]) or _role(messages[at]) == "assistant"
 
 
 def _role(message: Any) -> str:

@@ -68,8 +68,11 @@ def test_two_replicas_crossing_the_trigger_on_one_history_make_one_summary(tmp_p
         assert all(a.json()["content"][0]["text"] == "echo:" + user_text(0, 24) for a in answers)
         seen = upstream.seen()
         stats = httpx.get(replicas[1].url + "/_pipeline/stats").json()
-    assert len(seen["summaries"]) == 1, seen
-    assert seen["with_summary"] == 2 and seen["requests"] == 3, seen
+    # one compaction: one summary call, or two when the cut splits a turn (its prefix is summarized
+    # apart, as the runtime does); both replicas summarizing would send the same bodies twice
+    summaries = seen["summaries"]
+    assert len(summaries) == len(set(summaries)) and 1 <= len(summaries) <= 2, seen
+    assert seen["with_summary"] == 2 and seen["requests"] == len(summaries) + 2, seen
     assert (stats["compactions"], stats["summaries_reused"], stats["rewritten"]) == (1, 1, 2), stats
 
 
@@ -91,7 +94,9 @@ def test_three_replicas_200_conversations_10000_requests_one_summary_per_history
     summaries = seen["summaries"]
     assert len(summaries) == len(set(summaries)), "a history was summarized twice"
     stored = redis_server.client().keys("pipeline-proxy:summary:*")
-    assert len(stored) == stats["compactions"] == len(summaries) >= 200, (len(stored), stats, len(summaries))
+    # each compaction one summary call, or two when its cut splits a turn (the prefix apart)
+    assert len(stored) == stats["compactions"] >= 200, (len(stored), stats)
+    assert stats["compactions"] <= len(summaries) <= 2 * stats["compactions"], (stats, len(summaries))
     assert stats["summary_failures"] == 0 and 10_000 <= stats["requests"] <= 10_000 + pool.retried
     assert stats["summaries_reused"] > 0 and seen["with_summary"] > 5_000, (stats, seen["with_summary"])
     made = [int(v) for v in (redis_server.client().hget(k, "summaries_made")
