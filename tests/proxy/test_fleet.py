@@ -16,6 +16,7 @@ import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any, Coroutine
 
 import httpx
 
@@ -41,6 +42,14 @@ def _settled(upstream: FastUpstream, replica: str) -> tuple[dict, dict]:
         last = now
         time.sleep(0.5)
     return last
+
+
+async def _driven(pool: Pool, *work: Coroutine[Any, Any, None]) -> None:
+    """``work`` run together, then the pool's clients closed (also when the work fails)."""
+    try:
+        await asyncio.gather(*work)
+    finally:
+        await pool.aclose()
 
 
 def _crossing_body() -> dict:
@@ -82,12 +91,7 @@ def test_three_replicas_200_conversations_10000_requests_one_summary_per_history
         replicas = _replicas(stack, tmp_path, upstream, redis_server.url, 3)
         pool = Pool([r.url for r in replicas])
 
-        async def run() -> None:
-            try:
-                await pool.run(conversations=200, turns=50)
-            finally:
-                await pool.aclose()
-        asyncio.run(run())
+        asyncio.run(_driven(pool, pool.run(conversations=200, turns=50)))
         seen, stats = _settled(upstream, replicas[0].url)
     # a retry here is a keep-alive connection the replica closed as idle just as the pool reused it
     assert pool.answered == 10_000
@@ -121,12 +125,7 @@ def test_a_replica_and_redis_killed_mid_run_every_request_is_answered(tmp_path, 
                 await asyncio.sleep(0.02)
             redis_server.start()
 
-        async def run() -> None:
-            try:
-                await asyncio.gather(pool.run(conversations=40, turns=20), faults())
-            finally:
-                await pool.aclose()
-        asyncio.run(run())
+        asyncio.run(_driven(pool, pool.run(conversations=40, turns=20), faults()))
         stats = httpx.get(replicas[1].url + "/_pipeline/stats").json()
         for replica in replicas[1:]:
             replica.stop()
