@@ -49,5 +49,5 @@ class HybridPolicy:
 
         masked = self.masking.apply(route, body, headers, shown=lambda out: self.summary.shown(route, out, keys()))
         # Masking keeps the number of messages, so the client's chain is that of the masked body's.
-        summarized = self.summary.apply(route, masked if masked is not None else body, headers, keys=keys())
+        summarized = self.summary.apply(route, masked if masked is not None else body, headers, keys=keys)
         return summarized if summarized is not None else masked

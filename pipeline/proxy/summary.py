@@ -54,7 +54,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from typing import Any, Collection, Mapping, Optional
+from typing import Any, Callable, Collection, Mapping, Optional
 
 from pipeline.compaction.driver import summarize_planned
 from pipeline.compaction.plan import CompactionPlan
@@ -99,17 +99,17 @@ class SummaryPolicy:
         self._lock = threading.Lock()
 
     def apply(self, route: Route, body: Json, headers: Mapping[str, str] = {},
-              keys: Optional[list[str]] = None) -> Optional[Json]:
+              keys: Optional[Callable[[], list[str]]] = None) -> Optional[Json]:
         """As :meth:`Policy.apply <pipeline.proxy.policy.Policy.apply>`; ``keys``: the chain the
         summaries are stored under when it is not that of ``body``'s messages (``hybrid``: the
-        client's messages, before masking)."""
+        client's messages, before masking), asked for only past the early exit."""
         if route.kind not in ("messages", "chat", *TURNS):
             return None
         found = governed(route, body, self.profile.compaction, self.windows, self.strategies, self.prepare_at)
         if found is None:  # below the trigger (and the share that prepares): nothing stored can be this history's
             return None
         settings, messages, window = found.settings, found.messages, found.window
-        hashes = keys or chain(messages)
+        hashes = keys() if keys is not None else chain(messages)
         head = _head(route, messages)
         self._await_prepared(hashes[1])
         stored = self.store.summary_for(hashes)
