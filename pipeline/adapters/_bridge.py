@@ -41,7 +41,7 @@ from pipeline.compaction import CompactionOutcome
 from pipeline.errors import PipelineError
 from pipeline.facade import Pipeline, compile_profile
 from pipeline.prompt import RenderContext
-from pipeline.llm.convert_reply import error_message
+from pipeline.llm.wire import error_message
 from pipeline.runtime import CompactionDecision, CurrentModel, is_context_overflow
 from pipeline.runtime.driver import SessionDriver, open_session
 from pipeline.runtime.host import ModelInfo

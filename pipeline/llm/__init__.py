@@ -25,11 +25,13 @@ from pipeline.llm.errors import (
     LLMTimeoutError,
 )
 from pipeline.llm.deadline import LLMDeadlineError, compaction_deadline, within
-from pipeline.llm.types import REASONING_LEVELS, Completion, StopReason, SummaryClient, SummaryRequest
 
 # The HTTP side (httpx) is imported on first use, so code that only needs the types
-# (the compaction engine, the offline summarizer, CLI start-up) does not pay for it.
+# (the compaction engine, the offline summarizer, CLI start-up) does not pay for it; the
+# types (they read pi's usage from the session layer) too, so the wire layer
+# (:mod:`pipeline.llm.wire`, standard library only) stays light for the loopback servers.
 _LAZY = {
+    **dict.fromkeys(("REASONING_LEVELS", "Completion", "StopReason", "SummaryClient", "SummaryRequest"), "types"),
     **dict.fromkeys(("AnthropicMessagesClient", "thinking_budget"), "anthropic_messages"),
     "make_client": "factory",
     "HTTPSummaryClient": "http",
@@ -39,6 +41,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.llm.types import REASONING_LEVELS, Completion, StopReason, SummaryClient, SummaryRequest
     from pipeline.llm.anthropic_messages import AnthropicMessagesClient, thinking_budget
     from pipeline.llm.factory import make_client
     from pipeline.llm.http import HTTPSummaryClient

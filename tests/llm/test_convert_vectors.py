@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.llm.convert import (
+from pipeline.llm.wire import (
     ConvertTexts, ModelCost, TargetModel, from_anthropic_stream, from_openai_stream, to_anthropic_messages,
     to_openai_chat,
 )
