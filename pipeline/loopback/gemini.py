@@ -27,32 +27,19 @@ import json
 import re
 from typing import Any, Callable, Iterable
 
+from pipeline.llm.wire import gemini
+from pipeline.llm.wire.sse import data_frame
 from pipeline.loopback.chat import normalize_reply
 from pipeline.loopback.core import Handler, ReceivedRequest, ScriptedServer
 
 __all__ = ["GeminiLoopbackServer", "gemini_response"]
 
 _ROUTE = re.compile(r"^/v1(?:beta|alpha)?/models/([^:/]+):(generateContent|streamGenerateContent|countTokens)$")
-_FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "toolUse": "STOP"}
 
 
 def gemini_response(reply: Any, model: str) -> dict:
-    """The ``GenerateContentResponse`` for a scripted reply."""
-    r = normalize_reply(reply)
-    parts: list[dict] = []
-    if r.get("text"):
-        parts.append({"text": r["text"]})
-    for call in r.get("toolCalls") or []:
-        parts.append({"functionCall": {"name": call["name"], "args": call.get("arguments") or {}}})
-    u = r["usage"]
-    prompt = u["input"] + u["cacheRead"]
-    return {
-        "candidates": [{"content": {"role": "model", "parts": parts or [{"text": ""}]},
-                        "finishReason": _FINISH.get(r["stopReason"], "STOP"), "index": 0}],
-        "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": u["output"],
-                          "totalTokenCount": prompt + u["output"], "cachedContentTokenCount": u["cacheRead"]},
-        "modelVersion": model,
-    }
+    """The ``GenerateContentResponse`` for a scripted reply (built by :mod:`pipeline.llm.wire.gemini`)."""
+    return gemini.gemini_response(normalize_reply(reply), model)
 
 
 class _Handler(Handler):
@@ -75,7 +62,7 @@ class _Handler(Handler):
         response = gemini_response(reply, model)
         if method == "generateContent":
             return self._json(200, response)
-        data = f"data: {json.dumps(response)}\r\n\r\n".encode("utf-8")
+        data = data_frame(json.dumps(response), "\r\n\r\n").encode("utf-8")
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("content-length", str(len(data)))

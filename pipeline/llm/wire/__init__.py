@@ -22,9 +22,9 @@ loopback servers import it.
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
 
+from pipeline.llm.wire import anthropic, chat, gemini, responses
 from pipeline.llm.wire.anthropic import (
     anthropic_messages, anthropic_tool_call_id, anthropic_tools, from_anthropic_messages, from_anthropic_stream,
     to_anthropic_messages,
@@ -46,10 +46,10 @@ __all__ = [
 ]
 
 #: the module of each wire format, by the name the proxy's routes and the runtime's clients give it
-_MODULES = {"messages": "anthropic", "anthropic": "anthropic", "chat": "chat", "openai": "chat",
-            "responses": "responses", "gemini": "gemini"}
+_MODULES: dict[str, ModuleType] = {"messages": anthropic, "anthropic": anthropic, "chat": chat, "openai": chat,
+                                   "responses": responses, "gemini": gemini}
 
 
 def format_module(kind: str) -> ModuleType:
     """The module of wire format ``kind`` (``messages``/``anthropic``, ``chat``/``openai``, ``responses``, ``gemini``)."""
-    return importlib.import_module(f"{__name__}.{_MODULES[kind]}")
+    return _MODULES[kind]
