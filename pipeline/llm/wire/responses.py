@@ -29,6 +29,8 @@ KEY = "input"
 
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
 _CALLS = ("function_call", "custom_tool_call")
+#: the items of a model's reply the OpenAI Agents SDK hands back as input
+REPLY_TYPES = ("message", "function_call", "reasoning")
 
 
 # =========================================================================== reply building
@@ -194,7 +196,7 @@ def reply_blocks(item: JSON, names: dict[str, str]) -> list[JSON]:
     (a call's name is kept in ``names`` for its output)."""
     kind = item.get("type", "message")
     if kind == "function_call":
-        names[item.get("call_id")] = item.get("name")  # type: ignore[index]
+        names[item.get("call_id")] = item.get("name")  # type: ignore[index, assignment]
         args = json.loads(item.get("arguments") or "{}")
         return [{"type": "toolCall", "id": item.get("call_id"), "name": item.get("name"), "arguments": args}]
     if kind == "reasoning":
