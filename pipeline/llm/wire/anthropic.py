@@ -20,7 +20,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from pipeline.llm.wire.history import ToolResult, assistant, joined, result, setter, text, user
 from pipeline.llm.wire.prepare import SystemUpdate, prepare_messages
-from pipeline.llm.wire.reply import calculate_cost, count, finish_reply, new_reply, parse_arguments
+from pipeline.llm.wire.reply import SummaryAnswer, calculate_cost, count, finish_reply, new_reply, obj, parse_arguments
 from pipeline.llm.wire.types import JSON, ConvertTexts, TargetModel, ToolDefinition, _blocks, _clean, _tool_json
 
 KEY = "messages"
@@ -395,3 +395,38 @@ def tool_results(index: int, message: JSON, names: dict[str, str], out: list[Too
         elif block.get("type") == "tool_result":
             out.append(ToolResult(index, names.get(str(block.get("tool_use_id")), ""), joined(block.get("content")),
                                   setter(block, "content")))
+
+
+# =========================================================================== summary calls
+
+
+def summary_body(model: str, system_prompt: str, user_text: str, max_tokens: int, *,
+                 thinking_budget: int | None = None) -> JSON:
+    """A summary call's body: ``system`` a plain string (left out when empty), one user text block."""
+    body: JSON = {"model": model, "max_tokens": max_tokens}
+    if system_prompt:
+        body["system"] = system_prompt
+    body["messages"] = [{"role": "user", "content": [{"type": "text", "text": user_text}]}]
+    if thinking_budget is not None:
+        body["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
+    return body
+
+
+def read_summary(data: JSON) -> SummaryAnswer | None:
+    """A summary call's answer (``text`` and ``thinking`` blocks each joined by newlines; None
+    without a content list); ``stop`` is ``stop_reason``."""
+    content = data.get("content")
+    if not isinstance(content, list):
+        return None
+    blocks = [block for block in map(obj, content) if block is not None]
+    raw = obj(data.get("usage")) or {}
+    usage = (count(raw.get("input_tokens")), count(raw.get("output_tokens")), count(raw.get("cache_read_input_tokens")),
+             count(raw.get("cache_creation_input_tokens")))
+    return SummaryAnswer(text=_joined(blocks, "text") or "", thinking=_joined(blocks, "thinking"), usage=usage,
+                         stop=data.get("stop_reason"))
+
+
+def _joined(blocks: list[JSON], kind: str) -> str | None:
+    """The ``kind`` field of every ``kind`` block, joined by newlines; None if there are none."""
+    found = [b[kind] for b in blocks if b.get("type") == kind and isinstance(b.get(kind), str)]
+    return "\n".join(found) if found else None

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 from pipeline.js import js_json
 from pipeline.llm.wire.history import ToolResult, arguments, assistant, call, joined, result, setter, text, user
 from pipeline.llm.wire.prepare import SystemUpdate, has_tool_history, prepare_messages
-from pipeline.llm.wire.reply import calculate_cost, count, finish_reply, new_reply, parse_arguments
+from pipeline.llm.wire.reply import SummaryAnswer, calculate_cost, count, finish_reply, new_reply, obj, parse_arguments
 from pipeline.llm.wire.types import JSON, ConvertTexts, OpenAICompat, TargetModel, ToolDefinition, _blocks, _clean, _tool_json
 
 KEY = "messages"
@@ -391,3 +391,48 @@ def tool_results(index: int, message: JSON, names: dict[str, str], out: list[Too
     if message.get("role") == "tool":
         out.append(ToolResult(index, names.get(str(message.get("tool_call_id")), ""), joined(message.get("content")),
                               setter(message, "content")))
+
+
+# =========================================================================== summary calls
+
+
+def summary_body(model: str, system_prompt: str, user_text: str, max_tokens: int, *,
+                 max_tokens_field: str = "max_completion_tokens", reasoning_level: str | None = None) -> JSON:
+    """A summary call's body: the system and user message, the output cap in ``max_tokens_field``."""
+    body: JSON = {
+        "model": model,
+        "messages": [{"role": "system", "content": system_prompt}, {"role": "user", "content": user_text}],
+        max_tokens_field: max_tokens,
+        "stream": False,
+    }
+    if reasoning_level:
+        body["reasoning_effort"] = reasoning_level
+    return body
+
+
+def read_summary(data: JSON) -> SummaryAnswer | None:
+    """A summary call's answer (``choices[0].message``; None without one); ``stop`` is ``finish_reason``."""
+    choices = data.get("choices")
+    choice = obj(choices[0]) if isinstance(choices, list) and choices else None
+    message = obj(choice.get("message")) if choice else None
+    if message is None or choice is None:
+        return None
+    first, second = message.get("reasoning_content"), message.get("reasoning")
+    thinking = (first if isinstance(first, str) else None) or (second if isinstance(second, str) else None)
+    raw = obj(data.get("usage")) or {}
+    details = obj(raw.get("prompt_tokens_details")) or {}
+    cache_read, cache_write = count(details.get("cached_tokens")), count(details.get("cache_write_tokens"))
+    uncached = max(0, count(raw.get("prompt_tokens")) - cache_read - cache_write)
+    return SummaryAnswer(text=_content_text(message.get("content")),
+                         thinking=thinking,
+                         usage=(uncached, count(raw.get("completion_tokens")), cache_read, cache_write),
+                         stop=choice.get("finish_reason"))
+
+
+def _content_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = (obj(part) or {} for part in content)
+        return "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str))
+    return ""

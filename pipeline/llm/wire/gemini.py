@@ -18,7 +18,7 @@ import json
 from typing import Any, Callable, Mapping
 
 from pipeline.llm.wire.history import ToolResult, arguments, assistant, call, joined, result, text, user
-from pipeline.llm.wire.reply import count
+from pipeline.llm.wire.reply import SummaryAnswer, count, obj
 
 JSON = dict[str, Any]
 
@@ -128,3 +128,33 @@ def kept_whole(content: Any) -> bool:
 def summary_message(summary: str, extra: list[Any]) -> JSON:
     """The summary as one user content: its text, then ``extra`` parts."""
     return {"role": "user", "parts": [{"text": summary}, *extra]}
+
+
+# =========================================================================== summary calls
+
+
+def summary_body(system_prompt: str, user_text: str, max_tokens: int) -> JSON:
+    """A ``generateContent`` body for a summary call (the model is in the path)."""
+    return {
+        "systemInstruction": {"parts": [{"text": system_prompt}]},
+        "contents": [{"role": "user", "parts": [{"text": user_text}]}],
+        "generationConfig": {"maxOutputTokens": max_tokens},
+    }
+
+
+def read_summary(data: JSON) -> SummaryAnswer | None:
+    """A summary call's answer (the ``text`` parts of ``candidates[0].content`` joined by newlines,
+    those marked ``thought`` as thinking; None without a candidate); ``stop`` is ``finishReason``."""
+    candidates = data.get("candidates")
+    candidate = obj(candidates[0]) if isinstance(candidates, list) and candidates else None
+    if candidate is None:
+        return None
+    found = [p for p in (obj(part) for part in (obj(candidate.get("content")) or {}).get("parts") or [])
+             if p is not None and isinstance(p.get("text"), str)]
+    usage = obj(data.get("usageMetadata")) or {}
+    cached = count(usage.get("cachedContentTokenCount"))
+    return SummaryAnswer(text="\n".join(str(p["text"]) for p in found if not p.get("thought")),
+                         thinking="\n".join(str(p["text"]) for p in found if p.get("thought")) or None,
+                         usage=(max(0, count(usage.get("promptTokenCount")) - cached),
+                                count(usage.get("candidatesTokenCount")), cached, 0),
+                         stop=candidate.get("finishReason"))

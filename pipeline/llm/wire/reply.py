@@ -8,12 +8,31 @@ their answers into :func:`new_reply`; everything they share is here.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from pipeline.js import js_json
 from pipeline.llm.wire.types import JSON, ModelCost, TargetModel
 
-__all__ = ["calculate_cost", "count", "error_message", "error_reply", "finish_reply", "new_reply", "parse_arguments"]
+__all__ = ["SummaryAnswer", "calculate_cost", "count", "error_message", "error_reply", "finish_reply", "new_reply",
+           "obj", "parse_arguments"]
+
+
+@dataclass(frozen=True)
+class SummaryAnswer:
+    """A summary call's answer as its format's ``read_summary`` reads it (the client maps ``stop``)."""
+
+    text: str
+    thinking: str | None
+    #: input (not cached), output, read from the cache, written to it
+    usage: tuple[int, int, int, int]
+    #: the format's own stop reason, as the answer gives it
+    stop: Any
+
+
+def obj(value: object) -> JSON | None:
+    """``value`` if it is a JSON object, else ``None``."""
+    return value if isinstance(value, dict) else None
 
 
 def calculate_cost(usage: JSON, cost: ModelCost) -> JSON:
@@ -36,6 +55,7 @@ def _zero_usage() -> JSON:
 
 
 def count(value: Any) -> int:
+    """A token count from JSON: a positive int, anything else counts as 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 

@@ -21,7 +21,7 @@ import json
 from typing import Any, Iterable, Iterator, Mapping
 
 from pipeline.llm.wire.history import ToolResult, arguments, assistant, call, joined, pi_text, result, setter, text, user
-from pipeline.llm.wire.reply import count
+from pipeline.llm.wire.reply import SummaryAnswer, count, obj
 
 JSON = dict[str, Any]
 
@@ -233,3 +233,41 @@ def _items_of_reply(message: JSON, message_id: str) -> list[JSON]:
             items.append({"type": "function_call", "call_id": block.get("id"), "name": block.get("name"),
                           "arguments": json.dumps(block.get("arguments") or {})})
     return items
+
+
+# =========================================================================== summary calls
+
+
+def summary_body(model: str, system_prompt: str, user_text: str, max_tokens: int, *,
+                 reasoning_level: str | None = None) -> JSON:
+    """A summary call's body: ``instructions``, one user message, ``store: false`` (nothing kept upstream)."""
+    body: JSON = {
+        "model": model,
+        "instructions": system_prompt,
+        "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": user_text}]}],
+        "max_output_tokens": max_tokens,
+        "stream": False,
+        "store": False,
+    }
+    if reasoning_level:
+        body["reasoning"] = {"effort": reasoning_level}
+    return body
+
+
+def read_summary(data: JSON) -> SummaryAnswer | None:
+    """A summary call's answer (the ``output_text`` parts of ``message`` items, the ``summary_text``
+    of ``reasoning`` items; None without an output list); ``stop`` is ``(status, incomplete reason)``."""
+    output = data.get("output")
+    if not isinstance(output, list):
+        return None
+    items = [i for i in (obj(item) for item in output) if i is not None]
+    texts = [str(p.get("text")) for i in items if i.get("type") == "message"
+             for p in (obj(part) or {} for part in i.get("content") or []) if p.get("type") == "output_text"]
+    thinking = [str(s.get("text")) for i in items if i.get("type") == "reasoning"
+                for s in (obj(part) or {} for part in i.get("summary") or []) if isinstance(s.get("text"), str)]
+    raw = obj(data.get("usage")) or {}
+    cached = count((obj(raw.get("input_tokens_details")) or {}).get("cached_tokens"))
+    reason = (obj(data.get("incomplete_details")) or {}).get("reason")
+    return SummaryAnswer(text="\n".join(texts), thinking="\n".join(thinking) or None,
+                         usage=(max(0, count(raw.get("input_tokens")) - cached), count(raw.get("output_tokens")), cached, 0),
+                         stop=(data.get("status"), reason))
