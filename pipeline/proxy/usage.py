@@ -13,7 +13,7 @@ passed on and not read. Each provider's fields:
   ``input_tokens_details.cached_tokens`` (in ``response.completed``'s response when streamed);
 * Gemini: ``usageMetadata.promptTokenCount`` and ``cachedContentTokenCount``.
 
-Each format's fields are read by its wire module's ``reported`` (:mod:`pipeline.llm.wire`).
+The fields are read by the wire layer (:func:`pipeline.llm.wire.reported`, each format's by its module's ``reported``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
-from pipeline.llm.wire import anthropic, chat, gemini, responses, sse
+from pipeline.llm.wire import reported, sse
 from pipeline.proxy.store import Reported
 
 JSON_LIMIT = 1 << 20
@@ -66,26 +66,5 @@ def _whole(data: bytes) -> list[Any]:
 
 
 def _usage(obj: Any) -> Optional[Reported]:
-    if not isinstance(obj, dict):
-        return None
-    inner = obj.get("message") or obj.get("response")
-    usage = obj.get("usage") or (inner.get("usage") if isinstance(inner, dict) else None)
-    if isinstance(usage, dict):
-        return _counts(usage)
-    meta = obj.get("usageMetadata")
-    if isinstance(meta, dict) and "promptTokenCount" in meta:
-        return Reported(*gemini.reported(meta))
-    return None
-
-
-def _counts(usage: dict[str, Any]) -> Optional[Reported]:
-    """The format is told by the fields: Anthropic's cache fields (or ``input_tokens`` without
-    Responses' details), chat completions' ``prompt_tokens``, Responses' ``input_tokens``."""
-    if "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage or (
-            "input_tokens" in usage and "input_tokens_details" not in usage):
-        return Reported(*anthropic.reported(usage))
-    if "prompt_tokens" in usage:
-        return Reported(*chat.reported(usage))
-    if "input_tokens" in usage:
-        return Reported(*responses.reported(usage))
-    return None
+    found = reported(obj)
+    return Reported(*found) if found is not None else None
