@@ -2,8 +2,9 @@
 
 Provider-neutral types (:class:`SummaryRequest`, :class:`Completion`; usage is :class:`pipeline.session.Usage`),
 two HTTP wire formats on httpx (:class:`OpenAIChatClient`, :class:`AnthropicMessagesClient`),
-one retry policy (:mod:`pipeline.llm.retry`) and :func:`make_client`. This package only
-transports what the caller gives: it holds no prompt text.
+one retry policy (:mod:`pipeline.llm.retry`) and :func:`make_client`. Every provider format is
+built and read in one place, the wire layer :mod:`pipeline.llm.wire` (standard library only).
+This package only transports what the caller gives: it holds no prompt text.
 """
 
 from __future__ import annotations
