@@ -48,6 +48,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Iterable, Mapping
 
+from pipeline.llm.wire import anthropic, chat
 from pipeline.llm.wire.anthropic import anthropic_events, anthropic_message
 from pipeline.llm.wire.chat import openai_chunks, openai_completion
 from pipeline.llm.wire.sse import data_frame, event_frame
@@ -63,9 +64,6 @@ _OVERFLOW_HINTS = ("too long", "context length", "context_length", "context wind
 _STATUS_HINTS = ((("429", "rate limit", "too many requests"), 429), (("401", "api key", "unauthorized"), 401),
                  (("overloaded",), 529), (("503", "unavailable"), 503), (("502", "bad gateway"), 502),
                  (("504", "timeout", "timed out"), 504))
-_ANTHROPIC_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 413: "request_too_large",
-                          429: "rate_limit_error", 529: "overloaded_error"}
-_OPENAI_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 429: "rate_limit_exceeded"}
 
 
 # --------------------------------------------------------------------------- replies
@@ -102,15 +100,15 @@ def error_status(reply: Mapping[str, Any], provider: str) -> int:
 
 
 def openai_error(r: dict, status: int) -> dict:
+    """The error body of an error reply (``context_length_exceeded`` for an overflow's text)."""
     text = str(r.get("errorMessage") or "error")
     code = "context_length_exceeded" if status == 400 and any(h in text.lower() for h in _OVERFLOW_HINTS) else None
-    return {"error": {"message": text, "type": _OPENAI_ERROR_TYPES.get(status, "server_error"), "param": None,
-                      "code": code}}
+    return chat.error_body(status, text, code)
 
 
 def anthropic_error(r: dict, status: int) -> dict:
-    return {"type": "error", "error": {"type": _ANTHROPIC_ERROR_TYPES.get(status, "api_error"),
-                                       "message": str(r.get("errorMessage") or "error")}}
+    """The error body of an error reply."""
+    return anthropic.error_body(status, str(r.get("errorMessage") or "error"))
 
 
 # --------------------------------------------------------------------------- server

@@ -51,14 +51,14 @@ class _Handler(Handler):
         match = _ROUTE.match(path)
         if match is None:
             self.server.owner.record(received)
-            return self._json(404, {"error": {"code": 404, "message": f"no route {path}", "status": "NOT_FOUND"}})
+            return self._json(404, gemini.error_body(404, f"no route {path}"))
         model, method = match.groups()
         within, reply = self.server.owner._take(received, method != "countTokens")
         if method == "countTokens":
             return self._json(200, {"totalTokens": max(1, len(raw) // 4)})
         if not within or reply is None:
-            return self._json(500, {"error": {"code": 500, "message": "the loopback server has no reply for this "
-                                                                     "request (script or bounds)", "status": "INTERNAL"}})
+            return self._json(500, gemini.error_body(500, "the loopback server has no reply for this request "
+                                                          "(script or bounds)"))
         response = gemini_response(reply, model)
         if method == "generateContent":
             return self._json(200, response)

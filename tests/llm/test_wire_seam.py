@@ -183,11 +183,12 @@ def test_an_sse_stream_written_by_the_wire_layer_reads_back_by_it():
 MARKERS = {"tool_use", "tool_calls", "functionCall", "functionResponse", "content_block_delta", "content_block_start",
            "input_json_delta", "text_delta", "prompt_tokens", "prompt_tokens_details", "cache_read_input_tokens",
            "output_text", "usageMetadata", "promptTokenCount", "reasoning_content", "chat.completion.chunk",
-           "response.output_item.added", "response.completed", "[DONE]", "summary_text", "input_text"}
+           "response.output_item.added", "response.completed", "[DONE]", "summary_text", "input_text",
+           "invalid_request_error", "authentication_error", "INVALID_ARGUMENT"}
 #: the users of the wire layer (pipeline/proxy/summary.py keeps the Anthropic/chat cut rules it owns)
 USERS = ["pipeline/loopback", "pipeline/proxy/readback.py", "pipeline/proxy/wire.py", "pipeline/proxy/turns.py",
          "pipeline/proxy/usage.py", "pipeline/proxy/history.py", "pipeline/adapters/openai_agents.py",
-         "pipeline/llm/chat.py", "pipeline/runtime/request.py"]
+         "pipeline/proxy/shapes.py", "pipeline/llm/chat.py", "pipeline/runtime/request.py"]
 
 
 def _copied_fields(source: str) -> set[str]:

@@ -355,6 +355,16 @@ def anthropic_events(r: JSON, model: str, index: int, partial: bool = False) -> 
     yield "message_stop", {"type": "message_stop"}
 
 
+#: the ``error.type`` of an error body, by HTTP status (else ``api_error``)
+_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
+                413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error"}
+
+
+def error_body(status: int, message: str) -> JSON:
+    """An error as the provider writes it for HTTP ``status``: ``{"type": "error", "error": {type, message}}``."""
+    return {"type": "error", "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}}
+
+
 # =========================================================================== reading back
 
 

@@ -360,6 +360,17 @@ def openai_chunks(r: JSON, model: str, index: int, include_usage: bool, partial:
     yield "[DONE]"
 
 
+#: the ``type`` of an error body, by HTTP status (else ``server_error``)
+_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 404: "invalid_request_error",
+                413: "invalid_request_error", 429: "rate_limit_exceeded"}
+
+
+def error_body(status: int, message: str, code: str | None = None) -> JSON:
+    """An error as the provider writes it for HTTP ``status``: ``{"error": {message, type, param, code}}``."""
+    return {"error": {"message": message, "type": _ERROR_TYPES.get(status, "server_error"), "param": None,
+                      "code": code}}
+
+
 # =========================================================================== reading back
 
 

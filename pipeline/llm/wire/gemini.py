@@ -48,6 +48,16 @@ def gemini_response(r: JSON, model: str) -> JSON:
     }
 
 
+#: the ``error.status`` of an error body, by HTTP status (else ``INTERNAL``)
+_ERROR_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 404: "NOT_FOUND", 413: "INVALID_ARGUMENT",
+                 502: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+
+
+def error_body(status: int, message: str) -> JSON:
+    """An error as the API writes it for HTTP ``status``: ``{"error": {code, message, status}}``."""
+    return {"error": {"code": status, "message": message, "status": _ERROR_STATUS.get(status, "INTERNAL")}}
+
+
 # =========================================================================== reply reading
 
 
