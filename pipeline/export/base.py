@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Mapping, Protocol
 
 TYPE_CHECKING = False
@@ -95,12 +95,7 @@ class Carried:
     why: str = ""  # why it is lost
 
     def to_json(self) -> dict[str, str]:
-        out = {"key": self.key, "how": self.how}
-        if self.where:
-            out["where"] = self.where
-        if self.why:
-            out["why"] = self.why
-        return out
+        return line_json(self, optional=("where", "why"))
 
 
 @dataclass(frozen=True)
@@ -181,6 +176,12 @@ class FolderTarget:
         """The export of ``pipeline`` for ``place``, its paths under ``pre`` (the folder, or nothing
         at a ``--user-dir`` root)."""
         raise NotImplementedError
+
+
+def line_json(line: Any, optional: tuple[str, ...]) -> dict[str, str]:
+    """A report line's JSON (:class:`Carried`, a ``--verify`` item): its fields in order, the
+    ``optional`` ones left out when empty."""
+    return {f.name: getattr(line, f.name) for f in fields(line) if f.name not in optional or getattr(line, f.name)}
 
 
 def key_text(key: Key) -> str:
