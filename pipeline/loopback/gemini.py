@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from pipeline.llm.wire import gemini
 from pipeline.llm.wire.sse import data_frame
@@ -77,9 +77,8 @@ class GeminiLoopbackServer(ScriptedServer):
     name = "loopback-gemini"
     handler = _Handler
 
-    def __init__(self, replies: Iterable[Any] = (), *, max_requests: int = 50, timeout: float = 300.0,
-                 aside: Callable[[Any], Any] | None = None) -> None:
-        super().__init__(replies, max_requests=max_requests, timeout=timeout, aside=aside)
+    default_max_requests = 50
+    default_timeout = 300.0
 
     @property
     def bodies(self) -> list[Any]:

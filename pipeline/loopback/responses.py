@@ -29,7 +29,7 @@ since start, every request gets a 500 (a runaway client ends instead of looping)
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Iterator
 
 from pipeline.llm.wire import responses
 from pipeline.llm.wire.sse import event_frame
@@ -89,9 +89,8 @@ class ResponsesLoopbackServer(ScriptedServer):
     name = "loopback-responses"
     handler = _Handler
 
-    def __init__(self, replies: Iterable[Any] = (), *, max_requests: int = 50, timeout: float = 300.0,
-                 aside: Callable[[Any], Any] | None = None) -> None:
-        super().__init__(replies, max_requests=max_requests, timeout=timeout, aside=aside)
+    default_max_requests = 50
+    default_timeout = 300.0
 
     @property
     def base_url(self) -> str:
