@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from pipeline.llm.errors import LLMResponseError
 from pipeline.llm.http import HTTPSummaryClient, JSONObject, answer_completion
+from pipeline.llm.providers import PROVIDERS
 from pipeline.llm.types import Completion, StopReason, SummaryRequest
 from pipeline.llm.wire import gemini
 
-GEMINI_URL = "https://generativelanguage.googleapis.com"
 _FINISH: dict[object, StopReason] = {None: "stop", "STOP": "stop", "MAX_TOKENS": "length"}
 
 
@@ -31,8 +31,8 @@ class GeminiClient(HTTPSummaryClient):
     """Client for the Gemini API's ``generateContent``."""
 
     provider = "gemini"
-    default_base_url = GEMINI_URL
-    default_key_env = "GEMINI_API_KEY"
+    default_base_url = PROVIDERS["gemini"].base_url
+    default_key_env = PROVIDERS["gemini"].key_env
 
     @property
     def url(self) -> str:

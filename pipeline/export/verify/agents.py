@@ -343,7 +343,9 @@ class GeminiRecipe(Recipe):
         settings = home / ".gemini" / "settings.json"
         settings.parent.mkdir(parents=True, exist_ok=True)
         settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
-        return {"GEMINI_API_KEY": "loopback", "GOOGLE_GEMINI_BASE_URL": server.url,
+        from pipeline.llm.providers import PROVIDERS
+
+        return {PROVIDERS["gemini"].key_env: "loopback", "GOOGLE_GEMINI_BASE_URL": server.url,
                 "GEMINI_CLI_TRUST_WORKSPACE": "true"}
 
     def argv(self, binary: str, invocations: Sequence[Invocation]) -> list[str]:
