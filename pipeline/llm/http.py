@@ -26,9 +26,7 @@ import os
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
-
-import httpx
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from pipeline.js import js_json, js_trim
 from pipeline.llm.deadline import SLACK, LLMDeadlineError, current_deadline, within
@@ -47,6 +45,9 @@ from pipeline.llm.limits import ERROR_BODY_BYTES, Body, Limits, LLMSummaryTooLon
 from pipeline.llm.retry import RetryPolicy, call_with_retries, is_retryable_status, parse_retry_after
 from pipeline.llm.types import Completion, SummaryRequest
 from pipeline.secrets import Redactor, redact_url, url_secrets
+
+if TYPE_CHECKING:  # pragma: no cover
+    import httpx
 
 DEFAULT_TIMEOUT = 600.0
 CONNECT_TIMEOUT = 10.0
@@ -212,11 +213,15 @@ class HTTPSummaryClient:
 
     def _client(self) -> httpx.Client:
         if self._http is None:
+            import httpx  # on the first call: a start that builds a client does not import httpx
+
             self._http = bounded_http_client() if self._transport is None else httpx.Client(transport=self._transport)
         return self._http
 
     def _exchange(self, payload: bytes, key: str, redact: Redactor) -> _Reply:
         """POST ``payload`` and read the answer, streamed, within the limits."""
+        import httpx
+
         timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT))
         headers = self._headers(key)
         try:
