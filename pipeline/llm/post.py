@@ -11,6 +11,7 @@ start pays for anyway (httpx would add tens of milliseconds of imports to each
   named it (``ConnectTimeout``, ``WriteTimeout``, ``ReadTimeout``);
 * **TLS** verified against the same certificates: ``SSL_CERT_FILE``, else ``SSL_CERT_DIR``,
   else certifi's bundle;
+* a ``user-agent`` header (:data:`USER_AGENT`; httpx sent its own name);
 * a URL's **user info** sent as HTTP Basic credentials (in place of any ``authorization``
   header), as httpx sends it;
 * **one connection kept** between turns (a TLS handshake per turn costs more than the
@@ -35,6 +36,10 @@ from typing import Iterator, Mapping, Optional
 from urllib.parse import unquote, urlsplit
 
 from pipeline.llm.limits import body_decoder
+from pipeline.version import __version__
+
+#: Sent unless the caller's headers name one (http.client sends none; some front ends refuse that).
+USER_AGENT = f"context-pipeline/{__version__}"
 
 #: The failures of a request on a reused connection that the server had closed while it was idle.
 _STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
@@ -63,11 +68,12 @@ class Poster:
         self.basic = _basic_credentials(parts.username, parts.password)
         self.timeout, self.connect = timeout, connect
         self._idle: Optional[http.client.HTTPConnection] = None
+        self._closed = False
         self._lock = threading.Lock()
 
     def post(self, body: bytes, headers: Mapping[str, str]) -> "Answer":
         """Send ``body``; the answer's status and headers are read, its body is not."""
-        sent = dict(headers)
+        sent = {"user-agent": USER_AGENT, **headers}
         if self.basic is not None:
             sent = {k: v for k, v in sent.items() if k.lower() != "authorization"}
             sent["authorization"] = self.basic
@@ -81,8 +87,9 @@ class Poster:
         return self._exchange(self._open(), body, sent)
 
     def close(self) -> None:
+        """Close the kept connection; one still reading an answer is closed when it is done."""
         with self._lock:
-            kept, self._idle = self._idle, None
+            kept, self._idle, self._closed = self._idle, None, True
         if kept is not None:
             kept.close()
 
@@ -121,7 +128,7 @@ class Poster:
 
     def _keep(self, conn: http.client.HTTPConnection) -> None:
         with self._lock:
-            spare, self._idle = self._idle, conn
+            spare, self._idle = (conn, None) if self._closed else (self._idle, conn)
         if spare is not None:
             spare.close()
 

@@ -118,6 +118,16 @@ def test_turns_share_one_connection(serve, chunked):
     assert len(server.ports) == 3 and len(set(server.ports)) == 1
 
 
+def test_a_closed_client_keeps_no_connection(serve):
+    server = serve(_events("one"))
+    client = _client(server.url())
+    assert _text(client.send(BODY)) == "one"
+    client.close()
+    assert _text(client.send(BODY)) == "one"  # a request after close opens a connection of its own
+    client.close()
+    assert len(set(server.ports)) == 2 and client._poster._idle is None
+
+
 def test_a_connection_the_server_closed_is_replaced(serve):
     server = serve(_events("again"), close_after=True)
     client = _client(server.url())
@@ -153,6 +163,7 @@ def test_user_info_in_the_url_is_sent_as_basic_credentials(serve):
     sent = server.headers[0]
     assert sent["authorization"] == "Basic " + base64.b64encode(b"alice:s@cret").decode()
     assert sent["accept-encoding"] == "identity" and sent["content-type"] == "application/json"
+    assert sent["user-agent"].startswith("context-pipeline/")
 
 
 def test_a_silent_server_is_a_read_timeout(serve):
