@@ -8,6 +8,8 @@ from __future__ import annotations
 import base64
 import json
 import socket
+import ssl
+import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -36,16 +38,19 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, pieces: list[bytes], *, close_after: bool = False, delay: float = 0.0,
-                 chunked: bool = True) -> None:
+                 chunked: bool = True, tls: ssl.SSLContext | None = None) -> None:
         self.pieces, self.close_after, self.delay, self.chunked = pieces, close_after, delay, chunked
         self.ports: list[int] = []
         self.headers: list[dict[str, str]] = []
         self.release = threading.Event()
         super().__init__(("127.0.0.1", 0), Handler)
+        self.scheme = "http"
+        if tls is not None:
+            self.socket, self.scheme = tls.wrap_socket(self.socket, server_side=True), "https"
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
     def url(self, userinfo: str = "") -> str:
-        return f"http://{userinfo}127.0.0.1:{self.server_address[1]}/v1"
+        return f"{self.scheme}://{userinfo}127.0.0.1:{self.server_address[1]}/v1"
 
     def stop(self) -> None:
         self.release.set()
@@ -194,3 +199,40 @@ def test_a_refused_connection_is_a_connection_error():
 def test_an_httpx_transport_is_refused():
     with pytest.raises(ValueError, match="http.client"):
         _client("http://127.0.0.1:9/v1", transport=object())
+
+
+@pytest.fixture
+def certificate(tmp_path):
+    """A self-signed certificate for 127.0.0.1 (openssl), and the server's TLS context holding it."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    return cert, context
+
+
+def test_https_is_verified_against_ssl_cert_file(serve, certificate, monkeypatch):
+    cert, context = certificate
+    server = serve(_events("secure"), tls=context)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    client = _client(server.url())
+    try:
+        assert [_text(client.send(BODY)) for _ in range(2)] == ["secure", "secure"]
+    finally:
+        client.close()
+    assert len(set(server.ports)) == 1  # the TLS connection is kept too
+
+
+def test_an_untrusted_certificate_is_a_connection_error(serve, certificate, monkeypatch):
+    server = serve(_events("never"), tls=certificate[1])
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)  # certifi's bundle: the self-signed one is not in it
+    client = _client(server.url())
+    try:
+        reply = client.send(BODY)
+    finally:
+        client.close()
+    assert reply["stopReason"] == "error" and "connection error to https://127.0.0.1" in reply["errorMessage"]
+    assert "CERTIFICATE_VERIFY_FAILED" in reply["errorMessage"] and server.ports == []
