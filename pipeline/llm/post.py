@@ -63,7 +63,10 @@ class Poster:
         parts = urlsplit(url)
         self.https = parts.scheme == "https"
         self.host = parts.hostname or ""
-        self.port = parts.port
+        try:
+            self.port, self._invalid = parts.port, ""
+        except ValueError as err:  # a port that is no number: each request fails with it, as httpx's did
+            self.port, self._invalid = None, str(err)
         self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self.basic = _basic_credentials(parts.username, parts.password)
         self.timeout, self.connect = timeout, connect
@@ -73,6 +76,8 @@ class Poster:
 
     def post(self, body: bytes, headers: Mapping[str, str]) -> "Answer":
         """Send ``body``; the answer's status and headers are read, its body is not."""
+        if self._invalid:
+            raise http.client.InvalidURL(self._invalid)
         sent = {"user-agent": USER_AGENT, **headers}
         if self.basic is not None:
             sent = {k: v for k, v in sent.items() if k.lower() != "authorization"}

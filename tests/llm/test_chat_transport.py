@@ -196,6 +196,13 @@ def test_a_refused_connection_is_a_connection_error():
     assert "refused" in reply["errorMessage"].lower()
 
 
+def test_a_port_that_is_no_number_is_a_connection_error_of_the_turn():
+    client = _client("http://127.0.0.1:12ab/v1")
+    reply = client.send(BODY)
+    assert reply["stopReason"] == "error" and "connection error to http://127.0.0.1:12ab/v1/chat/completions: " in (
+        reply["errorMessage"]) and "12ab" in reply["errorMessage"]
+
+
 def test_an_httpx_transport_is_refused():
     with pytest.raises(ValueError, match="http.client"):
         _client("http://127.0.0.1:9/v1", transport=object())
