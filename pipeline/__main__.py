@@ -1,5 +1,3 @@
-import sys
+from pipeline.cli import command
 
-from pipeline.cli import main
-
-sys.exit(main())
+command()

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
+
+import pytest
 
 CODE = """
 import sys, io, contextlib
@@ -51,3 +54,37 @@ def test_a_run_that_does_not_compact_imports_no_summary_machinery(tmp_path):
     code_, modules = done.stdout.split(" ", 1)
     assert code_ == "0"
     assert ast.literal_eval(modules) == ["tokens", "triggers"]
+
+
+def test_the_console_entry_exits_with_mains_status_and_a_frozen_heap(monkeypatch):
+    """``pipeline.cli.command`` (the console script, ``python -m pipeline``): main's status as the
+    exit status, every object frozen first (the shutdown then skips a full collection)."""
+    import gc
+
+    import pipeline.cli as cli
+
+    monkeypatch.setattr(cli, "main", lambda: 3)
+    try:
+        with pytest.raises(SystemExit) as ended:
+            cli.command()
+        assert ended.value.code == 3 and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+
+
+def test_a_run_sends_its_turn_without_importing_httpx(tmp_path):
+    """``pipeline run`` answers over http.client (``pipeline.llm.post``): httpx, imported only by
+    a summary call, is not among the modules a run imports."""
+    from pipeline.testing.loopback import LoopbackServer
+
+    env = {**os.environ, "OPENAI_API_KEY": "none", "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    with LoopbackServer(["hi there"]) as server:
+        done = subprocess.run([sys.executable, "-X", "importtime", "-m", "pipeline", "run", "--session",
+                               str(tmp_path / "s.jsonl"), "--new", "--base-url", server.openai_base_url,
+                               "--model", "m", "--cwd", str(tmp_path), "say hi"],
+                              capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == "hi there\n", done.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "pipeline.llm.post" in imported
+    assert not {name for name in imported if name.split(".")[0] in ("httpx", "httpcore")}

@@ -1,8 +1,10 @@
 """Agent-turn requests over HTTP: a provider body in, pi's assistant message out.
 
 :class:`ChatClient` POSTs a wire body built by the wire layer (:mod:`pipeline.llm.wire.chat` for
-OpenAI chat completions, :mod:`pipeline.llm.wire.anthropic` for Anthropic messages) with the key, URL and timeouts of the summary
-clients (:mod:`pipeline.llm.http`), streams the answer (server-sent events) and builds
+OpenAI chat completions, :mod:`pipeline.llm.wire.anthropic` for Anthropic messages) with the key, URL,
+headers and timeouts of the summary clients (:mod:`pipeline.llm.http`) over :mod:`pipeline.llm.post`
+(the standard library's ``http.client``: no httpx import on a run's start), streams the answer
+(server-sent events) and builds
 pi's assistant message from it with the converters. It never raises for what a
 provider can do: an HTTP error, a connection failure, a timeout or an unreadable
 answer becomes a reply with ``stopReason: "error"`` and a one-line ``errorMessage``
@@ -20,7 +22,7 @@ import json
 import queue
 import threading
 import time
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional
 
 from pipeline.js import js_json
 from pipeline.llm.wire import anthropic, chat, sse
@@ -28,6 +30,8 @@ from pipeline.llm.wire.reply import error_message, error_reply
 from pipeline.llm.wire.types import TargetModel
 from pipeline.llm.errors import LLMError, one_line, redact
 from pipeline.llm.factory import CLIENTS, _check_env_name
+from pipeline.llm.http import CONNECT_TIMEOUT
+from pipeline.llm.post import Poster, PostTimeout
 
 _DONE = object()
 
@@ -48,8 +52,12 @@ class ChatClient:
         if api_key_env is not None:
             _check_env_name(api_key_env)  # a key given as the name is refused, never shown
         self.wire, self.model, self.aborted_text, self.clock = wire, model, aborted_text, clock
+        if options.keys() & {"transport", "http_client"}:
+            raise ValueError("ChatClient sends with http.client (pipeline.llm.post): it takes no httpx transport or client")
         self._http = CLIENTS[wire](model=model.id, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
                                    env=env, **options)
+        self._poster = Poster(self._http.url, timeout=self._http.timeout,
+                              connect=min(self._http.timeout, CONNECT_TIMEOUT))
 
     def __repr__(self) -> str:
         return f"ChatClient({self.wire!r}, url={self._http.shown_url!r}, api_key_env={self._http.api_key_env!r})"
@@ -63,6 +71,7 @@ class ChatClient:
         self._http._api_key()
 
     def close(self) -> None:
+        self._poster.close()
         self._http.close()
 
     # ----------------------------------------------------------------- sending
@@ -112,36 +121,28 @@ class ChatClient:
         return self._streamed(frames)
 
     def _worker(self, payload: bytes, key: str, stream: bool, out: "queue.Queue[Any]") -> None:
+        cap = self._http.limits.max_response_bytes
         try:
-            client = self._http._client()
-            import httpx
-
-            timeout = httpx.Timeout(self._http.timeout, connect=min(self._http.timeout, 10.0))
-            cap = self._http.limits.max_response_bytes
-            with client.stream("POST", self.url, content=payload, headers=self._http._headers(key),
-                               timeout=timeout) as response:
-                out.put(("status", response.status_code))
-                if response.status_code != 200 or not stream:
-                    out.put(("body", _read_bounded(response, cap)))
+            with self._poster.post(payload, self._http._headers(key)) as answer:
+                out.put(("status", answer.status))
+                if answer.status != 200 or not stream:
+                    out.put(("body", _read_bounded(answer.chunks(self.wire, cap), cap)))
                     return
-                for frame in sse.frames(_bounded_lines(response.iter_lines(), cap)):
+                for frame in sse.frames(_bounded_lines(answer.lines(self.wire, cap), cap)):
                     out.put(("frame", frame))
         except LLMError as err:
             out.put(("error", err.message))
         except _TooLarge:
-            out.put(("error", f"{self.wire}: malformed response: the answer is larger than {self._http.limits.max_response_bytes} bytes"))
-        except Exception as err:  # httpx transport errors: a reply with the reason, key redacted
+            out.put(("error", f"{self.wire}: malformed response: the answer is larger than {cap} bytes"))
+        except Exception as err:  # a timeout or a transport error: a reply with the reason, key redacted
             out.put(("error", self._transport_text(err, key)))
         finally:
             out.put(_DONE)
 
     def _transport_text(self, err: Exception, key: str) -> str:
-        import httpx
-
-        name = type(err).__name__
-        if isinstance(err, httpx.TimeoutException):
-            return f"{self.wire}: timed out after {self._http.timeout:g}s waiting for {self._http.shown_url} ({name})"
-        detail = one_line(redact(str(err), key)) or name
+        if isinstance(err, PostTimeout):
+            return f"{self.wire}: timed out after {self._http.timeout:g}s waiting for {self._http.shown_url} ({err.phase})"
+        detail = one_line(redact(str(err), key)) or type(err).__name__
         return f"{self.wire}: connection error to {self._http.shown_url}: {detail}"
 
     # ----------------------------------------------------------------- building replies
@@ -213,9 +214,9 @@ class ChatClient:
         return error_reply(self.aborted_text, model=self.model, timestamp=self._now(), aborted=True, partial=partial)
 
 
-def _read_bounded(response: Any, cap: int) -> bytes:
+def _read_bounded(chunks: Iterable[bytes], cap: int) -> bytes:
     data = bytearray()
-    for chunk in response.iter_bytes():
+    for chunk in chunks:
         data += chunk
         if len(data) > cap:
             raise _TooLarge()

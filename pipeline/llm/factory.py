@@ -6,9 +6,7 @@ from __future__ import annotations
 import os
 import random
 import time
-from typing import Callable, Mapping
-
-import httpx
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from pipeline.errors import did_you_mean
 from pipeline.llm.anthropic_messages import AnthropicMessagesClient
@@ -17,6 +15,9 @@ from pipeline.llm.http import DEFAULT_TIMEOUT, HTTPSummaryClient
 from pipeline.llm.limits import Limits
 from pipeline.llm.openai_chat import OpenAIChatClient
 from pipeline.llm.retry import Jitter, RetryPolicy
+
+if TYPE_CHECKING:  # pragma: no cover
+    import httpx
 
 CLIENTS: dict[str, type[HTTPSummaryClient]] = {
     "openai": OpenAIChatClient,

@@ -26,9 +26,7 @@ import os
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
-
-import httpx
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from pipeline.js import js_json, js_trim
 from pipeline.llm.deadline import SLACK, LLMDeadlineError, current_deadline, within
@@ -49,6 +47,9 @@ from pipeline.llm.types import Completion, StopReason, SummaryRequest
 from pipeline.llm.wire.reply import SummaryAnswer
 from pipeline.secrets import Redactor, redact_url, url_secrets
 from pipeline.session.messages import Usage
+
+if TYPE_CHECKING:  # pragma: no cover
+    import httpx
 
 DEFAULT_TIMEOUT = 600.0
 CONNECT_TIMEOUT = 10.0
@@ -214,11 +215,15 @@ class HTTPSummaryClient:
 
     def _client(self) -> httpx.Client:
         if self._http is None:
+            import httpx  # on the first call: a start that builds a client does not import httpx
+
             self._http = bounded_http_client() if self._transport is None else httpx.Client(transport=self._transport)
         return self._http
 
     def _exchange(self, payload: bytes, key: str, redact: Redactor) -> _Reply:
         """POST ``payload`` and read the answer, streamed, within the limits."""
+        import httpx
+
         timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT))
         headers = self._headers(key)
         try:

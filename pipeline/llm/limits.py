@@ -1,6 +1,6 @@
 """Bounds on every provider call: deadlines on the wire, response size, summary length.
 
-* **Deadlines** (:mod:`pipeline.llm.deadline`): :class:`BoundedTransport` cuts every
+* **Deadlines** (:mod:`pipeline.llm.deadline`): :class:`~pipeline.llm.bounded.BoundedTransport` cuts every
   socket read, write and connect to what is left of the current deadline, so a server
   that trickles its status line or headers one byte a second, or says nothing after
   accepting, is cut off at the deadline (not after the per-read timeout times the
@@ -16,26 +16,23 @@
 Each bound ends the call with one error, not retried:
 :class:`~pipeline.llm.deadline.LLMDeadlineError`, :class:`LLMResponseTooLargeError`,
 :class:`LLMSummaryTooLongError`. Only clients this package builds use
-:class:`BoundedTransport`; an ``http_client`` or ``transport`` handed in keeps its own
+:class:`~pipeline.llm.bounded.BoundedTransport` (a module of its own: importing this one does not
+import httpx); an ``http_client`` or ``transport`` handed in keeps its own
 I/O (so does an HTTP proxy taken from the environment, which httpx mounts with its own
 transport), and there the deadline is checked between body chunks and retries only.
 """
 
 from __future__ import annotations
 
-import ssl
 import zlib
 from dataclasses import dataclass
-from typing import Any, Iterable, Union
+from typing import TYPE_CHECKING
 
-import httpcore
-import httpx
-
-from pipeline.llm.deadline import bounded_timeout, check_deadline
+from pipeline.llm.deadline import check_deadline
 from pipeline.llm.errors import LLMConfigError, LLMError, LLMResponseError
 
-#: A socket option as httpcore takes it (``setsockopt``'s arguments).
-SocketOption = Union[tuple[int, int, int], tuple[int, int, Union[bytes, bytearray]], tuple[int, int, None, int]]
+if TYPE_CHECKING:  # pragma: no cover
+    import httpx
 
 DEFAULT_CALL_DEADLINE = 300.0
 DEFAULT_COMPACTION_DEADLINE = 900.0
@@ -87,60 +84,12 @@ class LLMSummaryTooLongError(LLMError):
         )
 
 
-class _DeadlineStream(httpcore.NetworkStream):
-    """A network stream whose every operation ends by the current deadline."""
-
-    def __init__(self, inner: httpcore.NetworkStream) -> None:
-        self._inner = inner
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._inner.read(max_bytes, bounded_timeout(timeout, httpcore.ReadTimeout))
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, bounded_timeout(timeout, httpcore.WriteTimeout))
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:
-        bounded = bounded_timeout(timeout, httpcore.ConnectTimeout)
-        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, bounded))
-
-    def get_extra_info(self, info: str) -> Any:
-        return self._inner.get_extra_info(info)
-
-
-class _DeadlineBackend(httpcore.NetworkBackend):
-    def __init__(self) -> None:
-        self._inner = httpcore.SyncBackend()
-
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options: Iterable[SocketOption] | None = None) -> httpcore.NetworkStream:
-        bounded = bounded_timeout(timeout, httpcore.ConnectTimeout)
-        return _DeadlineStream(self._inner.connect_tcp(host, port, bounded, local_address, socket_options))
-
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Iterable[SocketOption] | None = None) -> httpcore.NetworkStream:
-        bounded = bounded_timeout(timeout, httpcore.ConnectTimeout)
-        return _DeadlineStream(self._inner.connect_unix_socket(path, bounded, socket_options))
-
-    def sleep(self, seconds: float) -> None:
-        self._inner.sleep(seconds)
-
-
-class BoundedTransport(httpx.HTTPTransport):
-    """httpx's transport with a network backend that honours the current deadline."""
-
-    def __init__(self) -> None:
-        context = httpx.create_ssl_context()
-        super().__init__(verify=context)
-        self._pool = httpcore.ConnectionPool(ssl_context=context, network_backend=_DeadlineBackend())
-
-
 def bounded_http_client() -> httpx.Client:
-    """An ``httpx.Client`` whose connections end by the current deadline (:class:`BoundedTransport`)."""
-    return httpx.Client(transport=BoundedTransport())
+    """An ``httpx.Client`` whose connections end by the current deadline
+    (:class:`pipeline.llm.bounded.BoundedTransport`; httpx is imported on this first use)."""
+    from pipeline.llm.bounded import bounded_http_client as make
+
+    return make()
 
 
 # --------------------------------------------------------------------------- bodies
@@ -174,7 +123,8 @@ class _Inflater:
         return self._zlib.decompress(chunk, room + 1)
 
 
-def _decoder(encoding: str, label: str) -> _Inflater | None:
+def body_decoder(encoding: str, label: str) -> _Inflater | None:
+    """The decoder of a ``content-encoding`` (None: identity); another encoding is refused."""
     name = encoding.strip().lower()
     if name in ("", "identity"):
         return None
@@ -195,7 +145,7 @@ def read_body(response: httpx.Response, limit: int, label: str, *, refuse: bool)
     declared = response.headers.get("content-length", "")
     if refuse and declared.isdigit() and int(declared) > limit:
         raise LLMResponseTooLargeError(label, limit, f"the server announced {int(declared)} bytes")
-    inflater = _decoder(response.headers.get("content-encoding", ""), label)
+    inflater = body_decoder(response.headers.get("content-encoding", ""), label)
     data = bytearray()
     for chunk in response.iter_raw():
         check_deadline(label, "the body was still arriving")
