@@ -27,9 +27,10 @@ usage ``input_tokens``/``output_tokens``/``cache_read_input_tokens``/
 from __future__ import annotations
 
 from pipeline.llm.errors import LLMResponseError
-from pipeline.llm.http import HTTPSummaryClient, JSONObject, answer_completion
+from pipeline.llm.http import HTTPSummaryClient, JSONObject
 from pipeline.llm.providers import PROVIDERS
-from pipeline.llm.types import Completion, StopReason, SummaryRequest
+from pipeline.llm.types import StopReason, SummaryRequest
+from pipeline.llm.wire.reply import SummaryAnswer
 from pipeline.llm.wire import anthropic
 
 API_VERSION = "2023-06-01"
@@ -77,11 +78,10 @@ class AnthropicMessagesClient(HTTPSummaryClient):
             "accept-encoding": "identity",
         }
 
-    def _parse(self, data: JSONObject, request: SummaryRequest) -> Completion:
-        answer = anthropic.read_summary(data)
-        if answer is None:
-            raise self.unexpected("no content list")
-        return answer_completion(answer, self._stop_reason(answer.stop), self.resolve_model(request), self.provider)
+    unreadable = "no content list"
+
+    def _read(self, data: JSONObject) -> SummaryAnswer | None:
+        return anthropic.read_summary(data)
 
     def _stop_reason(self, raw: object) -> StopReason:
         mapped = _STOP.get(raw) if isinstance(raw, str) else None

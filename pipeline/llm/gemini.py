@@ -19,9 +19,10 @@ less ``cachedContentTokenCount``, ``candidatesTokenCount``.
 from __future__ import annotations
 
 from pipeline.llm.errors import LLMResponseError
-from pipeline.llm.http import HTTPSummaryClient, JSONObject, answer_completion
+from pipeline.llm.http import HTTPSummaryClient, JSONObject
 from pipeline.llm.providers import PROVIDERS
-from pipeline.llm.types import Completion, StopReason, SummaryRequest
+from pipeline.llm.types import StopReason, SummaryRequest
+from pipeline.llm.wire.reply import SummaryAnswer
 from pipeline.llm.wire import gemini
 
 _FINISH: dict[object, StopReason] = {None: "stop", "STOP": "stop", "MAX_TOKENS": "length"}
@@ -48,10 +49,12 @@ class GeminiClient(HTTPSummaryClient):
         return {**credentials, "content-type": "application/json", "accept": "application/json",
                 "accept-encoding": "identity"}
 
-    def _parse(self, data: JSONObject, request: SummaryRequest) -> Completion:
-        answer = gemini.read_summary(data)
-        if answer is None:
-            raise self.unexpected("no candidates[0]")
-        if answer.stop not in _FINISH:
-            raise LLMResponseError(f"{self.provider}: the model stopped with finishReason {answer.stop!r}")
-        return answer_completion(answer, _FINISH[answer.stop], self.resolve_model(request), self.provider)
+    unreadable = "no candidates[0]"
+
+    def _read(self, data: JSONObject) -> SummaryAnswer | None:
+        return gemini.read_summary(data)
+
+    def _stop_reason(self, finish: object) -> StopReason:
+        if finish not in _FINISH:
+            raise LLMResponseError(f"{self.provider}: the model stopped with finishReason {finish!r}")
+        return _FINISH[finish]

@@ -149,8 +149,24 @@ class HTTPSummaryClient:
     def _headers(self, key: str) -> dict[str, str]:
         raise NotImplementedError
 
-    def _parse(self, data: JSONObject, request: SummaryRequest) -> Completion:
+    def _read(self, data: JSONObject) -> SummaryAnswer | None:
+        """The answer as the client's wire module reads it (its ``read_summary``), None when unreadable."""
         raise NotImplementedError
+
+    #: what an answer :meth:`_read` cannot read lacks, as the error says it
+    unreadable = "no answer"
+
+    def _stop_reason(self, stop: Any) -> StopReason:
+        """The format's own stop reason (``SummaryAnswer.stop``) as a completion's; an error when it is none."""
+        raise NotImplementedError
+
+    def _parse(self, data: JSONObject, request: SummaryRequest) -> Completion:
+        answer = self._read(data)
+        if answer is None:
+            raise self.unexpected(self.unreadable)
+        return Completion(text=answer.text, thinking=answer.thinking, usage=Usage.of(*answer.usage),
+                          stop_reason=self._stop_reason(answer.stop), model=self.resolve_model(request),
+                          provider=self.provider)
 
     # -- shared machinery ---------------------------------------------------------------
 
@@ -328,8 +344,3 @@ def _message_of(data: object) -> str | None:
             return f"{kind}: {error['message']}" if isinstance(kind, str) and kind else error["message"]
     return None
 
-
-def answer_completion(answer: SummaryAnswer, stop: StopReason, model: str, provider: str) -> Completion:
-    """The completion of a summary answer its wire module read (:func:`pipeline.llm.wire.chat.read_summary`...)."""
-    return Completion(text=answer.text, thinking=answer.thinking, usage=Usage.of(*answer.usage), stop_reason=stop,
-                      model=model, provider=provider)

@@ -29,9 +29,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pipeline.llm.errors import LLMConfigError, LLMResponseError
-from pipeline.llm.http import HTTPSummaryClient, JSONObject, answer_completion
+from pipeline.llm.http import HTTPSummaryClient, JSONObject
 from pipeline.llm.providers import PROVIDERS
-from pipeline.llm.types import Completion, StopReason, SummaryRequest
+from pipeline.llm.types import StopReason, SummaryRequest
+from pipeline.llm.wire.reply import SummaryAnswer
 from pipeline.llm.wire import chat
 
 MaxTokensField = Literal["max_completion_tokens", "max_tokens"]
@@ -74,11 +75,10 @@ class OpenAIChatClient(HTTPSummaryClient):
             "accept-encoding": "identity",
         }
 
-    def _parse(self, data: JSONObject, request: SummaryRequest) -> Completion:
-        answer = chat.read_summary(data)
-        if answer is None:
-            raise self.unexpected("no choices[0].message")
-        return answer_completion(answer, self._stop_reason(answer.stop), self.resolve_model(request), self.provider)
+    unreadable = "no choices[0].message"
+
+    def _read(self, data: JSONObject) -> SummaryAnswer | None:
+        return chat.read_summary(data)
 
     def _stop_reason(self, finish: object) -> StopReason:
         if isinstance(finish, str) or finish is None:

@@ -17,10 +17,13 @@ Reading: the ``output_text`` parts of the ``message`` items joined by ``"\\n"``,
 
 from __future__ import annotations
 
+from typing import Any
+
 from pipeline.llm.errors import LLMResponseError
-from pipeline.llm.http import JSONObject, answer_completion
+from pipeline.llm.http import JSONObject
 from pipeline.llm.openai_chat import OpenAIChatClient
-from pipeline.llm.types import Completion, StopReason, SummaryRequest
+from pipeline.llm.types import StopReason, SummaryRequest
+from pipeline.llm.wire.reply import SummaryAnswer
 from pipeline.llm.wire import responses
 
 
@@ -34,13 +37,13 @@ class OpenAIResponsesClient(OpenAIChatClient):
         return responses.summary_body(self.resolve_model(request), request.system_prompt, request.user_text,
                                       request.max_tokens, reasoning_level=request.reasoning_level)
 
-    def _parse(self, data: JSONObject, request: SummaryRequest) -> Completion:
-        answer = responses.read_summary(data)
-        if answer is None:
-            raise self.unexpected("no output list")
-        return answer_completion(answer, self._status(*answer.stop), self.resolve_model(request), self.provider)
+    unreadable = "no output list"
 
-    def _status(self, status: object, reason: object) -> StopReason:
+    def _read(self, data: JSONObject) -> SummaryAnswer | None:
+        return responses.read_summary(data)
+
+    def _stop_reason(self, stop: Any) -> StopReason:
+        status, reason = stop  # the response's status and its incomplete_details.reason
         if status == "completed":
             return "stop"
         if status == "incomplete" and reason == "max_output_tokens":
