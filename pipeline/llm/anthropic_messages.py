@@ -68,15 +68,10 @@ class AnthropicMessagesClient(HTTPSummaryClient):
                                       request.max_tokens,
                                       thinking_budget=thinking_budget(request.reasoning_level, request.max_tokens))
 
-    def _headers(self, key: str) -> dict[str, str]:
-        credentials = {"x-api-key": key} if key else {}  # no key: an anonymous (local) server
-        return {
-            **credentials,
-            "anthropic-version": API_VERSION,
-            "content-type": "application/json",
-            "accept": "application/json",
-            "accept-encoding": "identity",
-        }
+    format_headers = {"anthropic-version": API_VERSION}
+
+    def _credentials(self, key: str) -> dict[str, str]:
+        return {"x-api-key": key}
 
     unreadable = "no content list"
 

@@ -44,10 +44,8 @@ class GeminiClient(HTTPSummaryClient):
         """The ``generateContent`` body for ``request`` (see the module docstring)."""
         return gemini.summary_body(request.system_prompt, request.user_text, request.max_tokens)
 
-    def _headers(self, key: str) -> dict[str, str]:
-        credentials = {"x-goog-api-key": key} if key else {}
-        return {**credentials, "content-type": "application/json", "accept": "application/json",
-                "accept-encoding": "identity"}
+    def _credentials(self, key: str) -> dict[str, str]:
+        return {"x-goog-api-key": key}
 
     unreadable = "no candidates[0]"
 

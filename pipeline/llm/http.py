@@ -51,6 +51,8 @@ from pipeline.session.messages import Usage
 if TYPE_CHECKING:  # pragma: no cover
     import httpx
 
+#: what every call says of its body and its answer: JSON both ways, not compressed
+_JSON_HEADERS = {"content-type": "application/json", "accept": "application/json", "accept-encoding": "identity"}
 DEFAULT_TIMEOUT = 600.0
 CONNECT_TIMEOUT = 10.0
 _EXCERPT_BYTES = 4096  # of a body that is not JSON, only the start is quoted
@@ -146,8 +148,16 @@ class HTTPSummaryClient:
         """The exact JSON body for ``request``; needs no key and sends nothing."""
         raise NotImplementedError
 
-    def _headers(self, key: str) -> dict[str, str]:
+    def _credentials(self, key: str) -> dict[str, str]:
+        """The header that carries ``key``, in the provider's way."""
         raise NotImplementedError
+
+    #: the headers the provider's format adds (an API version), after the key's
+    format_headers: Mapping[str, str] = {}
+
+    def _headers(self, key: str) -> dict[str, str]:
+        credentials = self._credentials(key) if key else {}  # no key: an anonymous (local) server
+        return {**credentials, **self.format_headers, **_JSON_HEADERS}
 
     def _read(self, data: JSONObject) -> SummaryAnswer | None:
         """The answer as the client's wire module reads it (its ``read_summary``), None when unreadable."""

@@ -66,14 +66,8 @@ class OpenAIChatClient(HTTPSummaryClient):
                                  request.max_tokens, max_tokens_field=self.max_tokens_field,
                                  reasoning_level=request.reasoning_level)
 
-    def _headers(self, key: str) -> dict[str, str]:
-        credentials = {"authorization": f"Bearer {key}"} if key else {}  # no key: an anonymous (local) server
-        return {
-            **credentials,
-            "content-type": "application/json",
-            "accept": "application/json",
-            "accept-encoding": "identity",
-        }
+    def _credentials(self, key: str) -> dict[str, str]:
+        return {"authorization": f"Bearer {key}"}
 
     unreadable = "no choices[0].message"
 
