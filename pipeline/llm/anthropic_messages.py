@@ -30,7 +30,6 @@ from pipeline.llm.errors import LLMResponseError
 from pipeline.llm.http import HTTPSummaryClient, JSONObject
 from pipeline.llm.providers import PROVIDERS
 from pipeline.llm.types import StopReason, SummaryRequest
-from pipeline.llm.wire.reply import SummaryAnswer
 from pipeline.llm.wire import anthropic
 
 API_VERSION = "2023-06-01"
@@ -68,15 +67,11 @@ class AnthropicMessagesClient(HTTPSummaryClient):
                                       request.max_tokens,
                                       thinking_budget=thinking_budget(request.reasoning_level, request.max_tokens))
 
+    key_header, key_prefix = "x-api-key", ""
     format_headers = {"anthropic-version": API_VERSION}
 
-    def _credentials(self, key: str) -> dict[str, str]:
-        return {"x-api-key": key}
-
+    read_summary = staticmethod(anthropic.read_summary)
     unreadable = "no content list"
-
-    def _read(self, data: JSONObject) -> SummaryAnswer | None:
-        return anthropic.read_summary(data)
 
     def _stop_reason(self, raw: object) -> StopReason:
         mapped = _STOP.get(raw) if isinstance(raw, str) else None

@@ -22,7 +22,6 @@ from pipeline.llm.errors import LLMResponseError
 from pipeline.llm.http import HTTPSummaryClient, JSONObject
 from pipeline.llm.providers import PROVIDERS
 from pipeline.llm.types import StopReason, SummaryRequest
-from pipeline.llm.wire.reply import SummaryAnswer
 from pipeline.llm.wire import gemini
 
 _FINISH: dict[object, StopReason] = {None: "stop", "STOP": "stop", "MAX_TOKENS": "length"}
@@ -44,13 +43,10 @@ class GeminiClient(HTTPSummaryClient):
         """The ``generateContent`` body for ``request`` (see the module docstring)."""
         return gemini.summary_body(request.system_prompt, request.user_text, request.max_tokens)
 
-    def _credentials(self, key: str) -> dict[str, str]:
-        return {"x-goog-api-key": key}
+    key_header, key_prefix = "x-goog-api-key", ""
 
+    read_summary = staticmethod(gemini.read_summary)
     unreadable = "no candidates[0]"
-
-    def _read(self, data: JSONObject) -> SummaryAnswer | None:
-        return gemini.read_summary(data)
 
     def _stop_reason(self, finish: object) -> StopReason:
         if finish not in _FINISH:

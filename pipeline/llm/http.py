@@ -148,22 +148,19 @@ class HTTPSummaryClient:
         """The exact JSON body for ``request``; needs no key and sends nothing."""
         raise NotImplementedError
 
-    def _credentials(self, key: str) -> dict[str, str]:
-        """The header that carries ``key``, in the provider's way."""
-        raise NotImplementedError
-
+    #: the header that carries the key, and what comes before the key in it
+    key_header = "authorization"
+    key_prefix = "Bearer "
     #: the headers the provider's format adds (an API version), after the key's
     format_headers: Mapping[str, str] = {}
 
     def _headers(self, key: str) -> dict[str, str]:
-        credentials = self._credentials(key) if key else {}  # no key: an anonymous (local) server
+        credentials = {self.key_header: self.key_prefix + key} if key else {}  # no key: an anonymous (local) server
         return {**credentials, **self.format_headers, **_JSON_HEADERS}
 
-    def _read(self, data: JSONObject) -> SummaryAnswer | None:
-        """The answer as the client's wire module reads it (its ``read_summary``), None when unreadable."""
-        raise NotImplementedError
-
-    #: what an answer :meth:`_read` cannot read lacks, as the error says it
+    #: the client's wire module's ``read_summary``: the answer read, None when unreadable
+    read_summary: Callable[[JSONObject], SummaryAnswer | None]
+    #: what an answer ``read_summary`` cannot read lacks, as the error says it
     unreadable = "no answer"
 
     def _stop_reason(self, stop: Any) -> StopReason:
@@ -171,7 +168,7 @@ class HTTPSummaryClient:
         raise NotImplementedError
 
     def _parse(self, data: JSONObject, request: SummaryRequest) -> Completion:
-        answer = self._read(data)
+        answer = self.read_summary(data)
         if answer is None:
             raise self.unexpected(self.unreadable)
         return Completion(text=answer.text, thinking=answer.thinking, usage=Usage.of(*answer.usage),

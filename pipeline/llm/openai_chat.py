@@ -32,7 +32,6 @@ from pipeline.llm.errors import LLMConfigError, LLMResponseError
 from pipeline.llm.http import HTTPSummaryClient, JSONObject
 from pipeline.llm.providers import PROVIDERS
 from pipeline.llm.types import StopReason, SummaryRequest
-from pipeline.llm.wire.reply import SummaryAnswer
 from pipeline.llm.wire import chat
 
 MaxTokensField = Literal["max_completion_tokens", "max_tokens"]
@@ -66,13 +65,8 @@ class OpenAIChatClient(HTTPSummaryClient):
                                  request.max_tokens, max_tokens_field=self.max_tokens_field,
                                  reasoning_level=request.reasoning_level)
 
-    def _credentials(self, key: str) -> dict[str, str]:
-        return {"authorization": f"Bearer {key}"}
-
+    read_summary = staticmethod(chat.read_summary)
     unreadable = "no choices[0].message"
-
-    def _read(self, data: JSONObject) -> SummaryAnswer | None:
-        return chat.read_summary(data)
 
     def _stop_reason(self, finish: object) -> StopReason:
         if isinstance(finish, str) or finish is None:

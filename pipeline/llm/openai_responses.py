@@ -23,7 +23,6 @@ from pipeline.llm.errors import LLMResponseError
 from pipeline.llm.http import JSONObject
 from pipeline.llm.openai_chat import OpenAIChatClient
 from pipeline.llm.types import StopReason, SummaryRequest
-from pipeline.llm.wire.reply import SummaryAnswer
 from pipeline.llm.wire import responses
 
 
@@ -37,10 +36,8 @@ class OpenAIResponsesClient(OpenAIChatClient):
         return responses.summary_body(self.resolve_model(request), request.system_prompt, request.user_text,
                                       request.max_tokens, reasoning_level=request.reasoning_level)
 
+    read_summary = staticmethod(responses.read_summary)
     unreadable = "no output list"
-
-    def _read(self, data: JSONObject) -> SummaryAnswer | None:
-        return responses.read_summary(data)
 
     def _stop_reason(self, stop: Any) -> StopReason:
         status, reason = stop  # the response's status and its incomplete_details.reason
