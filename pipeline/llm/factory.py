@@ -64,20 +64,8 @@ def make_client(
             hint=did_you_mean(str(provider), CLIENTS),
         )
     policy = RetryPolicy(max_retries=max_retries, base_delay=base_delay, max_delay=max_delay, jitter=jitter)
-    return cls(
-        model=model,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        timeout=timeout,
-        retry=policy,
-        limits=limits,
-        env=env,
-        http_client=http_client,
-        transport=transport,
-        sleep=sleep,
-        rng=rng,
-        anonymous=anonymous,
-    )
+    return cls(model=model, base_url=base_url, api_key_env=api_key_env, timeout=timeout, retry=policy, limits=limits,
+               env=env, http_client=http_client, transport=transport, sleep=sleep, rng=rng, anonymous=anonymous)
 
 
 def _check_env_name(name: str) -> None:
