@@ -39,7 +39,7 @@ from pipeline.proxy.shapes import ProxyFailure, error_body
 from pipeline.proxy.status import StatusInfo, status_html
 from pipeline.proxy.store import ProxyStore
 from pipeline.proxy.usage import UsageTap
-from pipeline.proxy.wire import conversation_id
+from pipeline.proxy.wire import conversation_id, one_request
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -166,8 +166,9 @@ class ProxyApp:
     def _apply(self, where: Route, body: bytes, headers: Mapping[str, str]) -> tuple[Optional[bytes], Optional[str]]:
         """The bytes to forward instead of ``body`` (None: the client's), and the conversation's id."""
         data, fast = _json_object(body)
-        conversation = conversation_id(where.kind, data)
-        changed = None if self.policy is None else self.policy.apply(where, data, headers)
+        with one_request():  # the conversation's id is the first link of the chain the policies hash
+            conversation = conversation_id(where.kind, data)
+            changed = None if self.policy is None else self.policy.apply(where, data, headers)
         if changed is None:
             return None, conversation
         return codec.dumps(changed, fast=fast), conversation
