@@ -71,6 +71,15 @@ def test_stats_count_requests_and_survive_a_restart(tmp_path, upstream):
     assert all(isinstance(v, int) for v in stats.values())
 
 
+def test_the_proxy_runs_on_uvloop_and_httptools_where_installed(tmp_path, upstream):
+    """The [proxy] extra installs both (tests install it); the serving process has them loaded."""
+    with _proxy(tmp_path, upstream) as proxy:
+        assert httpx.post(proxy.url + "/v1/chat/completions", content=OPENAI_BODY, timeout=30).status_code == 200
+        assert proxy.proc is not None
+        loaded = Path(f"/proc/{proxy.proc.pid}/maps").read_text()
+    assert "/uvloop/" in loaded and "/httptools/" in loaded
+
+
 def _streaming_upstream(release: threading.Event, gone: threading.Event):
     """First chunk, then a comment line every 50 ms until ``release`` (then the second chunk) or until
     writing fails because the proxy closed its side (then ``gone``); at most 20 s."""
