@@ -2,17 +2,16 @@
 
 uvicorn is the ASGI server (the ``proxy`` extra): HTTP/1.1 keep-alive and streaming
 responses, a graceful shutdown that lets requests in flight finish (cancelled after
-``graceful_s``), and nothing else loaded. uvloop's event loop and httptools' HTTP parser
-(both C; the ``[proxy]`` extra installs them where they build) are chosen when installed:
-uvicorn's pure-Python h11 parser and asyncio's loop spent most of the proxy's own time on a
-large body; without them the proxy serves the same, slower. The socket is bound here, before the server
+``graceful_s``), and nothing else loaded. uvicorn's ``auto`` loop and parser are uvloop and
+httptools (both C) when installed, as the ``[proxy]`` extra does where they build: the
+pure-Python h11 parser and asyncio's loop spent most of the proxy's own time on a large
+body; without them the proxy serves the same, slower. The socket is bound here, before the server
 starts, so ``--listen HOST:0`` knows the port it got and the one line it prints,
 ``pipeline proxy: listening on http://HOST:PORT``, names a port that already accepts.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import socket
 import sys
 from dataclasses import dataclass
@@ -67,16 +66,6 @@ def bind(listen: Listen) -> socket.socket:
     return sock
 
 
-def speedups() -> dict[str, str]:
-    """uvicorn's ``loop`` and ``http`` settings: uvloop and httptools where installed."""
-    chosen = {}
-    if importlib.util.find_spec("uvloop") is not None:
-        chosen["loop"] = "uvloop"
-    if importlib.util.find_spec("httptools") is not None:
-        chosen["http"] = "httptools"
-    return chosen
-
-
 def serve(app: Any, sock: socket.socket, *, graceful_s: float = 30.0) -> None:
     """Run ``app`` on ``sock`` until SIGINT or SIGTERM, then finish in-flight requests and return."""
     import uvicorn
@@ -96,6 +85,5 @@ def serve(app: Any, sock: socket.socket, *, graceful_s: float = 30.0) -> None:
             self.should_exit = True
 
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False,
-                            timeout_graceful_shutdown=max(1, int(graceful_s)), server_header=False, date_header=False,
-                            **speedups())
+                            timeout_graceful_shutdown=max(1, int(graceful_s)), server_header=False, date_header=False)
     Server(config).run(sockets=[sock])
