@@ -134,12 +134,18 @@ class ProxyApp:
             forward, conversation = (await asyncio.to_thread(self._apply, where, body, names) if method == "POST"
                                      and where.kind != "passthrough" else (None, None))
             outcome = "unchanged" if forward is None else "rewritten"
-            self.store.forwarded(outcome, conversation, len(body) // 4, len(forward if forward is not None else body) // 4)
+            sent = body if forward is None else forward
             self.metrics.request(where.kind, outcome)
             self.metrics.added_latency(where.kind, time.perf_counter() - started)
             forwarding = True
-            await self._forward(method, where, headers, body if forward is None else forward, receive, send,
-                                conversation)
+            # the store's record of the request (a SQLite write, a round trip to Redis) is made in
+            # a worker thread while the upstream is called; the answer waits for it
+            booked = asyncio.ensure_future(asyncio.to_thread(
+                self.store.forwarded, outcome, conversation, len(body) // 4, len(sent) // 4))
+            try:
+                await self._forward(method, where, headers, sent, receive, send, conversation, booked)
+            finally:
+                await booked
         except ClientGone:
             return
         except ProxyFailure as failure:
@@ -174,10 +180,12 @@ class ProxyApp:
         return codec.dumps(changed, fast=fast), conversation
 
     async def _forward(self, method: str, where: Route, headers: list[tuple[str, str]], body: bytes,
-                       receive: Receive, send: Send, conversation: Optional[str] = None) -> None:
-        """Call the upstream and stream its answer back; a client that goes away cancels it."""
+                       receive: Receive, send: Send, conversation: Optional[str] = None,
+                       booked: Optional[Awaitable[None]] = None) -> None:
+        """Call the upstream and stream its answer back, once ``booked`` is done; a client that
+        goes away cancels it."""
         outgoing = [(k, v) for k, v in headers if k not in _HOP]
-        call = asyncio.ensure_future(self._relay(method, where, outgoing, body, send, conversation))
+        call = asyncio.ensure_future(self._relay(method, where, outgoing, body, send, conversation, booked))
         gone = asyncio.ensure_future(_disconnected(receive))
         done, _ = await asyncio.wait({call, gone}, return_when=asyncio.FIRST_COMPLETED)
         if call not in done:
@@ -188,7 +196,7 @@ class ProxyApp:
             raise call.exception()  # type: ignore[misc]
 
     async def _relay(self, method: str, where: Route, headers: list[tuple[str, str]], body: bytes,
-                     send: Send, conversation: Optional[str]) -> None:
+                     send: Send, conversation: Optional[str], booked: Optional[Awaitable[None]] = None) -> None:
         client = self.client()
         request = client.build_request(method, where.url, headers=headers, content=body)
         try:
@@ -204,6 +212,8 @@ class ProxyApp:
                 self.store.count("upstream_errors")
             back = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.multi_items()
                     if k.lower() not in _HOP or k.lower() == "content-length"]
+            if booked is not None:
+                await asyncio.shield(booked)  # the counters a client reads after its answer count it
             await send({"type": "http.response.start", "status": response.status_code, "headers": back})
             tap = UsageTap(response.headers.get("content-type", ""), "content-encoding" in response.headers)
             try:
