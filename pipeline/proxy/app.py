@@ -27,6 +27,7 @@ import hmac
 import json
 import time
 from dataclasses import dataclass, field
+from http.cookiejar import CookieJar
 from typing import Any, Awaitable, Callable, Mapping, MutableMapping, Optional
 
 import httpx
@@ -106,7 +107,8 @@ class ProxyApp:
             s = self.settings
             timeout = httpx.Timeout(s.idle_timeout, connect=s.connect_timeout)
             self._client = httpx.AsyncClient(timeout=timeout, transport=self._transport, follow_redirects=False,
-                                             limits=httpx.Limits(max_connections=None, max_keepalive_connections=64))
+                                             limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+                                             cookies=_NoCookies())
         return self._client
 
     async def aclose(self) -> None:
@@ -239,6 +241,15 @@ async def _sent(client: httpx.AsyncClient, request: httpx.Request) -> httpx.Resp
         return await client.send(request, stream=True)
     except (httpx.RemoteProtocolError, httpx.ReadError):
         return await client.send(request, stream=True)
+
+
+class _NoCookies(CookieJar):
+    """The upstream client's jar, which keeps nothing: one client serves every agent, and a
+    cookie an upstream set for one (a CDN's, say) would go out with every other's requests;
+    each agent's own cookies pass through as its headers."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
 
 
 class ClientGone(Exception):

@@ -189,6 +189,25 @@ def test_a_silent_upstream_is_a_504_after_the_profiles_timeout(tmp_path, upstrea
         assert "did not answer in time" in answer.json()["error"]["message"]
 
 
+def test_a_cookie_the_upstream_sets_goes_to_that_client_and_never_with_another_request(tmp_path, upstream):
+    """The proxy's one upstream client is shared by every agent: it keeps no cookie jar."""
+    def with_cookie(handler, seen) -> None:
+        data = b'{"ok":true}'
+        handler.send_response(200)
+        handler.send_header("set-cookie", "__cf_bm=first-clients; Path=/")
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    upstream.recorder.answer = with_cookie
+    with _proxy(tmp_path, upstream) as proxy:
+        first = httpx.post(proxy.url + "/v1/chat/completions", content=OPENAI_BODY, timeout=30)
+        httpx.post(proxy.url + "/v1/chat/completions", content=OPENAI_BODY, timeout=30)
+    assert first.headers["set-cookie"].startswith("__cf_bm=first-clients")
+    assert [seen.headers.get("cookie") for seen in upstream.recorder.seen] == [None, None]
+
+
 def test_upstream_errors_pass_through_as_they_came(tmp_path, upstream):
     def overloaded(handler, seen) -> None:
         data = b'{"type":"error","error":{"type":"overloaded_error","message":"busy"}}'
