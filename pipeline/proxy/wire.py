@@ -16,7 +16,7 @@ what the proxy decided for a prefix is found again on the next request.
 
 Within one request (:func:`one_request`) each message is hashed and each body measured once:
 the app's conversation id is the chain's first link, ``hybrid``'s masking and summary walk the
-same chain, and each compaction policy measures the same body. The memo is keyed by the
+same chain (and look its stored summary up once), and each compaction policy measures the same body. The memo is keyed by the
 objects themselves, which the policies never change in place (they write copies).
 """
 
@@ -67,7 +67,8 @@ def one_request() -> Iterator[None]:
         _MEMO.reset(token)
 
 
-def _remembered(value: Any, what: str, compute: Callable[[], Any]) -> Any:
+def remembered(value: Any, what: str, compute: Callable[[], Any]) -> Any:
+    """``compute()``, once a request for ``value`` and ``what`` (every call outside one)."""
     memo = _MEMO.get()
     if memo is None:
         return compute()
@@ -84,7 +85,7 @@ def chain(messages: list[Any]) -> list[str]:
     out = [""]
     for message in messages:
         before = out[-1]
-        out.append(_remembered(message, before, partial(_link, before, message)))
+        out.append(remembered(message, before, partial(_link, before, message)))
     return out
 
 
@@ -102,7 +103,7 @@ def conversation_id(kind: Kind, body: Json) -> Optional[str]:
 
 def size(value: Any) -> int:
     """The characters of ``value`` as JSON (the proxy's estimate is a quarter of it, in tokens)."""
-    return int(_remembered(value, "size", lambda: len(codec.dumps(value).decode("utf-8", "surrogatepass"))))
+    return int(remembered(value, "size", lambda: len(codec.dumps(value).decode("utf-8", "surrogatepass"))))
 
 
 def tool_results(kind: Kind, messages: list[Any]) -> list[ToolResult]:
