@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from .proxyrun import ProxyProcess
-from .upstream import RecordingUpstream
+from .upstream import RecordingUpstream, json_answer
 
 ANTHROPIC_BODY = b'{"model":"claude-x","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}'
 OPENAI_BODY = b'{"model":"gpt-x",  "messages":[{"role":"user","content":"hi"}]}'
@@ -192,13 +192,7 @@ def test_a_silent_upstream_is_a_504_after_the_profiles_timeout(tmp_path, upstrea
 def test_a_cookie_the_upstream_sets_goes_to_that_client_and_never_with_another_request(tmp_path, upstream):
     """The proxy's one upstream client is shared by every agent: it keeps no cookie jar."""
     def with_cookie(handler, seen) -> None:
-        data = b'{"ok":true}'
-        handler.send_response(200)
-        handler.send_header("set-cookie", "__cf_bm=first-clients; Path=/")
-        handler.send_header("content-type", "application/json")
-        handler.send_header("content-length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
+        json_answer(handler, 200, b'{"ok":true}', ("set-cookie", "__cf_bm=first-clients; Path=/"))
 
     upstream.recorder.answer = with_cookie
     with _proxy(tmp_path, upstream) as proxy:
@@ -210,12 +204,7 @@ def test_a_cookie_the_upstream_sets_goes_to_that_client_and_never_with_another_r
 
 def test_upstream_errors_pass_through_as_they_came(tmp_path, upstream):
     def overloaded(handler, seen) -> None:
-        data = b'{"type":"error","error":{"type":"overloaded_error","message":"busy"}}'
-        handler.send_response(529)
-        handler.send_header("content-type", "application/json")
-        handler.send_header("content-length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
+        json_answer(handler, 529, b'{"type":"error","error":{"type":"overloaded_error","message":"busy"}}')
 
     upstream.recorder.answer = overloaded
     with _proxy(tmp_path, upstream) as proxy:
