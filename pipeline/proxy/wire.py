@@ -103,7 +103,12 @@ def conversation_id(kind: Kind, body: Json) -> Optional[str]:
 
 def size(value: Any) -> int:
     """The characters of ``value`` as JSON (the proxy's estimate is a quarter of it, in tokens)."""
-    return int(remembered(value, "size", lambda: len(codec.dumps(value).decode("utf-8", "surrogatepass"))))
+    return int(remembered(value, "size", lambda: _characters(codec.dumps(value))))
+
+
+def _characters(data: bytes) -> int:
+    """The characters UTF-8 ``data`` decodes to (one a byte when all are ASCII, the common case)."""
+    return len(data) if data.isascii() else len(data.decode("utf-8", "surrogatepass"))
 
 
 def tool_results(kind: Kind, messages: list[Any]) -> list[ToolResult]:
