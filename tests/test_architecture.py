@@ -43,10 +43,10 @@ def _config(tmp_path: Path, contract: str) -> Path:
 def test_the_layer_contracts_in_pyproject_are_kept(capsys, cache_dir):
     options = read_user_options(str(ROOT / "pyproject.toml"))
     types = sorted(c["type"] for c in options.contracts_options)
-    assert types == ["acyclic_siblings", "forbidden", "forbidden", "layers"]
+    assert types == ["acyclic_siblings", "forbidden", "forbidden", "forbidden", "layers"]
     kept, out = _lint(ROOT / "pyproject.toml", capsys, cache_dir)
     assert kept, out
-    assert "Contracts: 4 kept, 0 broken." in out
+    assert "Contracts: 5 kept, 0 broken." in out
 
 
 def test_every_package_and_top_level_module_is_in_a_layer():

@@ -140,7 +140,16 @@ def test_agent_options_and_the_provider_table():
         AgentOptions().wire = "anthropic"  # type: ignore[misc]
     assert (OpenAIChatClient.default_key_env, AnthropicMessagesClient.default_base_url) == (
         PROVIDERS["openai"].key_env, PROVIDERS["anthropic"].base_url)
-    assert APIS == {"openai": "openai-completions", "anthropic": "anthropic-messages"}
+    assert APIS == {"openai": "openai-completions", "anthropic": "anthropic-messages",
+                    "gemini": "google-generative-ai"}
+    from pipeline.llm.gemini import GeminiClient
+    from pipeline.proxy.routes import Upstreams
+
+    assert (GeminiClient.default_base_url, GeminiClient.default_key_env) == (
+        PROVIDERS["gemini"].base_url, PROVIDERS["gemini"].key_env)
+    assert Upstreams() == Upstreams(*(PROVIDERS[name].base_url for name in ("anthropic", "openai", "gemini")))
     package = Path(__file__).resolve().parents[1] / "pipeline"
-    spelled = [p for p in package.rglob("*.py") if '"OPENAI_API_KEY"' in p.read_text(encoding="utf-8")]
-    assert [p.name for p in spelled] == ["providers.py"]
+    for spelling in ('"OPENAI_API_KEY"', '"GEMINI_API_KEY"', '"https://api.anthropic.com"',
+                     '"https://generativelanguage.googleapis.com"'):
+        spelled = [p for p in package.rglob("*.py") if spelling in p.read_text(encoding="utf-8")]
+        assert [p.name for p in spelled] == ["providers.py"], spelling

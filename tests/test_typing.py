@@ -39,8 +39,8 @@ def test_the_public_surface_is_strict_and_has_no_codes_switched_off():
     relaxed = set().union(*(modules(o) for o in OVERRIDES if "disable_error_code" in o))
     surface_llm = {m for m in relaxed if m.startswith("pipeline.llm.")}
     assert not (SURFACE - {"pipeline.llm.*"}) & relaxed
-    assert surface_llm <= {"pipeline.llm.convert", "pipeline.llm.convert_reply", "pipeline.llm.convert_types",
-                           "pipeline.llm.openai_chat"}  # wire conversions: bare Mapping of decoded JSON
+    assert surface_llm <= {"pipeline.llm.wire.chat", "pipeline.llm.wire.anthropic", "pipeline.llm.wire.prepare",
+                           "pipeline.llm.wire.reply", "pipeline.llm.wire.types", "pipeline.llm.openai_chat"}  # wire conversions: bare Mapping of decoded JSON
 
 
 def test_mypy_targets_the_lowest_python_the_package_claims():

@@ -41,7 +41,8 @@ from pipeline.compaction import CompactionOutcome
 from pipeline.errors import PipelineError
 from pipeline.facade import Pipeline, compile_profile
 from pipeline.prompt import RenderContext
-from pipeline.llm.convert_reply import error_message
+from pipeline.llm.wire import error_message
+from pipeline.llm.wire.history import pi_text as text_of
 from pipeline.runtime import CompactionDecision, CurrentModel, is_context_overflow
 from pipeline.runtime.driver import SessionDriver, open_session
 from pipeline.runtime.host import ModelInfo
@@ -324,10 +325,4 @@ def usage_json(input: int = 0, output: int = 0, cache_read: int = 0, cache_write
     return {"input": input, "output": output, "cacheRead": cache_read, "cacheWrite": cache_write,
             "totalTokens": total, "cost": cost}
 
-
-def text_of(content: Any) -> str:
-    """The text of pi content (a string or blocks)."""
-    if isinstance(content, str):
-        return content
-    return "".join(b.get("text") or "" for b in content or () if b.get("type") == "text")
 

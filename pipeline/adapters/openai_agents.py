@@ -30,10 +30,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Iterable, Optional
 
-from pipeline.adapters._bridge import JSON, BridgeAdapter, ContextBridge, require, text_of, usage_json
+from pipeline.adapters._bridge import JSON, BridgeAdapter, ContextBridge, require, usage_json
+from pipeline.llm.wire import responses
 
 require("agents", "openai-agents")
 
@@ -43,8 +43,6 @@ from agents.models.fake_id import FAKE_RESPONSES_ID  # noqa: E402
 from agents.run_config import ModelInputData  # noqa: E402
 
 __all__ = ["ProfileModel", "ProfileSession", "from_pi", "to_pi"]
-
-_REPLY_TYPES = ("message", "function_call", "reasoning")
 
 
 class ProfileSession(BridgeAdapter):
@@ -189,26 +187,27 @@ def _ends_run(message: JSON) -> bool:
 
 
 def to_pi(items: Iterable[Any], bridge: ContextBridge, names: dict[str, str], usages: list[Any] = ()) -> list[JSON]:
-    """Responses input items as pi message JSON: a reply's message and function calls make
+    """Responses input items as pi message JSON (each item read by :mod:`pipeline.llm.wire.responses`):
+    a reply's message and function calls make
     one assistant message; ``usages`` (the run's per-request usage) are given to the replies
     of this batch from the end; ``names`` maps call ids to tool names across batches."""
     out: list[JSON] = []
     for item in items:
         item = item if isinstance(item, dict) else item.model_dump(exclude_unset=True)
         kind = item.get("type", "message")
-        if kind in _REPLY_TYPES and item.get("role", "assistant") == "assistant":
+        if kind in responses.REPLY_TYPES and item.get("role", "assistant") == "assistant":
             reply = out[-1] if out and out[-1].get("role") == "assistant" and out[-1].get("_open") else None
             if reply is None:
                 reply = {"role": "assistant", "content": [], "_open": True}
                 out.append(reply)
-            reply["content"].extend(_reply_blocks(item, names))
+            reply["content"].extend(responses.reply_blocks(item, names))
         elif kind == "function_call_output":
             call = item.get("call_id")
             out.append({"role": "toolResult", "toolCallId": call, "toolName": names.get(call, ""),
-                        "content": [{"type": "text", "text": _output_text(item.get("output"))}], "isError": False,
+                        "content": [{"type": "text", "text": responses.output_text(item.get("output"))}], "isError": False,
                         "timestamp": bridge.now()})
         elif item.get("role") == "user":
-            out.append({"role": "user", "content": [{"type": "text", "text": _content_text(item.get("content"))}],
+            out.append({"role": "user", "content": [{"type": "text", "text": responses.user_text(item.get("content"))}],
                         "timestamp": bridge.now()})
     replies = [m for m in out if m.get("_open")]
     usages = list(usages)[-len(replies):] if replies else []
@@ -216,19 +215,6 @@ def to_pi(items: Iterable[Any], bridge: ContextBridge, names: dict[str, str], us
     for reply, usage in zip(replies, usages):
         _close(reply, usage, bridge)
     return out
-
-
-def _reply_blocks(item: JSON, names: dict[str, str]) -> list[JSON]:
-    kind = item.get("type", "message")
-    if kind == "function_call":
-        names[item.get("call_id")] = item.get("name")
-        arguments = json.loads(item.get("arguments") or "{}")
-        return [{"type": "toolCall", "id": item.get("call_id"), "name": item.get("name"), "arguments": arguments}]
-    if kind == "reasoning":
-        text = "".join(s.get("text", "") for s in item.get("summary") or ())
-        return [{"type": "thinking", "thinking": text}] if text else []
-    text = _content_text(item.get("content"))
-    return [{"type": "text", "text": text}] if text else []
 
 
 def _close(reply: JSON, usage: Any, bridge: ContextBridge) -> None:
@@ -249,42 +235,9 @@ def _usage(usage: Any) -> JSON:
     return usage_json(max(usage.input_tokens - read - write, 0), usage.output_tokens, read, write)
 
 
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(p.get("text") or "" for p in content or () if isinstance(p, dict))
-
-
-def _output_text(output: Any) -> str:
-    return output if isinstance(output, str) else _content_text(output)
-
-
 # --------------------------------------------------------------------------- pi -> items
 
 
 def from_pi(messages: Iterable[JSON]) -> list[JSON]:
     """pi LLM messages as Responses input items (the summary is a user message)."""
-    out: list[JSON] = []
-    for message in messages:
-        role = message.get("role")
-        if role == "assistant":
-            out.extend(_items_of_reply(message))
-        elif role == "toolResult":
-            out.append({"type": "function_call_output", "call_id": message.get("toolCallId"),
-                        "output": text_of(message.get("content"))})
-        else:
-            out.append({"role": "user", "content": text_of(message.get("content"))})
-    return out
-
-
-def _items_of_reply(message: JSON) -> list[JSON]:
-    items: list[JSON] = []
-    text = text_of(message.get("content"))
-    if text:
-        items.append({"id": FAKE_RESPONSES_ID, "type": "message", "role": "assistant", "status": "completed",
-                      "content": [{"type": "output_text", "text": text, "annotations": []}]})
-    for block in message.get("content") or ():
-        if block.get("type") == "toolCall":
-            items.append({"type": "function_call", "call_id": block.get("id"), "name": block.get("name"),
-                          "arguments": json.dumps(block.get("arguments") or {})})
-    return items
+    return responses.items_of(messages, FAKE_RESPONSES_ID)

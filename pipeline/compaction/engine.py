@@ -183,11 +183,11 @@ def branch_session(
     if not collected.entries:
         _move(session, new_leaf)
         return Navigated(session.leaf_id, None, None, build_context(session, texts))  # type: ignore[arg-type]
-    ctx = request_context(profile, profile.compaction, summarizer or profile.summarizer,
-                          context_settings(session.path_to())[0])
-    with compaction_deadline((summarizer or profile.summarizer).compaction_deadline_s):
+    summarizer = summarizer or profile.summarizer
+    ctx = request_context(profile, profile.compaction, summarizer, context_settings(session.path_to())[0])
+    with compaction_deadline(summarizer.compaction_deadline_s):
         result = summarize_branch(
-            collected.entries, client, ctx, texts, context_window=(summarizer or profile.summarizer).context_window,
+            collected.entries, client, ctx, texts, context_window=summarizer.context_window,
             custom_instructions=custom_instructions, replace_instructions=replace_instructions, progress=progress,
         )
     usage = result.usage.to_json() if result.usage is not None else None

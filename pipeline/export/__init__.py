@@ -31,24 +31,15 @@ from typing import Iterable
 from .apply import Change, Plan, plan_changes
 from .writer import ExportWriteError, export_lock, write_changes
 from .base import Carried, Export, OwnedFile, Place, SharedJson, SharedToml, Target
-from .agents_md import AgentsMdTarget
-from .claude_code import ClaudeCodeTarget
-from .codex import CodexTarget
-from .copilot import CopilotTarget
-from .gemini import GeminiTarget
-from .opencode import OpencodeTarget
-from .kilo import KiloTarget
-from .pi import PiTarget
-from .qwen_code import QwenCodeTarget
+from . import agents_md, claude_code, codex, copilot, gemini, kilo, opencode, pi, qwen_code
 
 __all__ = ["Carried", "Change", "Export", "ExportWriteError", "OwnedFile", "Place", "Plan", "SharedJson", "SharedToml", "TARGETS", "Target",
            "export_lock", "plan_changes", "prepare", "undeclared_losses", "write_changes"]
 
 #: every target by its TARGET name
-TARGETS: dict[str, Target] = {"pi": PiTarget(), "claude-code": ClaudeCodeTarget(), "codex": CodexTarget(),
-                               "opencode": OpencodeTarget(), "gemini": GeminiTarget(), "qwen-code": QwenCodeTarget(), "kilo": KiloTarget(),
-                               "copilot": CopilotTarget(),
-                               "agents-md": AgentsMdTarget()}
+TARGETS: dict[str, Target] = {target.name: target for target in (
+    pi.TARGET, claude_code.TARGET, codex.TARGET, opencode.TARGET, gemini.TARGET, qwen_code.TARGET, kilo.TARGET,
+    copilot.TARGET, agents_md.TARGET)}
 
 
 def prepare(target: Target, pipeline, place: Place, *, force: bool = False) -> tuple[Export, Plan]:

@@ -38,7 +38,7 @@ from pathlib import Path
 from pipeline.errors import PipelineError, Problem
 from pipeline.export.base import Carried, Export, Place, SharedBlock
 from pipeline.export.paths import folder_problem
-from pipeline.export.static_prompt import StaticPrompt, replaces_prompt, static_prompt
+from pipeline.export.static_prompt import StaticPrompt, replaces_prompt, static_prompt, templates_lost
 from pipeline.prompt.render import RenderedSection
 
 TYPE_CHECKING = False
@@ -85,9 +85,7 @@ class AgentsMdTarget:
         report = [head, *prompt.report]
         if replaces_prompt(pipeline):
             report.insert(1, Carried("system_prompt.base", "lost", why=NOT_REPLACED))
-        loaded = pipeline.load_templates(place.extra.get("cwd") or place.root)
-        report += [Carried(f"templates.{t.name}", "lost", why=NO_COMMANDS) for t in loaded.templates
-                   if t.path is not None]
+        report += templates_lost(pipeline, place, NO_COMMANDS)
         report += [Carried(key, "lost", why=why) for key, why in LOST]
         folders = section_folders(pipeline, Path(place.root))
         report = [_placed(c, folders) for c in report]
@@ -95,6 +93,9 @@ class AgentsMdTarget:
             report[0] = replace(head, where=head.where + "; a section with a `folder` in that folder's AGENTS.md "
                                 "(a reader sends the files from the repository's root down to its working directory)")
         return Export(self.name, (), (), tuple(report), _blocks(prompt, folders))
+
+
+TARGET = AgentsMdTarget()
 
 
 def section_folders(pipeline: "Pipeline", root: Path) -> dict[str, str]:

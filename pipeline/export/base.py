@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Mapping, Protocol
 
 TYPE_CHECKING = False
@@ -95,12 +95,7 @@ class Carried:
     why: str = ""  # why it is lost
 
     def to_json(self) -> dict[str, str]:
-        out = {"key": self.key, "how": self.how}
-        if self.where:
-            out["where"] = self.where
-        if self.why:
-            out["why"] = self.why
-        return out
+        return line_json(self, optional=("where", "why"))
 
 
 @dataclass(frozen=True)
@@ -133,10 +128,15 @@ class Place:
 class Target(Protocol):
     """One coding agent the profile can be exported to."""
 
-    #: the TARGET argument (``pi``)
-    name: str
-    #: the agent and version the export is written for (``pi 1.6.0``)
-    agent: str
+    @property
+    def name(self) -> str:
+        """The TARGET argument (``pi``)."""
+        ...
+
+    @property
+    def agent(self) -> str:
+        """The agent and version the export is written for (``pi 1.6.0``)."""
+        ...
 
     def manifest_path(self, place: Place) -> str:
         """The manifest's path, relative to the export root."""
@@ -147,19 +147,41 @@ class Target(Protocol):
         ...
 
 
+@dataclass(frozen=True)
 class FolderTarget:
     """A target whose project files live under one folder of the project (``.claude/``) and
     whose ``--user-dir`` root is laid out as that folder (``~/.claude``); the manifest is
-    ``context-pipeline-export.json`` in it."""
+    ``context-pipeline-export.json`` in it.
 
+    A subclass says what the export writes under the folder (:meth:`build`); its module's ``TARGET``
+    gives the name, the agent and the folder (``pipeline.export.TARGETS`` lists them all)."""
+
+    #: the TARGET argument (``claude-code``)
+    name: str
+    #: the agent and version the export is written for (``Claude Code 2.1.328``)
+    agent: str
     #: the project's folder of the agent, with its slash (``.claude/``)
-    folder = ""
+    folder: str
 
     def _prefix(self, place: Place) -> str:
         return "" if place.user else self.folder
 
     def manifest_path(self, place: Place) -> str:
         return self._prefix(place) + "context-pipeline-export.json"
+
+    def export(self, pipeline: "Pipeline", place: Place) -> Export:
+        return self.build(pipeline, place, self._prefix(place))
+
+    def build(self, pipeline: "Pipeline", place: Place, pre: str) -> Export:
+        """The export of ``pipeline`` for ``place``, its paths under ``pre`` (the folder, or nothing
+        at a ``--user-dir`` root)."""
+        raise NotImplementedError
+
+
+def line_json(line: Any, optional: tuple[str, ...]) -> dict[str, str]:
+    """A report line's JSON (:class:`Carried`, a ``--verify`` item): its fields in order, the
+    ``optional`` ones left out when empty."""
+    return {f.name: getattr(line, f.name) for f in fields(line) if f.name not in optional or getattr(line, f.name)}
 
 
 def key_text(key: Key) -> str:

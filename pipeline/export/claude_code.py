@@ -56,28 +56,23 @@ CWD_WHY = ("the exported file is shared by every checkout, so it cannot hold the
 
 
 class ClaudeCodeTarget(FolderTarget):
-    name = "claude-code"
-    agent = "Claude Code 2.1.328"
-    folder = ".claude/"
-
-    def export(self, pipeline: "Pipeline", place: Place) -> Export:
-        pre = self._prefix(place)
+    def build(self, pipeline: "Pipeline", place: Place, pre: str) -> Export:
         settings = f"{pre}settings.json"
-        files, keys, report = _prompt(pipeline, pre)
+        prompt_files, prompt_keys, prompt_report = _prompt(pipeline, pre, settings)
         commands, carried = command_files(pipeline, place, f"{pre}commands", _translate, "claude-code")
-        files += commands
-        report += carried
-        files_c, keys_c, report_c = _compaction(pipeline, place, pre)
-        files += files_c
-        keys += keys_c
-        report += report_c
+        hook_files, hook_keys, compaction_report = _compaction(pipeline, place, pre, settings)
         extend = (("hooks", "PreCompact"),)  # the user's own PreCompact hooks stay beside the export's
-        return Export(self.name, tuple(files), (SharedJson(settings, tuple(keys), extend),), tuple(report))
+        return Export(self.name, tuple(prompt_files + commands + hook_files),
+                      (SharedJson(settings, tuple(prompt_keys + hook_keys), extend),),
+                      tuple(prompt_report + carried + compaction_report))
 
 
-def _prompt(pipeline: "Pipeline", pre: str) -> tuple[list[OwnedFile], list[tuple[Key, Any]], list[Carried]]:
+TARGET = ClaudeCodeTarget("claude-code", "Claude Code 2.1.328", ".claude/")
+
+
+def _prompt(pipeline: "Pipeline", pre: str, settings: str) -> tuple[list[OwnedFile], list[tuple[Key, Any]],
+                                                                    list[Carried]]:
     """The agent file that replaces Claude Code's prompt (``base: profile``), else the rules file."""
-    settings = f"{pre}settings.json"
     agent_file, rules = f"{pre}agents/{AGENT}.md", f"{pre}{RULES}"
     if replaces_prompt(pipeline):
         prompt = static_prompt(pipeline, agent_file, HOST, CWD_WHY, "Claude Code")
@@ -130,12 +125,11 @@ LOSSES = (
 )
 
 
-def _compaction(pipeline: "Pipeline", place: Place, pre: str) -> tuple[list[OwnedFile], list[tuple[Key, Any]],
-                                                                        list[Carried]]:
+def _compaction(pipeline: "Pipeline", place: Place, pre: str, settings: str) -> tuple[
+        list[OwnedFile], list[tuple[Key, Any]], list[Carried]]:
     """The settings keys and PreCompact hook of the profile's compaction, and its report (:data:`LOSSES`)."""
     profile = pipeline.profile
     comp, summary = profile.compaction, profile.summary
-    settings = f"{pre}settings.json"
     keys: list[tuple[Key, Any]] = []
     if comp.enabled is False:
         keys.append((("env", "DISABLE_AUTO_COMPACT"), "1"))

@@ -33,7 +33,7 @@ from typing import Any
 
 from pipeline.export.base import Carried, Export, FolderTarget, Key, OwnedFile, Place, SharedToml
 from pipeline.export.losses import Row, carried, lost, own_summary
-from pipeline.export.static_prompt import replaces_prompt, static_prompt
+from pipeline.export.static_prompt import replaces_prompt, static_prompt, templates_lost
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,24 +58,20 @@ NO_PROMPTS = ("Codex 0.169.0 has no custom prompts (removed in 0.117.0): `codex 
 
 
 class CodexTarget(FolderTarget):
-    name = "codex"
-    agent = "Codex CLI 0.169.0"
-    folder = ".codex/"
-
-    def export(self, pipeline: "Pipeline", place: Place) -> Export:
-        pre = self._prefix(place)
+    def build(self, pipeline: "Pipeline", place: Place, pre: str) -> Export:
         config = f"{pre}config.toml"
-        files, keys, report = _prompt(pipeline, pre)
-        report += _templates(pipeline, place)
+        files, keys, report = _prompt(pipeline, config, f"{pre}{INSTRUCTIONS}")
         compaction_keys, compaction_report = _compaction(pipeline, config)
-        keys += compaction_keys
-        report += compaction_report
-        return Export(self.name, tuple(files), (SharedToml(config, tuple(keys)),), tuple(report))
+        return Export(self.name, tuple(files), (SharedToml(config, tuple(keys + compaction_keys)),),
+                      tuple(report + templates_lost(pipeline, place, NO_PROMPTS) + compaction_report))
 
 
-def _prompt(pipeline: "Pipeline", pre: str) -> tuple[list[OwnedFile], list[tuple[Key, Any]], list[Carried]]:
+TARGET = CodexTarget("codex", "Codex CLI 0.169.0", ".codex/")
+
+
+def _prompt(pipeline: "Pipeline", config: str, instructions: str) -> tuple[list[OwnedFile], list[tuple[Key, Any]],
+                                                                         list[Carried]]:
     """The instructions file that replaces Codex's (``base: profile``), else ``developer_instructions``."""
-    config, instructions = f"{pre}config.toml", f"{pre}{INSTRUCTIONS}"
     if replaces_prompt(pipeline):
         prompt = static_prompt(pipeline, instructions, HOST, CWD_WHY, "Codex")
         head = Carried("system_prompt", "native", f"{instructions}, named by {config} model_instructions_file (Codex "
@@ -89,11 +85,6 @@ def _prompt(pipeline: "Pipeline", pre: str) -> tuple[list[OwnedFile], list[tuple
         f"; the team's sections in {where} (Codex sends them as a developer message of their own)"
         if prompt.text else ""))
     return [], ([(("developer_instructions",), prompt.text)] if prompt.text else []), [head, *prompt.report]
-
-
-def _templates(pipeline: "Pipeline", place: Place) -> list[Carried]:
-    loaded = pipeline.load_templates(place.extra.get("cwd") or place.root)
-    return [Carried(f"templates.{t.name}", "lost", why=NO_PROMPTS) for t in loaded.templates if t.path is not None]
 
 
 WINDOW_WHY = ("Codex compacts at an absolute token count (model_auto_compact_token_limit, else its model catalog's); "

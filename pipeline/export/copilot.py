@@ -19,7 +19,7 @@ With ``--user-dir`` the root is laid out as ``$COPILOT_HOME`` (``~/.copilot``):
 from __future__ import annotations
 
 from pipeline.export.base import Carried, Export, FolderTarget, OwnedFile, Place
-from pipeline.export.static_prompt import replaces_prompt, static_prompt
+from pipeline.export.static_prompt import replaces_prompt, static_prompt, templates_lost
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,21 +49,18 @@ NO_COMMANDS = ("Copilot CLI has no commands with arguments: `/NAME args` reaches
 
 
 class CopilotTarget(FolderTarget):
-    name = "copilot"
-    agent = "GitHub Copilot CLI 1.0.102"
-    folder = ".github/"
-
-    def export(self, pipeline: "Pipeline", place: Place) -> Export:
-        where = self._prefix(place) + FILE
+    def build(self, pipeline: "Pipeline", place: Place, pre: str) -> Export:
+        where = pre + FILE
         prompt = static_prompt(pipeline, where, HOST, CWD_WHY, AGENT, replaces=False)
         head = Carried("system_prompt", "own", "Copilot CLI's own prompt" + (
             f"; the team's sections in {where} (Copilot CLI appends it to its system message)"
             if prompt.text else ""))
         report = [head, *prompt.report]
-        loaded = pipeline.load_templates(place.extra.get("cwd") or place.root)
-        report += [Carried(f"templates.{t.name}", "lost", why=NO_COMMANDS) for t in loaded.templates
-                   if t.path is not None]
+        report += templates_lost(pipeline, place, NO_COMMANDS)
         report += [Carried(key, "lost", why=why) for key, why in LOST
                    if key != "system_prompt.base" or replaces_prompt(pipeline)]
         files = (OwnedFile(where, prompt.text + "\n"),) if prompt.text else ()
         return Export(self.name, files, (), tuple(report))
+
+
+TARGET = CopilotTarget("copilot", "GitHub Copilot CLI 1.0.102", ".github/")

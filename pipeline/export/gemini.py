@@ -145,9 +145,6 @@ LOSSES = (
 class GeminiTarget(FolderTarget):
     """Gemini CLI; a fork that reads the same kinds of files (Qwen Code) sets its own data."""
 
-    name = "gemini"
-    agent = "Gemini CLI 0.61.0"
-    folder = ".gemini/"
     #: how the agent takes the prompt
     memory: MemoryFiles = GEMINI
     #: the settings key of a share-of-window trigger (a fraction of the window)
@@ -155,8 +152,7 @@ class GeminiTarget(FolderTarget):
     #: the compaction, summary and retry table of the report
     table: tuple[Row, ...] = LOSSES
 
-    def export(self, pipeline: "Pipeline", place: Place) -> Export:
-        pre = self._prefix(place)
+    def build(self, pipeline: "Pipeline", place: Place, pre: str) -> Export:
         files, blocks, report = memory_prompt(pipeline, place, pre, self.memory)
         commands, carried = command_files(pipeline, place, f"{pre}commands", self._translate, self.name)
         settings = f"{pre}settings.json"
@@ -170,3 +166,6 @@ class GeminiTarget(FolderTarget):
 
     def _translate(self, template) -> tuple:
         return translate_toml(template, self.memory.agent)
+
+
+TARGET = GeminiTarget("gemini", "Gemini CLI 0.61.0", ".gemini/")

@@ -67,18 +67,16 @@ FIXED = "Kilo CLI writes its summary request itself (its compaction plugin hook 
 
 
 class KiloTarget(FolderTarget):
-    name = "kilo"
-    agent = "Kilo CLI 7.7.7"
-    folder = ".kilo/"
-
-    def export(self, pipeline: "Pipeline", place: Place) -> Export:
-        pre = self._prefix(place)
+    def build(self, pipeline: "Pipeline", place: Place, pre: str) -> Export:
         files, keys, report = _prompt(pipeline, place, pre)
         commands, carried = command_files(pipeline, place, f"{pre}command", _translate, "kilo")
         compaction, lines = compaction_keys(pipeline, CONFIG, AGENT, RESERVE_NOTE)
         model, summarizer = summarizer_keys(pipeline)
         return Export(self.name, tuple(files + commands), (SharedJson(CONFIG, tuple(keys + compaction + model)),),
                       tuple(report + carried + lines + _summary(pipeline) + summarizer))
+
+
+TARGET = KiloTarget("kilo", "Kilo CLI 7.7.7", ".kilo/")
 
 
 def _translate(template) -> tuple:

@@ -56,15 +56,10 @@ CWD_WHY = "cwd"  # static_prompt's reason for a section holding the working dire
 
 
 class OpencodeTarget(FolderTarget):
-    name = "opencode"
-    agent = "opencode 1.18.33"
-    folder = ".opencode/"
-
-    def export(self, pipeline: "Pipeline", place: Place) -> Export:
-        pre = self._prefix(place)
+    def build(self, pipeline: "Pipeline", place: Place, pre: str) -> Export:
         config = "opencode.json"
         plugin, data_file = f"{pre}{PLUGIN}", f"{pre}{DATA}/plugin.json"
-        files, keys, report, marked = _prompt_files(pipeline, place, plugin)
+        files, keys, report, marked = _prompt_files(pipeline, place, pre, plugin)
         commands, carried = command_files(pipeline, place, f"{pre}command", translate_md, "opencode")
         files += commands
         report += carried
@@ -78,10 +73,12 @@ class OpencodeTarget(FolderTarget):
         return Export(self.name, tuple(files), (SharedJson(config, tuple(keys)),), tuple(report))
 
 
-def _prompt_files(pipeline: "Pipeline", place: Place, plugin: str) -> tuple[
+TARGET = OpencodeTarget("opencode", "opencode 1.18.33", ".opencode/")
+
+
+def _prompt_files(pipeline: "Pipeline", place: Place, pre: str, plugin: str) -> tuple[
         list[OwnedFile], list[tuple[Key, Any]], list[Carried], bool]:
     """The prompt file that replaces opencode's (``base: profile``), else the team's instructions file."""
-    pre = "" if place.user else ".opencode/"
     config = "opencode.json"
     if replaces_prompt(pipeline):
         where = f"{pre}{DATA}/prompt.md"

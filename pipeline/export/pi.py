@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
+from pipeline.export.base import Carried, Export, FolderTarget, Key, OwnedFile, Place, SharedJson
 from pipeline.export.static_prompt import command_files
 from pipeline.model.pi_plan import (
     PLAN_VERSION,
@@ -69,18 +69,8 @@ SETTINGS = (
 )
 
 
-class PiTarget:
-    name = "pi"
-    agent = "pi 1.6.0"
-
-    def _prefix(self, place: Place) -> str:
-        return "" if place.user else ".pi/"
-
-    def manifest_path(self, place: Place) -> str:
-        return self._prefix(place) + "context-pipeline-export.json"
-
-    def export(self, pipeline: "Pipeline", place: Place) -> Export:
-        pre = self._prefix(place)
+class PiTarget(FolderTarget):
+    def build(self, pipeline: "Pipeline", place: Place, pre: str) -> Export:
         report: list[Carried] = []
         keys = self._settings(pipeline, pre, report)
         files = [
@@ -137,6 +127,9 @@ class PiTarget:
         files, carried = command_files(pipeline, place, f"{pre}prompts", _copy, "pi")
         report += carried
         return files
+
+
+TARGET = PiTarget("pi", "pi 1.6.0", ".pi/")
 
 
 def _copy(template) -> tuple:

@@ -63,11 +63,11 @@ LOSSES = (
 
 
 class QwenCodeTarget(GeminiTarget):
-    """Gemini CLI's export, with Qwen Code's folder, memory file, threshold key and table."""
+    """Gemini CLI's export, with Qwen Code's memory file, threshold key and table."""
 
-    name = "qwen-code"
-    agent = "Qwen Code 0.24.4"
-    folder = ".qwen/"
     memory = QWEN
     threshold: Key = ("context", "autoCompactThreshold")
     table = LOSSES
+
+
+TARGET = QwenCodeTarget("qwen-code", "Qwen Code 0.24.4", ".qwen/")

@@ -191,6 +191,13 @@ def command_files(pipeline: "Pipeline", place: Place, directory: str, translate:
     return files, report
 
 
+def templates_lost(pipeline: "Pipeline", place: Place, why: str) -> list[Carried]:
+    """For a target without commands: each template file the profile sees for the project, reported lost with
+    ``why`` (built-in templates, which have no file, are not the project's)."""
+    loaded = pipeline.load_templates(place.extra.get("cwd") or place.root)
+    return [Carried(f"templates.{t.name}", "lost", why=why) for t in loaded.templates if t.path is not None]
+
+
 def _read_in_place(template: "PromptTemplate", dialect: str, pipeline: "Pipeline") -> bool:
     """Whether the agent of ``dialect`` reads ``template`` from where the profile found it:
     one of that agent's own folders (for pi: the default ``project_dir`` and ``global_dir``;

@@ -2,8 +2,9 @@
 
 Provider-neutral types (:class:`SummaryRequest`, :class:`Completion`; usage is :class:`pipeline.session.Usage`),
 two HTTP wire formats on httpx (:class:`OpenAIChatClient`, :class:`AnthropicMessagesClient`),
-one retry policy (:mod:`pipeline.llm.retry`) and :func:`make_client`. This package only
-transports what the caller gives: it holds no prompt text.
+one retry policy (:mod:`pipeline.llm.retry`) and :func:`make_client`. Every provider format is
+built and read in one place, the wire layer :mod:`pipeline.llm.wire` (standard library only).
+This package only transports what the caller gives: it holds no prompt text.
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ from pipeline.llm.errors import (
     LLMTimeoutError,
 )
 from pipeline.llm.deadline import LLMDeadlineError, compaction_deadline, within
-from pipeline.llm.types import REASONING_LEVELS, Completion, StopReason, SummaryClient, SummaryRequest
 
 # The HTTP side (httpx) is imported on first use, so code that only needs the types
-# (the compaction engine, the offline summarizer, CLI start-up) does not pay for it.
+# (the compaction engine, the offline summarizer, CLI start-up) does not pay for it; the
+# types (they read pi's usage from the session layer) too, so the wire layer
+# (:mod:`pipeline.llm.wire`, standard library only) stays light for the loopback servers.
 _LAZY = {
+    **dict.fromkeys(("REASONING_LEVELS", "Completion", "StopReason", "SummaryClient", "SummaryRequest"), "types"),
     **dict.fromkeys(("AnthropicMessagesClient", "thinking_budget"), "anthropic_messages"),
     "make_client": "factory",
     "HTTPSummaryClient": "http",
@@ -39,6 +42,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.llm.types import REASONING_LEVELS, Completion, StopReason, SummaryClient, SummaryRequest
     from pipeline.llm.anthropic_messages import AnthropicMessagesClient, thinking_budget
     from pipeline.llm.factory import make_client
     from pipeline.llm.http import HTTPSummaryClient

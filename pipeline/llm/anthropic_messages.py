@@ -27,10 +27,10 @@ usage ``input_tokens``/``output_tokens``/``cache_read_input_tokens``/
 from __future__ import annotations
 
 from pipeline.llm.errors import LLMResponseError
-from pipeline.llm.http import HTTPSummaryClient, JSONObject, count, obj
+from pipeline.llm.http import HTTPSummaryClient, JSONObject, answer_completion
 from pipeline.llm.providers import PROVIDERS
 from pipeline.llm.types import Completion, StopReason, SummaryRequest
-from pipeline.session.messages import Usage
+from pipeline.llm.wire import anthropic
 
 API_VERSION = "2023-06-01"
 MIN_ANSWER_TOKENS = 1024
@@ -63,14 +63,9 @@ class AnthropicMessagesClient(HTTPSummaryClient):
 
     def build_body(self, request: SummaryRequest) -> JSONObject:
         """The messages body for ``request`` (see the module docstring)."""
-        body: JSONObject = {"model": self.resolve_model(request), "max_tokens": request.max_tokens}
-        if request.system_prompt:
-            body["system"] = request.system_prompt
-        body["messages"] = [{"role": "user", "content": [{"type": "text", "text": request.user_text}]}]
-        budget = thinking_budget(request.reasoning_level, request.max_tokens)
-        if budget is not None:
-            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
-        return body
+        return anthropic.summary_body(self.resolve_model(request), request.system_prompt, request.user_text,
+                                      request.max_tokens,
+                                      thinking_budget=thinking_budget(request.reasoning_level, request.max_tokens))
 
     def _headers(self, key: str) -> dict[str, str]:
         credentials = {"x-api-key": key} if key else {}  # no key: an anonymous (local) server
@@ -83,37 +78,13 @@ class AnthropicMessagesClient(HTTPSummaryClient):
         }
 
     def _parse(self, data: JSONObject, request: SummaryRequest) -> Completion:
-        content = data.get("content")
-        if not isinstance(content, list):
+        answer = anthropic.read_summary(data)
+        if answer is None:
             raise self.unexpected("no content list")
-        blocks = [block for block in map(obj, content) if block is not None]
-        thinking = _joined(blocks, "thinking")
-        return Completion(
-            text=_joined(blocks, "text") or "",
-            thinking=thinking,
-            usage=_usage(obj(data.get("usage")) or {}),
-            stop_reason=self._stop_reason(data.get("stop_reason")),
-            model=self.resolve_model(request),
-            provider=self.provider,
-        )
+        return answer_completion(answer, self._stop_reason(answer.stop), self.resolve_model(request), self.provider)
 
     def _stop_reason(self, raw: object) -> StopReason:
         mapped = _STOP.get(raw) if isinstance(raw, str) else None
         if mapped is None:
             raise LLMResponseError(f"{self.provider}: the model stopped with stop_reason {raw!r}")
         return mapped
-
-
-def _joined(blocks: list[JSONObject], kind: str) -> str | None:
-    """The ``kind`` field of every ``kind`` block, joined by newlines; None if there are none."""
-    texts = [b[kind] for b in blocks if b.get("type") == kind and isinstance(b.get(kind), str)]
-    return "\n".join(texts) if texts else None
-
-
-def _usage(raw: JSONObject) -> Usage:
-    return Usage.of(
-        count(raw.get("input_tokens")),
-        count(raw.get("output_tokens")),
-        count(raw.get("cache_read_input_tokens")),
-        count(raw.get("cache_creation_input_tokens")),
-    )

@@ -1,7 +1,7 @@
 """Agent-turn requests over HTTP: a provider body in, pi's assistant message out.
 
-:class:`ChatClient` POSTs a wire body built by :mod:`pipeline.llm.convert` (OpenAI chat
-completions or Anthropic messages) with the key, URL and timeouts of the summary
+:class:`ChatClient` POSTs a wire body built by the wire layer (:mod:`pipeline.llm.wire.chat` for
+OpenAI chat completions, :mod:`pipeline.llm.wire.anthropic` for Anthropic messages) with the key, URL and timeouts of the summary
 clients (:mod:`pipeline.llm.http`), streams the answer (server-sent events) and builds
 pi's assistant message from it with the converters. It never raises for what a
 provider can do: an HTTP error, a connection failure, a timeout or an unreadable
@@ -20,13 +20,12 @@ import json
 import queue
 import threading
 import time
-from typing import Any, Callable, Iterable, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 from pipeline.js import js_json
-from pipeline.llm.convert import (
-    TargetModel, error_message, error_reply, from_anthropic_messages, from_anthropic_stream, from_openai_chat,
-    from_openai_stream,
-)
+from pipeline.llm.wire import anthropic, chat, sse
+from pipeline.llm.wire.reply import error_message, error_reply
+from pipeline.llm.wire.types import TargetModel
 from pipeline.llm.errors import LLMError, one_line, redact
 from pipeline.llm.factory import CLIENTS, _check_env_name
 
@@ -101,7 +100,7 @@ class ChatClient:
                 status = value
             elif kind == "frame":
                 frames.append(value)
-                text = _text_delta(self.wire, value) if on_text is not None else None
+                text = self._format.text_delta(value) if on_text is not None else None
                 if text and on_text is not None:
                     on_text(text)
             elif kind == "error":
@@ -125,7 +124,7 @@ class ChatClient:
                 if response.status_code != 200 or not stream:
                     out.put(("body", _read_bounded(response, cap)))
                     return
-                for frame in _sse_frames(_bounded_lines(response.iter_lines(), cap)):
+                for frame in sse.frames(_bounded_lines(response.iter_lines(), cap)):
                     out.put(("frame", frame))
         except LLMError as err:
             out.put(("error", err.message))
@@ -158,14 +157,14 @@ class ChatClient:
         if status != 200:
             return self._failed(redact(error_message(self.wire, status, body), key))
         if stream:  # a 200 answer that is not an event stream
-            return self._streamed(list(_sse_frames(body.decode("utf-8", "replace").splitlines())))
+            return self._streamed(list(sse.frames(body.decode("utf-8", "replace").splitlines())))
         try:
             data = json.loads(body)
         except ValueError:
             return self._failed(f"{self.wire}: malformed response: {one_line(redact(body.decode('utf-8', 'replace'), key), 120)}")
         if not isinstance(data, dict):
             return self._failed(f"{self.wire}: malformed response: expected a JSON object")
-        convert = from_openai_chat if self.wire == "openai" else from_anthropic_messages
+        convert = chat.from_openai_chat if self.wire == "openai" else anthropic.from_anthropic_messages
         return self._guarded(lambda: convert(data, model=self.model, timestamp=self._now()))
 
     def _streamed(self, frames: list[Any]) -> dict[str, Any]:
@@ -180,8 +179,18 @@ class ChatClient:
             error = next((e for e in events if e.get("type") == "error"), None)
             if error is not None:
                 return self._failed(f"{self.wire}: {js_json(error.get('error'))}")
-        convert = from_openai_stream if self.wire == "openai" else from_anthropic_stream
+        convert = self._format_stream
         return self._guarded(lambda: convert(events, model=self.model, timestamp=self._now()))
+
+    @property
+    def _format(self) -> Any:
+        """The wire module of this client's format."""
+        return chat if self.wire == "openai" else anthropic
+
+    def _format_stream(self, events: list[Any], *, model: TargetModel, timestamp: int | float) -> dict[str, Any]:
+        if self.wire == "openai":
+            return chat.from_openai_stream(events, model=model, timestamp=timestamp)
+        return anthropic.from_anthropic_stream(events, model=model, timestamp=timestamp)
 
     def _guarded(self, build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         try:
@@ -193,7 +202,7 @@ class ChatClient:
         partial = None
         events = [f for f in frames if isinstance(f, dict)]
         if events:
-            convert = from_openai_stream if self.wire == "openai" else from_anthropic_stream
+            convert = self._format_stream
             try:
                 partial = convert(events, model=self.model, timestamp=self._now())
             except Exception:
@@ -202,21 +211,6 @@ class ChatClient:
                 partial.pop("rawStopReason", None)
                 partial.pop("errorMessage", None)
         return error_reply(self.aborted_text, model=self.model, timestamp=self._now(), aborted=True, partial=partial)
-
-
-def _text_delta(wire: str, frame: Any) -> Optional[str]:
-    """The answer text one stream event adds (OpenAI ``delta.content``, Anthropic ``text_delta``), or None."""
-    if not isinstance(frame, dict):
-        return None
-    if wire == "anthropic":
-        delta = frame.get("delta") if frame.get("type") == "content_block_delta" else None
-        text = delta.get("text") if isinstance(delta, dict) and delta.get("type") == "text_delta" else None
-        return text if isinstance(text, str) else None
-    choices = frame.get("choices")
-    first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
-    delta = first.get("delta")
-    text = delta.get("content") if isinstance(delta, dict) else None
-    return text if isinstance(text, str) else None
 
 
 def _read_bounded(response: Any, cap: int) -> bytes:
@@ -239,17 +233,3 @@ def _bounded_lines(lines: Iterator[str], cap: int) -> Iterator[str]:
         if size > cap:
             raise _TooLarge()
         yield line
-
-
-def _sse_frames(lines: Iterable[str]) -> Iterator[Any]:
-    """The decoded ``data:`` payloads of an event stream (``[DONE]`` and comments skipped)."""
-    for line in lines:
-        if not line.startswith("data:"):
-            continue
-        data = line[5:].strip()
-        if not data or data == "[DONE]":
-            continue
-        try:
-            yield json.loads(data)
-        except ValueError:
-            yield ("malformed", data)

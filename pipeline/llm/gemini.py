@@ -19,11 +19,11 @@ less ``cachedContentTokenCount``, ``candidatesTokenCount``.
 from __future__ import annotations
 
 from pipeline.llm.errors import LLMResponseError
-from pipeline.llm.http import HTTPSummaryClient, JSONObject, count, obj
+from pipeline.llm.http import HTTPSummaryClient, JSONObject, answer_completion
+from pipeline.llm.providers import PROVIDERS
 from pipeline.llm.types import Completion, StopReason, SummaryRequest
-from pipeline.session.messages import Usage
+from pipeline.llm.wire import gemini
 
-GEMINI_URL = "https://generativelanguage.googleapis.com"
 _FINISH: dict[object, StopReason] = {None: "stop", "STOP": "stop", "MAX_TOKENS": "length"}
 
 
@@ -31,8 +31,8 @@ class GeminiClient(HTTPSummaryClient):
     """Client for the Gemini API's ``generateContent``."""
 
     provider = "gemini"
-    default_base_url = GEMINI_URL
-    default_key_env = "GEMINI_API_KEY"
+    default_base_url = PROVIDERS["gemini"].base_url
+    default_key_env = PROVIDERS["gemini"].key_env
 
     @property
     def url(self) -> str:
@@ -41,11 +41,7 @@ class GeminiClient(HTTPSummaryClient):
 
     def build_body(self, request: SummaryRequest) -> JSONObject:
         """The ``generateContent`` body for ``request`` (see the module docstring)."""
-        return {
-            "systemInstruction": {"parts": [{"text": request.system_prompt}]},
-            "contents": [{"role": "user", "parts": [{"text": request.user_text}]}],
-            "generationConfig": {"maxOutputTokens": request.max_tokens},
-        }
+        return gemini.summary_body(request.system_prompt, request.user_text, request.max_tokens)
 
     def _headers(self, key: str) -> dict[str, str]:
         credentials = {"x-goog-api-key": key} if key else {}
@@ -53,21 +49,9 @@ class GeminiClient(HTTPSummaryClient):
                 "accept-encoding": "identity"}
 
     def _parse(self, data: JSONObject, request: SummaryRequest) -> Completion:
-        candidates = data.get("candidates")
-        candidate = obj(candidates[0]) if isinstance(candidates, list) and candidates else None
-        if candidate is None:
+        answer = gemini.read_summary(data)
+        if answer is None:
             raise self.unexpected("no candidates[0]")
-        parts = [p for p in (obj(part) for part in (obj(candidate.get("content")) or {}).get("parts") or [])
-                 if p is not None and isinstance(p.get("text"), str)]
-        finish = candidate.get("finishReason")
-        if finish not in _FINISH:
-            raise LLMResponseError(f"{self.provider}: the model stopped with finishReason {finish!r}")
-        usage = obj(data.get("usageMetadata")) or {}
-        cached = count(usage.get("cachedContentTokenCount"))
-        return Completion(
-            text="\n".join(str(p["text"]) for p in parts if not p.get("thought")),
-            thinking="\n".join(str(p["text"]) for p in parts if p.get("thought")) or None,
-            usage=Usage.of(max(0, count(usage.get("promptTokenCount")) - cached),
-                           count(usage.get("candidatesTokenCount")), cached, 0),
-            stop_reason=_FINISH[finish], model=self.resolve_model(request), provider=self.provider,
-        )
+        if answer.stop not in _FINISH:
+            raise LLMResponseError(f"{self.provider}: the model stopped with finishReason {answer.stop!r}")
+        return answer_completion(answer, _FINISH[answer.stop], self.resolve_model(request), self.provider)

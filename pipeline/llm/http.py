@@ -45,8 +45,10 @@ from pipeline.llm.errors import (
 )
 from pipeline.llm.limits import ERROR_BODY_BYTES, Body, Limits, LLMSummaryTooLongError, bounded_http_client, read_body
 from pipeline.llm.retry import RetryPolicy, call_with_retries, is_retryable_status, parse_retry_after
-from pipeline.llm.types import Completion, SummaryRequest
+from pipeline.llm.types import Completion, StopReason, SummaryRequest
+from pipeline.llm.wire.reply import SummaryAnswer
 from pipeline.secrets import Redactor, redact_url, url_secrets
+from pipeline.session.messages import Usage
 
 DEFAULT_TIMEOUT = 600.0
 CONNECT_TIMEOUT = 10.0
@@ -322,16 +324,7 @@ def _message_of(data: object) -> str | None:
     return None
 
 
-def obj(value: object) -> JSONObject | None:
-    """``value`` if it is a JSON object, else ``None``."""
-    return value if isinstance(value, dict) else None
-
-
-def count(value: object) -> int:
-    """A token count from JSON: a non-negative int, anything else counts as 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def text_of(value: object) -> str | None:
-    """``value`` if it is a string, else ``None``."""
-    return value if isinstance(value, str) else None
+def answer_completion(answer: SummaryAnswer, stop: StopReason, model: str, provider: str) -> Completion:
+    """The completion of a summary answer its wire module read (:func:`pipeline.llm.wire.chat.read_summary`...)."""
+    return Completion(text=answer.text, thinking=answer.thinking, usage=Usage.of(*answer.usage), stop_reason=stop,
+                      model=model, provider=provider)

@@ -29,10 +29,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pipeline.llm.errors import LLMConfigError, LLMResponseError
-from pipeline.llm.http import HTTPSummaryClient, JSONObject, count, obj, text_of
+from pipeline.llm.http import HTTPSummaryClient, JSONObject, answer_completion
 from pipeline.llm.providers import PROVIDERS
 from pipeline.llm.types import Completion, StopReason, SummaryRequest
-from pipeline.session.messages import Usage
+from pipeline.llm.wire import chat
 
 MaxTokensField = Literal["max_completion_tokens", "max_tokens"]
 _FINISH: dict[str | None, StopReason] = {
@@ -61,18 +61,9 @@ class OpenAIChatClient(HTTPSummaryClient):
 
     def build_body(self, request: SummaryRequest) -> JSONObject:
         """The chat completions body for ``request`` (see the module docstring)."""
-        body: JSONObject = {
-            "model": self.resolve_model(request),
-            "messages": [
-                {"role": "system", "content": request.system_prompt},
-                {"role": "user", "content": request.user_text},
-            ],
-            self.max_tokens_field: request.max_tokens,
-            "stream": False,
-        }
-        if request.reasoning_level:
-            body["reasoning_effort"] = request.reasoning_level
-        return body
+        return chat.summary_body(self.resolve_model(request), request.system_prompt, request.user_text,
+                                 request.max_tokens, max_tokens_field=self.max_tokens_field,
+                                 reasoning_level=request.reasoning_level)
 
     def _headers(self, key: str) -> dict[str, str]:
         credentials = {"authorization": f"Bearer {key}"} if key else {}  # no key: an anonymous (local) server
@@ -84,19 +75,10 @@ class OpenAIChatClient(HTTPSummaryClient):
         }
 
     def _parse(self, data: JSONObject, request: SummaryRequest) -> Completion:
-        choices = data.get("choices")
-        choice = obj(choices[0]) if isinstance(choices, list) and choices else None
-        message = obj(choice.get("message")) if choice else None
-        if message is None or choice is None:
+        answer = chat.read_summary(data)
+        if answer is None:
             raise self.unexpected("no choices[0].message")
-        return Completion(
-            text=_content_text(message.get("content")),
-            thinking=text_of(message.get("reasoning_content")) or text_of(message.get("reasoning")),
-            usage=_usage(obj(data.get("usage")) or {}),
-            stop_reason=self._stop_reason(choice.get("finish_reason")),
-            model=self.resolve_model(request),
-            provider=self.provider,
-        )
+        return answer_completion(answer, self._stop_reason(answer.stop), self.resolve_model(request), self.provider)
 
     def _stop_reason(self, finish: object) -> StopReason:
         if isinstance(finish, str) or finish is None:
@@ -104,20 +86,3 @@ class OpenAIChatClient(HTTPSummaryClient):
             if mapped:
                 return mapped
         raise LLMResponseError(f"{self.provider}: the model stopped with finish_reason {finish!r}")
-
-
-def _content_text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = (obj(part) or {} for part in content)
-        return "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str))
-    return ""
-
-
-def _usage(raw: JSONObject) -> Usage:
-    details = obj(raw.get("prompt_tokens_details")) or {}
-    cache_read = count(details.get("cached_tokens"))
-    cache_write = count(details.get("cache_write_tokens"))
-    uncached = max(0, count(raw.get("prompt_tokens")) - cache_read - cache_write)
-    return Usage.of(uncached, count(raw.get("completion_tokens")), cache_read, cache_write)

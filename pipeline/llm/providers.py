@@ -2,7 +2,8 @@
 reply records), the default endpoint and the environment variable that holds the key.
 
 Every default comes from here: the HTTP clients' base URL and key variable
-(:mod:`pipeline.llm.openai_chat`, :mod:`pipeline.llm.anthropic_messages`), the API name a
+(:mod:`pipeline.llm.openai_chat`, :mod:`pipeline.llm.anthropic_messages`,
+:mod:`pipeline.llm.gemini`), the proxy's default upstreams, the API name a
 :class:`~pipeline.runtime.host.ModelInfo` records, the variable a key given as a value is
 read from (``Pipeline.agent(api_key=...)``), and the variables whose values are redacted
 from what the CLI prints.
@@ -26,6 +27,7 @@ class Provider:
 PROVIDERS: dict[str, Provider] = {
     "openai": Provider("openai", "openai-completions", "https://api.openai.com/v1", "OPENAI_API_KEY"),
     "anthropic": Provider("anthropic", "anthropic-messages", "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
+    "gemini": Provider("gemini", "google-generative-ai", "https://generativelanguage.googleapis.com", "GEMINI_API_KEY"),
 }
 
 #: Every provider's key variable, in the table's order (what the CLI redacts besides the profile's own).

@@ -18,7 +18,8 @@ function of the request body, answers the requests it returns a reply for withou
 the script: the side requests a client sends concurrently with its main one (a title request)
 then cannot take the main request's reply, whichever arrives first.
 
-Translation to the wire:
+Translation to the wire (the replies and events are built by the wire layer,
+:mod:`pipeline.llm.wire.chat` and :mod:`pipeline.llm.wire.anthropic`):
 
 * ``stopReason`` ``stop``/``length``/``toolUse`` (default ``toolUse`` with tool calls, else
   ``stop``) → ``finish_reason`` ``stop``/``length``/``tool_calls`` or ``stop_reason``
@@ -44,10 +45,13 @@ Translation to the wire:
 
 from __future__ import annotations
 
-import json
 import threading
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
+from pipeline.llm.wire import anthropic, chat
+from pipeline.llm.wire.anthropic import anthropic_events, anthropic_message
+from pipeline.llm.wire.chat import openai_chunks, openai_completion
+from pipeline.llm.wire.sse import data_frame, event_frame
 from pipeline.loopback.core import Handler, ReceivedRequest, ScriptedServer
 
 __all__ = ["LoopbackServer", "ReceivedRequest", "error_status", "normalize_reply"]
@@ -55,16 +59,11 @@ __all__ = ["LoopbackServer", "ReceivedRequest", "error_status", "normalize_reply
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
 
-_OPENAI_FINISH = {"stop": "stop", "length": "length", "toolUse": "tool_calls"}
-_ANTHROPIC_STOP = {"stop": "end_turn", "length": "max_tokens", "toolUse": "tool_use"}
 _OVERFLOW_HINTS = ("too long", "context length", "context_length", "context window", "maximum context",
                    "too many tokens", "request_too_large", "exceeds the limit", "token limit")
 _STATUS_HINTS = ((("429", "rate limit", "too many requests"), 429), (("401", "api key", "unauthorized"), 401),
                  (("overloaded",), 529), (("503", "unavailable"), 503), (("502", "bad gateway"), 502),
                  (("504", "timeout", "timed out"), 504))
-_ANTHROPIC_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 413: "request_too_large",
-                          429: "rate_limit_error", 529: "overloaded_error"}
-_OPENAI_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 429: "rate_limit_exceeded"}
 
 
 # --------------------------------------------------------------------------- replies
@@ -97,138 +96,19 @@ def error_status(reply: Mapping[str, Any], provider: str) -> int:
     return 500
 
 
-def _call_id(reply: dict, index: int, j: int, call: dict) -> str:
-    return call.get("id") or f"call_{index}_{j}"
-
-
-# --------------------------------------------------------------------------- OpenAI
-
-
-def _openai_usage(u: dict) -> dict:
-    prompt = u["input"] + u["cacheRead"] + u["cacheWrite"]
-    return {"prompt_tokens": prompt, "completion_tokens": u["output"], "total_tokens": prompt + u["output"],
-            "prompt_tokens_details": {"cached_tokens": u["cacheRead"], "cache_write_tokens": u["cacheWrite"]}}
-
-
-def _openai_calls(r: dict, index: int) -> list[dict]:
-    return [{"id": _call_id(r, index, j, c), "type": "function",
-             "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments") or {})}}
-            for j, c in enumerate(r.get("toolCalls") or [])]
-
-
-def openai_completion(r: dict, model: str, index: int) -> dict:
-    """The non-streaming ``chat.completion`` object for a normalized reply."""
-    message: dict[str, Any] = {"role": "assistant", "content": r.get("text")}
-    if r.get("thinking") is not None:
-        message["reasoning_content"] = r["thinking"]
-    calls = _openai_calls(r, index)
-    if calls:
-        message["tool_calls"] = calls
-    return {"id": f"chatcmpl-loopback-{index}", "object": "chat.completion", "created": 0, "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": _OPENAI_FINISH[r["stopReason"]]}],
-            "usage": _openai_usage(r["usage"])}
-
-
-def openai_chunks(r: dict, model: str, index: int, include_usage: bool, partial: bool = False) -> Iterator[str]:
-    """SSE ``data:`` payloads of a streamed completion (``partial`` stops before the finish)."""
-    def chunk(delta: dict, finish: str | None = None, usage: dict | None = None, choices: bool = True) -> str:
-        body: dict[str, Any] = {"id": f"chatcmpl-loopback-{index}", "object": "chat.completion.chunk",
-                                "created": 0, "model": model,
-                                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}] if choices else []}
-        if usage is not None:
-            body["usage"] = usage
-        return json.dumps(body)
-
-    yield chunk({"role": "assistant", "content": ""})
-    if r.get("thinking"):
-        yield chunk({"reasoning_content": r["thinking"]})
-    if r.get("text"):
-        yield chunk({"content": r["text"]})
-    if partial:
-        return
-    for j, call in enumerate(_openai_calls(r, index)):
-        yield chunk({"tool_calls": [{"index": j, **call}]})
-    yield chunk({}, _OPENAI_FINISH[r["stopReason"]])
-    if include_usage:
-        yield chunk({}, usage=_openai_usage(r["usage"]), choices=False)
-    yield "[DONE]"
+# --------------------------------------------------------------------------- error bodies
 
 
 def openai_error(r: dict, status: int) -> dict:
+    """The error body of an error reply (``context_length_exceeded`` for an overflow's text)."""
     text = str(r.get("errorMessage") or "error")
     code = "context_length_exceeded" if status == 400 and any(h in text.lower() for h in _OVERFLOW_HINTS) else None
-    return {"error": {"message": text, "type": _OPENAI_ERROR_TYPES.get(status, "server_error"), "param": None,
-                      "code": code}}
-
-
-# --------------------------------------------------------------------------- Anthropic
-
-
-def _anthropic_usage(u: dict) -> dict:
-    return {"input_tokens": u["input"], "output_tokens": u["output"], "cache_read_input_tokens": u["cacheRead"],
-            "cache_creation_input_tokens": u["cacheWrite"]}
-
-
-def _anthropic_blocks(r: dict, index: int) -> list[dict]:
-    blocks: list[dict] = []
-    if r.get("thinking") is not None:
-        blocks.append({"type": "thinking", "thinking": r["thinking"], "signature": r.get("thinkingSignature") or ""})
-    if r.get("text") is not None:
-        blocks.append({"type": "text", "text": r["text"]})
-    for j, c in enumerate(r.get("toolCalls") or []):
-        blocks.append({"type": "tool_use", "id": _call_id(r, index, j, c), "name": c["name"],
-                       "input": c.get("arguments") or {}})
-    return blocks
-
-
-def anthropic_message(r: dict, model: str, index: int) -> dict:
-    """The non-streaming ``message`` object for a normalized reply."""
-    return {"id": f"msg_loopback_{index}", "type": "message", "role": "assistant", "model": model,
-            "content": _anthropic_blocks(r, index), "stop_reason": _ANTHROPIC_STOP[r["stopReason"]],
-            "stop_sequence": None, "usage": _anthropic_usage(r["usage"])}
-
-
-def _block_events(i: int, block: dict) -> Iterator[tuple[str, dict]]:
-    kind = block["type"]
-    start = {"thinking": {"type": "thinking", "thinking": ""}, "text": {"type": "text", "text": ""},
-             "tool_use": {"type": "tool_use", "id": block.get("id"), "name": block.get("name"), "input": {}}}[kind]
-    yield "content_block_start", {"type": "content_block_start", "index": i, "content_block": start}
-    if kind == "thinking":
-        yield "content_block_delta", {"type": "content_block_delta", "index": i,
-                                      "delta": {"type": "thinking_delta", "thinking": block["thinking"]}}
-        if block["signature"]:
-            yield "content_block_delta", {"type": "content_block_delta", "index": i,
-                                          "delta": {"type": "signature_delta", "signature": block["signature"]}}
-    elif kind == "text":
-        yield "content_block_delta", {"type": "content_block_delta", "index": i,
-                                      "delta": {"type": "text_delta", "text": block["text"]}}
-    else:
-        yield "content_block_delta", {"type": "content_block_delta", "index": i,
-                                      "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}}
-    yield "content_block_stop", {"type": "content_block_stop", "index": i}
-
-
-def anthropic_events(r: dict, model: str, index: int, partial: bool = False) -> Iterator[tuple[str, dict]]:
-    """(event name, data) of a streamed message (``partial`` stops after the text blocks)."""
-    usage = _anthropic_usage(r["usage"])
-    start = {**anthropic_message(r, model, index), "content": [], "stop_reason": None,
-             "usage": {**usage, "output_tokens": 0}}
-    yield "message_start", {"type": "message_start", "message": start}
-    for i, block in enumerate(_anthropic_blocks(r, index)):
-        if partial and block["type"] == "tool_use":
-            return
-        yield from _block_events(i, block)
-    if partial:
-        return
-    yield "message_delta", {"type": "message_delta",
-                            "delta": {"stop_reason": _ANTHROPIC_STOP[r["stopReason"]], "stop_sequence": None},
-                            "usage": {"output_tokens": usage["output_tokens"]}}
-    yield "message_stop", {"type": "message_stop"}
+    return chat.error_body(status, text, code)
 
 
 def anthropic_error(r: dict, status: int) -> dict:
-    return {"type": "error", "error": {"type": _ANTHROPIC_ERROR_TYPES.get(status, "api_error"),
-                                       "message": str(r.get("errorMessage") or "error")}}
+    """The error body of an error reply."""
+    return anthropic.error_body(status, str(r.get("errorMessage") or "error"))
 
 
 # --------------------------------------------------------------------------- server
@@ -273,10 +153,9 @@ class _Handler(Handler):
         self._event_stream()
         if provider == "openai":
             usage = bool((request.get("stream_options") or {}).get("include_usage"))
-            frames = (f"data: {data}\n\n" for data in openai_chunks(r, model, index, usage, partial))
+            frames = (data_frame(data) for data in openai_chunks(r, model, index, usage, partial))
         else:
-            frames = (f"event: {name}\ndata: {json.dumps(data)}\n\n"
-                      for name, data in anthropic_events(r, model, index, partial))
+            frames = (event_frame(name, data) for name, data in anthropic_events(r, model, index, partial))
         try:
             for frame in frames:
                 self.wfile.write(frame.encode("utf-8"))

@@ -33,12 +33,16 @@ class ScriptedServer:
     Each request that takes a reply gets the next one of the script; the last one repeats.
     ``aside``, a function of the request body, answers the requests it returns a reply for
     without taking from the script (side requests: a title, a proxy's summary call).
-    ``max_requests`` and ``timeout`` bound a run (past them :meth:`next_reply` gives None)."""
+    ``max_requests`` and ``timeout`` bound a run (past them :meth:`next_reply` gives None); a
+    kind of server that bounds every run names its own in ``default_max_requests`` and
+    ``default_timeout``, which a run's own values replace."""
 
     handler: type[BaseHTTPRequestHandler]
     name = "loopback"
     #: the port to listen on (0: a free one)
     port = 0
+    default_max_requests: Optional[int] = None
+    default_timeout: Optional[float] = None
 
     def __init__(self, replies: Iterable[Any] = (), *, max_requests: Optional[int] = None,
                  timeout: Optional[float] = None, aside: Optional[Callable[[Any], Any]] = None) -> None:
@@ -46,8 +50,8 @@ class ScriptedServer:
         self._aside = aside
         self._last: Any = None
         self._lock = threading.Lock()
-        self.max_requests = max_requests
-        self.timeout = timeout
+        self.max_requests = self.default_max_requests if max_requests is None else max_requests
+        self.timeout = self.default_timeout if timeout is None else timeout
         self.received: list[ReceivedRequest] = []
         self._started = 0.0
         self._httpd: Optional[_HTTPServer] = None

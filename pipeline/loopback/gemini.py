@@ -25,34 +25,21 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Iterable
+from typing import Any
 
+from pipeline.llm.wire import gemini
+from pipeline.llm.wire.sse import data_frame
 from pipeline.loopback.chat import normalize_reply
 from pipeline.loopback.core import Handler, ReceivedRequest, ScriptedServer
 
 __all__ = ["GeminiLoopbackServer", "gemini_response"]
 
 _ROUTE = re.compile(r"^/v1(?:beta|alpha)?/models/([^:/]+):(generateContent|streamGenerateContent|countTokens)$")
-_FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "toolUse": "STOP"}
 
 
 def gemini_response(reply: Any, model: str) -> dict:
-    """The ``GenerateContentResponse`` for a scripted reply."""
-    r = normalize_reply(reply)
-    parts: list[dict] = []
-    if r.get("text"):
-        parts.append({"text": r["text"]})
-    for call in r.get("toolCalls") or []:
-        parts.append({"functionCall": {"name": call["name"], "args": call.get("arguments") or {}}})
-    u = r["usage"]
-    prompt = u["input"] + u["cacheRead"]
-    return {
-        "candidates": [{"content": {"role": "model", "parts": parts or [{"text": ""}]},
-                        "finishReason": _FINISH.get(r["stopReason"], "STOP"), "index": 0}],
-        "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": u["output"],
-                          "totalTokenCount": prompt + u["output"], "cachedContentTokenCount": u["cacheRead"]},
-        "modelVersion": model,
-    }
+    """The ``GenerateContentResponse`` for a scripted reply (built by :mod:`pipeline.llm.wire.gemini`)."""
+    return gemini.gemini_response(normalize_reply(reply), model)
 
 
 class _Handler(Handler):
@@ -64,18 +51,18 @@ class _Handler(Handler):
         match = _ROUTE.match(path)
         if match is None:
             self.server.owner.record(received)
-            return self._json(404, {"error": {"code": 404, "message": f"no route {path}", "status": "NOT_FOUND"}})
+            return self._json(404, gemini.error_body(404, f"no route {path}"))
         model, method = match.groups()
         within, reply = self.server.owner._take(received, method != "countTokens")
         if method == "countTokens":
             return self._json(200, {"totalTokens": max(1, len(raw) // 4)})
         if not within or reply is None:
-            return self._json(500, {"error": {"code": 500, "message": "the loopback server has no reply for this "
-                                                                     "request (script or bounds)", "status": "INTERNAL"}})
+            return self._json(500, gemini.error_body(500, "the loopback server has no reply for this request "
+                                                          "(script or bounds)"))
         response = gemini_response(reply, model)
         if method == "generateContent":
             return self._json(200, response)
-        data = f"data: {json.dumps(response)}\r\n\r\n".encode("utf-8")
+        data = data_frame(json.dumps(response), "\r\n\r\n").encode("utf-8")
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("content-length", str(len(data)))
@@ -90,9 +77,8 @@ class GeminiLoopbackServer(ScriptedServer):
     name = "loopback-gemini"
     handler = _Handler
 
-    def __init__(self, replies: Iterable[Any] = (), *, max_requests: int = 50, timeout: float = 300.0,
-                 aside: Callable[[Any], Any] | None = None) -> None:
-        super().__init__(replies, max_requests=max_requests, timeout=timeout, aside=aside)
+    default_max_requests = 50
+    default_timeout = 300.0
 
     @property
     def bodies(self) -> list[Any]:

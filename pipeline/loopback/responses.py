@@ -29,9 +29,10 @@ since start, every request gets a 500 (a runaway client ends instead of looping)
 
 from __future__ import annotations
 
-import json
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Iterator
 
+from pipeline.llm.wire import responses
+from pipeline.llm.wire.sse import event_frame
 from pipeline.loopback.chat import normalize_reply
 from pipeline.loopback.core import Handler, ReceivedRequest, ScriptedServer
 
@@ -40,68 +41,14 @@ __all__ = ["RESPONSES_PATH", "ResponsesLoopbackServer", "response_events", "resp
 RESPONSES_PATH = "/v1/responses"
 
 
-def _usage(u: dict) -> dict:
-    prompt = u["input"] + u["cacheRead"] + u["cacheWrite"]
-    return {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": u["cacheRead"]},
-            "output_tokens": u["output"], "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": prompt + u["output"]}
-
-
-def _items(r: dict, index: int) -> list[dict]:
-    items: list[dict] = []
-    if r.get("text") is not None:
-        items.append({"type": "message", "id": f"msg_loopback_{index}", "status": "completed", "role": "assistant",
-                      "content": [{"type": "output_text", "text": r["text"], "annotations": []}]})
-    for j, call in enumerate(r.get("toolCalls") or []):
-        items.append({"type": "function_call", "id": f"fc_loopback_{index}_{j}", "status": "completed",
-                      "call_id": call.get("id") or f"call_{index}_{j}", "name": call["name"],
-                      "arguments": json.dumps(call.get("arguments") or {})})
-    return items
-
-
 def response_object(reply: Any, model: str, index: int, status: str = "completed") -> dict:
-    """The ``response`` object for a scripted reply."""
-    r = normalize_reply(reply)
-    return {"id": f"resp_loopback_{index}", "object": "response", "created_at": 0, "status": status,
-            "model": model, "output": _items(r, index) if status == "completed" else [],
-            "usage": _usage(r["usage"]) if status == "completed" else None}
+    """The ``response`` object for a scripted reply (built by :mod:`pipeline.llm.wire.responses`)."""
+    return responses.response_object(normalize_reply(reply), model, index, status)
 
 
 def response_events(reply: Any, model: str, index: int) -> Iterator[dict]:
-    """The streamed events of a scripted reply, each with its ``type`` and ``sequence_number``."""
-    r = normalize_reply(reply)
-    events: list[dict] = [{"type": "response.created", "response": response_object(reply, model, index, "in_progress")},
-                          {"type": "response.in_progress",
-                           "response": response_object(reply, model, index, "in_progress")}]
-    for i, item in enumerate(_items(r, index)):
-        if item["type"] == "message":
-            text = item["content"][0]["text"]
-            part = {"type": "output_text", "text": "", "annotations": []}
-            events += [
-                {"type": "response.output_item.added", "output_index": i, "item": {**item, "status": "in_progress",
-                                                                                   "content": []}},
-                {"type": "response.content_part.added", "output_index": i, "item_id": item["id"],
-                 "content_index": 0, "part": part},
-                {"type": "response.output_text.delta", "output_index": i, "item_id": item["id"],
-                 "content_index": 0, "delta": text},
-                {"type": "response.output_text.done", "output_index": i, "item_id": item["id"],
-                 "content_index": 0, "text": text},
-                {"type": "response.content_part.done", "output_index": i, "item_id": item["id"],
-                 "content_index": 0, "part": {**part, "text": text}},
-            ]
-        else:
-            events += [
-                {"type": "response.output_item.added", "output_index": i,
-                 "item": {**item, "status": "in_progress", "arguments": ""}},
-                {"type": "response.function_call_arguments.delta", "output_index": i, "item_id": item["id"],
-                 "delta": item["arguments"]},
-                {"type": "response.function_call_arguments.done", "output_index": i, "item_id": item["id"],
-                 "arguments": item["arguments"]},
-            ]
-        events.append({"type": "response.output_item.done", "output_index": i, "item": item})
-    events.append({"type": "response.completed", "response": response_object(reply, model, index)})
-    for n, event in enumerate(events):
-        yield {**event, "sequence_number": n}
+    """The streamed events of a scripted reply (built by :mod:`pipeline.llm.wire.responses`)."""
+    return responses.response_events(normalize_reply(reply), model, index)
 
 
 class _Handler(Handler):
@@ -129,7 +76,7 @@ class _Handler(Handler):
         self._event_stream()
         try:
             for event in response_events(reply, model, index):
-                self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode("utf-8"))
+                self.wfile.write(event_frame(event["type"], event).encode("utf-8"))
                 self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             return
@@ -142,9 +89,8 @@ class ResponsesLoopbackServer(ScriptedServer):
     name = "loopback-responses"
     handler = _Handler
 
-    def __init__(self, replies: Iterable[Any] = (), *, max_requests: int = 50, timeout: float = 300.0,
-                 aside: Callable[[Any], Any] | None = None) -> None:
-        super().__init__(replies, max_requests=max_requests, timeout=timeout, aside=aside)
+    default_max_requests = 50
+    default_timeout = 300.0
 
     @property
     def base_url(self) -> str:

@@ -22,13 +22,15 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Mapping, Optional
 
+from pipeline.llm.providers import PROVIDERS
+
 Provider = Literal["anthropic", "openai", "gemini"]
 #: what the policy can read and rewrite; ``passthrough`` is forwarded byte for byte
 Kind = Literal["messages", "chat", "responses", "gemini", "passthrough"]
 
-ANTHROPIC_URL = "https://api.anthropic.com"
-OPENAI_URL = "https://api.openai.com/v1"
-GEMINI_URL = "https://generativelanguage.googleapis.com"
+ANTHROPIC_URL = PROVIDERS["anthropic"].base_url
+OPENAI_URL = PROVIDERS["openai"].base_url
+GEMINI_URL = PROVIDERS["gemini"].base_url
 
 _GEMINI_CALL = re.compile(r"/v1beta/models/([^/:]+):(generateContent|streamGenerateContent)")
 

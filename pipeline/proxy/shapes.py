@@ -12,15 +12,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from pipeline.llm.wire import anthropic, chat, gemini
 from pipeline.proxy.routes import Provider
-
-_ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
-                    413: "request_too_large", 502: "api_error", 504: "api_error"}
-_OPENAI_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 404: "invalid_request_error",
-                 413: "invalid_request_error", 502: "server_error", 504: "server_error"}
-_GEMINI_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 404: "NOT_FOUND", 413: "INVALID_ARGUMENT",
-                  502: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
-
 
 @dataclass(frozen=True)
 class ProxyFailure(Exception):
@@ -34,14 +27,13 @@ class ProxyFailure(Exception):
 
 
 def error_body(provider: Provider, status: int, message: str) -> bytes:
-    """``message`` as ``provider`` writes an error with HTTP ``status``."""
+    """``message`` as ``provider`` writes an error with HTTP ``status`` (the shapes are the wire layer's)."""
     text = f"context-pipeline proxy: {message}"
     body: object
     if provider == "anthropic":
-        body = {"type": "error", "error": {"type": _ANTHROPIC_TYPES.get(status, "api_error"), "message": text}}
+        body = anthropic.error_body(status, text)
     elif provider == "gemini":
-        body = {"error": {"code": status, "message": text, "status": _GEMINI_STATUS.get(status, "INTERNAL")}}
+        body = gemini.error_body(status, text)
     else:
-        body = {"error": {"message": text, "type": _OPENAI_TYPES.get(status, "server_error"), "param": None,
-                          "code": None}}
+        body = chat.error_body(status, text)
     return json.dumps(body).encode()

@@ -2,7 +2,8 @@
 how the summary stands in for what it replaces, and the summary call in the same format.
 
 :mod:`pipeline.proxy.summary` decides when and what to summarize; for these two formats it asks
-this module (Anthropic Messages and chat completions are its own). The rules:
+this module (Anthropic Messages and chat completions are its own). The rules (each format's are
+in its wire module, :mod:`pipeline.llm.wire.responses` and :mod:`pipeline.llm.wire.gemini`):
 
 * **OpenAI Responses** (``input``, a list of items): the kept items may start at a user
   ``message`` or at an item of the model's output, never at a ``function_call_output`` or
@@ -37,11 +38,9 @@ from pipeline.llm.gemini import GeminiClient
 from pipeline.llm.http import HTTPSummaryClient
 from pipeline.llm.openai_responses import OpenAIResponsesClient
 from pipeline.llm.retry import RetryPolicy
+from pipeline.llm.wire import gemini, responses
 from pipeline.proxy.routes import Route, Upstreams
 from pipeline.proxy.wire import Json, messages_of
-
-_OUTPUTS = ("function_call_output", "custom_tool_call_output")
-_CALLS = ("function_call", "custom_tool_call")
 
 
 @dataclass(frozen=True)
@@ -81,53 +80,11 @@ class Turns:
         return out
 
 
-def _item_type(item: Any) -> str:
-    return str(item.get("type") or "message") if isinstance(item, dict) else ""
+def _turns(module: Any) -> Turns:
+    return Turns(module.boundary, module.turn_start, module.kept_whole, module.parts, module.summary_message)
 
 
-def _responses_boundary(items: list[Any], at: int) -> bool:
-    if _item_type(items[at]) in _OUTPUTS or (at > 0 and _item_type(items[at - 1]) == "reasoning"):
-        return False
-    calls = {str(i.get("call_id")) for i in items[at:] if _item_type(i) in _CALLS}
-    return all(str(i.get("call_id")) in calls for i in items[at:] if _item_type(i) in _OUTPUTS)
-
-
-def _responses_user(item: Any) -> bool:
-    return _item_type(item) == "message" and item.get("role") == "user"
-
-
-def _responses_system(item: Any) -> bool:
-    return _item_type(item) == "message" and item.get("role") in ("system", "developer")
-
-
-def _responses_parts(item: Any) -> list[Any]:
-    content = item.get("content")
-    return list(content) if isinstance(content, list) else [{"type": "input_text", "text": str(content or "")}]
-
-
-def _responses_summary(text: str, parts: list[Any]) -> Json:
-    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}, *parts]}
-
-
-def _gemini_parts(content: Any) -> list[Any]:
-    parts = content.get("parts") if isinstance(content, dict) else None
-    return list(parts) if isinstance(parts, list) else []
-
-
-def _gemini_user(content: Any) -> bool:
-    return isinstance(content, dict) and content.get("role") == "user" and not any(
-        isinstance(p, dict) and "functionResponse" in p for p in _gemini_parts(content))
-
-
-def _gemini_boundary(contents: list[Any], at: int) -> bool:
-    return _gemini_user(contents[at]) or (isinstance(contents[at], dict) and contents[at].get("role") == "model")
-
-
-TURNS: dict[str, Turns] = {
-    "responses": Turns(_responses_boundary, _responses_user, _responses_system, _responses_parts, _responses_summary),
-    "gemini": Turns(_gemini_boundary, _gemini_user, lambda content: False, _gemini_parts,
-                    lambda text, parts: {"role": "user", "parts": [{"text": text}, *parts]}),
-}
+TURNS: dict[str, Turns] = {"responses": _turns(responses), "gemini": _turns(gemini)}
 
 
 def client_key(route: Route, headers: Mapping[str, str]) -> str:

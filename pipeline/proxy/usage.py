@@ -12,6 +12,8 @@ passed on and not read. Each provider's fields:
   ``prompt_tokens_details.cached_tokens``; Responses: ``usage.input_tokens`` and
   ``input_tokens_details.cached_tokens`` (in ``response.completed``'s response when streamed);
 * Gemini: ``usageMetadata.promptTokenCount`` and ``cachedContentTokenCount``.
+
+The fields are read by the wire layer (:func:`pipeline.llm.wire.reported`, each format's by its module's ``reported``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
+from pipeline.llm.wire import reported, sse
 from pipeline.proxy.store import Reported
 
 JSON_LIMIT = 1 << 20
@@ -50,7 +53,7 @@ class UsageTap:
             return None
         texts = [bytes(self.head)] if not self.stream else [bytes(self.head), bytes(self.tail)]
         found: Optional[Reported] = None
-        for obj in (_events(texts) if self.stream else _whole(texts[0])):
+        for obj in (sse.payloads(texts) if self.stream else _whole(texts[0])):
             found = _usage(obj) or found
         return found
 
@@ -62,41 +65,6 @@ def _whole(data: bytes) -> list[Any]:
         return []
 
 
-def _events(texts: list[bytes]) -> list[Any]:
-    out = []
-    for text in texts:
-        for line in text.decode("utf-8", "replace").splitlines():
-            if line.startswith("data:"):
-                out += _whole(line[5:].strip().encode())
-    return out
-
-
 def _usage(obj: Any) -> Optional[Reported]:
-    if not isinstance(obj, dict):
-        return None
-    inner = obj.get("message") or obj.get("response")
-    usage = obj.get("usage") or (inner.get("usage") if isinstance(inner, dict) else None)
-    if isinstance(usage, dict):
-        return _counts(usage)
-    meta = obj.get("usageMetadata")
-    if isinstance(meta, dict) and "promptTokenCount" in meta:
-        return Reported(_int(meta.get("promptTokenCount")), _int(meta.get("cachedContentTokenCount")))
-    return None
-
-
-def _counts(usage: dict[str, Any]) -> Optional[Reported]:
-    if "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage or (
-            "input_tokens" in usage and "input_tokens_details" not in usage):
-        read, write = _int(usage.get("cache_read_input_tokens")), _int(usage.get("cache_creation_input_tokens"))
-        return Reported(_int(usage.get("input_tokens")) + read + write, read, write)
-    if "prompt_tokens" in usage:
-        details = usage.get("prompt_tokens_details") or {}
-        return Reported(_int(usage.get("prompt_tokens")), _int(details.get("cached_tokens")))
-    if "input_tokens" in usage:
-        details = usage.get("input_tokens_details") or {}
-        return Reported(_int(usage.get("input_tokens")), _int(details.get("cached_tokens")))
-    return None
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    found = reported(obj)
+    return Reported(*found) if found is not None else None

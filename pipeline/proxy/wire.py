@@ -1,5 +1,7 @@
-"""The conversation inside a request body, in each provider's shape: its messages, their chain of
-hashes, and the tool results among them (with the tool's name, found at its call).
+"""The conversation inside a request body: its messages, their chain of hashes, and the tool
+results among them (with the tool's name, found at its call). Each format's knowledge (the
+conversation's key, where a tool result is) is the wire layer's (:mod:`pipeline.llm.wire`);
+the chain and the conversation's id are the proxy's own.
 
 * Anthropic Messages: ``messages``; a result is a ``tool_result`` block of a user message
   (its ``tool_use_id`` names a ``tool_use`` block of an earlier assistant message);
@@ -16,40 +18,32 @@ what the proxy decided for a prefix is found again on the next request.
 
 Within one request (:func:`one_request`) each message is hashed and each body measured once:
 the app's conversation id is the chain's first link, ``hybrid``'s masking and summary walk the
-same chain (and look its stored summary up once), and each compaction policy measures the same body. The memo is keyed by the
-objects themselves, which the policies never change in place (they write copies).
+same chain (and look its stored summary up once), and each compaction policy measures the
+same body. The memo is keyed by the objects themselves, which the policies never change in place (they write copies).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Callable, Iterator, Optional
 
+from pipeline.llm.wire import format_module
+from pipeline.llm.wire.history import ToolResult
 from pipeline.proxy import codec
 from pipeline.proxy.routes import Kind
 
 Json = dict[str, Any]
 
-
-@dataclass(frozen=True)
-class ToolResult:
-    """One tool result: the message it is in, how to read and replace its content."""
-
-    message: int
-    tool: str
-    text: str
-    replace: Callable[[str], None]
+__all__ = ["Json", "ToolResult", "chain", "conversation_id", "messages_of", "one_request", "remembered", "size",
+           "tool_results"]
 
 
 def messages_of(kind: Kind, body: Json) -> Optional[list[Any]]:
     """The conversation's list in ``body`` (the body's own list object), or None."""
-    key = {"messages": "messages", "chat": "messages", "responses": "input", "gemini": "contents"}.get(kind)
-    found = body.get(key) if key else None
+    found = body.get(format_module(kind).KEY) if kind != "passthrough" else None
     return found if isinstance(found, list) else None
 
 
@@ -115,68 +109,8 @@ def tool_results(kind: Kind, messages: list[Any]) -> list[ToolResult]:
     """Every tool result of ``messages``, oldest first."""
     names: dict[str, str] = {}
     out: list[ToolResult] = []
+    read = format_module(kind).tool_results
     for index, message in enumerate(messages):
         if isinstance(message, dict):
-            _READERS[kind](index, message, names, out)
+            read(index, message, names, out)
     return out
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text") or "") for p in content if isinstance(p, dict))
-    return "" if content is None else json.dumps(content, ensure_ascii=False)
-
-
-def _setter(holder: Json, key: str) -> Callable[[str], None]:
-    def put(text: str) -> None:
-        holder[key] = text
-    return put
-
-
-def _anthropic(index: int, message: Json, names: dict[str, str], out: list[ToolResult]) -> None:
-    content = message.get("content")
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "tool_use":
-            names[str(block.get("id"))] = str(block.get("name") or "")
-        elif block.get("type") == "tool_result":
-            out.append(ToolResult(index, names.get(str(block.get("tool_use_id")), ""), _text(block.get("content")),
-                                  _setter(block, "content")))
-
-
-def _chat(index: int, message: Json, names: dict[str, str], out: list[ToolResult]) -> None:
-    for call in message.get("tool_calls") or []:
-        if isinstance(call, dict):
-            names[str(call.get("id"))] = str((call.get("function") or {}).get("name") or "")
-    if message.get("role") == "tool":
-        out.append(ToolResult(index, names.get(str(message.get("tool_call_id")), ""), _text(message.get("content")),
-                              _setter(message, "content")))
-
-
-def _responses(index: int, item: Json, names: dict[str, str], out: list[ToolResult]) -> None:
-    if item.get("type") == "function_call":
-        names[str(item.get("call_id"))] = str(item.get("name") or "")
-    elif item.get("type") == "function_call_output":
-        out.append(ToolResult(index, names.get(str(item.get("call_id")), ""), _text(item.get("output")),
-                              _setter(item, "output")))
-
-
-def _gemini(index: int, content: Json, names: dict[str, str], out: list[ToolResult]) -> None:
-    for part in content.get("parts") or []:
-        response = part.get("functionResponse") if isinstance(part, dict) else None
-        if isinstance(response, dict):
-            out.append(ToolResult(index, str(response.get("name") or ""), _text(response.get("response")),
-                                  _gemini_setter(response)))
-
-
-def _gemini_setter(response: Json) -> Callable[[str], None]:
-    def put(text: str) -> None:
-        response["response"] = {"output": text}
-    return put
-
-
-_READERS: dict[str, Callable[[int, Json, dict[str, str], list[ToolResult]], None]] = {
-    "messages": _anthropic, "chat": _chat, "responses": _responses, "gemini": _gemini}

@@ -25,7 +25,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, cast
 
 from pipeline.errors import PipelineError, Problem
-from pipeline.llm.convert import ConvertTexts
+from pipeline.llm.wire import ConvertTexts
 from pipeline.model.profile import Profile
 from pipeline.prompt import ContextFile, Skill
 from pipeline.runtime import events as ev

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
-from pipeline.llm.convert import ModelCost, TargetModel
+from pipeline.llm.wire import ModelCost, TargetModel
 from pipeline.llm.providers import PROVIDERS
 from pipeline.runtime.policy import CurrentModel
 

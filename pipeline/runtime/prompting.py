@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
-from pipeline.llm.convert import ToolDefinition
+from pipeline.llm.wire import ToolDefinition
 from pipeline.model.prompt import SystemPrompt
 from pipeline.model.render_plan import RenderPlan
 from pipeline.prompt import ContextFile, RenderContext, Skill, render_sections, render_system_prompt, section_record

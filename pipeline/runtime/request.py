@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Callable, Literal, Optional, Sequence
 
-from pipeline.llm.convert import ConvertTexts, ToolDefinition, anthropic_messages, openai_messages
-from pipeline.llm.convert import to_anthropic_messages, to_openai_chat
+from pipeline.llm.wire import ConvertTexts, ToolDefinition, anthropic_messages, openai_messages
+from pipeline.llm.wire import to_anthropic_messages, to_openai_chat
 from pipeline.runtime.host import ModelInfo
 from pipeline.runtime.memory import Memory
 from pipeline.session.messages import AssistantMessage, ToolCall

@@ -31,7 +31,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
-from pipeline.llm.convert import ToolDefinition
+from pipeline.llm.wire import ToolDefinition
 from pipeline.model.prompt import PatchTexts, SystemPrompt
 from pipeline.prompt.patch import Patch, frame_patch, section_patch
 from pipeline.session.messages import AgentMessage, SystemMessage

@@ -6,12 +6,8 @@ from pipeline.loopback.chat import (  # noqa: F401
     LoopbackServer,
     ReceivedRequest,
     anthropic_error,
-    anthropic_events,
-    anthropic_message,
     error_status,
     normalize_reply,
-    openai_chunks,
-    openai_completion,
     openai_error,
 )
 

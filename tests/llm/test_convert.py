@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from pipeline.llm.convert import (
+from pipeline.llm.wire import (
     ConvertTexts, ModelCost, OpenAICompat, TargetModel, ToolDefinition, anthropic_tool_call_id, calculate_cost,
     error_message, error_reply, from_anthropic_messages, from_anthropic_stream, from_openai_chat,
     from_openai_stream, openai_tool_call_id, prepare_messages, to_anthropic_messages, to_openai_chat,

@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.llm.convert import (
+from pipeline.llm.wire import (
     ConvertTexts, ModelCost, TargetModel, from_anthropic_stream, from_openai_stream, to_anthropic_messages,
     to_openai_chat,
 )
-from pipeline.testing.loopback import anthropic_events, normalize_reply, openai_chunks
+from pipeline.llm.wire.anthropic import anthropic_events
+from pipeline.llm.wire.chat import openai_chunks
+from pipeline.testing.loopback import normalize_reply
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "agent_loop" / "convert" / "convert_vectors.json"
 VECTORS = json.loads(DATA.read_text(encoding="utf-8"))

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from pi1_masks import Masks
 
-from pipeline.llm.convert import ConvertTexts, OpenAICompat, TargetModel, to_anthropic_messages, to_openai_chat
+from pipeline.llm.wire import ConvertTexts, OpenAICompat, TargetModel, to_anthropic_messages, to_openai_chat
 from pipeline.runtime.system import frame_update, tool_definitions
 from pipeline.session.system import replay
 

@@ -25,7 +25,7 @@ import re
 import pytest
 
 from pipeline import compile_profile
-from pipeline.llm.convert import ConvertTexts, anthropic_messages, openai_messages
+from pipeline.llm.wire import ConvertTexts, anthropic_messages, openai_messages
 
 from .agent_vectors import model_info, pi_events, policy_events, replay_scenario, scenarios, wire_for
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.llm.convert import anthropic_messages, openai_messages
+from pipeline.llm.wire import anthropic_messages, openai_messages
 from pipeline.runtime.system import frame_update
 
 from pipeline.compaction.plan import plan_compaction

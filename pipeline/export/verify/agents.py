@@ -160,8 +160,17 @@ def texts(content: Any) -> list[str]:
 
 
 def _last_user(body: Body) -> str | None:
+    parts = _last_user_parts(body)
+    return "".join(parts) if parts is not None else None
+
+
+def _last_user_parts(body: Body, *, but: str | None = None) -> list[str] | None:
+    """The text parts of an OpenAI chat body's last user message (``None``: it has none), leaving out
+    the parts that start with ``but`` (an agent's own addition, such as ``<system-reminder>``)."""
     users = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
-    return "".join(texts(users[-1].get("content"))) if users else None
+    if not users:
+        return None
+    return [t for t in texts(users[-1].get("content")) if but is None or not t.lstrip().startswith(but)]
 
 
 # --------------------------------------------------------------------------- pi
@@ -334,7 +343,9 @@ class GeminiRecipe(Recipe):
         settings = home / ".gemini" / "settings.json"
         settings.parent.mkdir(parents=True, exist_ok=True)
         settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
-        return {"GEMINI_API_KEY": "loopback", "GOOGLE_GEMINI_BASE_URL": server.url,
+        from pipeline.llm.providers import PROVIDERS
+
+        return {PROVIDERS["gemini"].key_env: "loopback", "GOOGLE_GEMINI_BASE_URL": server.url,
                 "GEMINI_CLI_TRUST_WORKSPACE": "true"}
 
     def argv(self, binary: str, invocations: Sequence[Invocation]) -> list[str]:
@@ -373,10 +384,7 @@ class QwenCodeRecipe(Recipe):
 
     def command_text(self, bodies: Sequence[Body], index: int, invocation: Invocation) -> str | None:
         """The expanded command: the part of the last user message that is not a ``<system-reminder>``."""
-        users = [m for m in (bodies[0].get("messages") or [] if bodies else []) if isinstance(m, dict)
-                 and m.get("role") == "user"]
-        parts = [t for t in texts(users[-1].get("content")) if not t.lstrip().startswith("<system-reminder>")] \
-            if users else []
+        parts = _last_user_parts(bodies[0], but="<system-reminder>") if bodies else None
         return parts[-1] if parts else None
 
 
@@ -402,10 +410,7 @@ class KiloRecipe(Recipe):
 
     def command_text(self, bodies: Sequence[Body], index: int, invocation: Invocation) -> str | None:
         """The expanded command: the last user message without its ``<environment_details>`` part."""
-        users = [m for m in (bodies[0].get("messages") or [] if bodies else []) if isinstance(m, dict)
-                 and m.get("role") == "user"]
-        parts = [t for t in texts(users[-1].get("content")) if not t.lstrip().startswith("<environment_details>")] \
-            if users else []
+        parts = _last_user_parts(bodies[0], but="<environment_details>") if bodies else None
         return "".join(parts) if parts else None
 
 

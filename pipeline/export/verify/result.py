@@ -6,6 +6,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pipeline.export.base import line_json
 from pipeline.export.verify.shadows import Shadow
 
 #: ``ok``: the agent sent what the profile says; ``mismatch``: it did not (``diff`` shows how);
@@ -26,10 +27,7 @@ class Item:
     diff: str = ""
 
     def to_json(self) -> dict[str, str]:
-        out = {"key": self.key, "status": self.status, "detail": self.detail}
-        if self.diff:
-            out["diff"] = self.diff
-        return out
+        return line_json(self, optional=("diff",))
 
 
 @dataclass(frozen=True)

@@ -675,7 +675,7 @@ depends on the run, so `--check` compares that file without its timestamps.
 
 `convert/` holds the converter vectors (`gen_convert_vectors.py`): pi-ai's own OpenAI and
 Anthropic providers sending contexts to the loopback server, the bodies they sent and the
-messages they built; `tests/llm/test_convert_vectors.py` checks `pipeline.llm.convert`
+messages they built; `tests/llm/test_convert_vectors.py` checks `pipeline.llm.wire`
 against them.
 
 `grep` and `find` are left out: pi runs them through `rg` / `fd`, whose presence depends

@@ -10,7 +10,7 @@ reply) pi-ai's real ``openai-completions`` and ``anthropic-messages`` stream fun
 their request to :class:`pipeline.testing.loopback.LoopbackServer`. Recorded per case and
 format: the request body pi sent (``body``) and the assistant message pi built from the
 server-sent events the server answered with (``message``, without its timestamp). The
-test feeds the same context to :mod:`pipeline.llm.convert` and compares the bodies, and
+test feeds the same context to :mod:`pipeline.llm.wire` and compares the bodies, and
 parses the same events (rebuilt from ``reply`` by the loopback server's own functions) and
 compares the messages.
 

@@ -1,4 +1,4 @@
-"""The inputs of the message converters (:mod:`pipeline.llm.convert`): target model, tools, texts."""
+"""What the wire converters take: the target model, its cost, tools, the texts pi inserts, OpenAI compat."""
 
 from __future__ import annotations
 
