@@ -27,6 +27,7 @@ import hmac
 import json
 import time
 from dataclasses import dataclass, field
+from http.cookiejar import CookieJar
 from typing import Any, Awaitable, Callable, Mapping, MutableMapping, Optional
 
 import httpx
@@ -39,7 +40,7 @@ from pipeline.proxy.shapes import ProxyFailure, error_body
 from pipeline.proxy.status import StatusInfo, status_html
 from pipeline.proxy.store import ProxyStore
 from pipeline.proxy.usage import UsageTap
-from pipeline.proxy.wire import conversation_id
+from pipeline.proxy.wire import conversation_id, one_request
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -106,7 +107,8 @@ class ProxyApp:
             s = self.settings
             timeout = httpx.Timeout(s.idle_timeout, connect=s.connect_timeout)
             self._client = httpx.AsyncClient(timeout=timeout, transport=self._transport, follow_redirects=False,
-                                             limits=httpx.Limits(max_connections=None, max_keepalive_connections=64))
+                                             limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+                                             cookies=_NoCookies())
         return self._client
 
     async def aclose(self) -> None:
@@ -134,12 +136,18 @@ class ProxyApp:
             forward, conversation = (await asyncio.to_thread(self._apply, where, body, names) if method == "POST"
                                      and where.kind != "passthrough" else (None, None))
             outcome = "unchanged" if forward is None else "rewritten"
-            self.store.forwarded(outcome, conversation, len(body) // 4, len(forward if forward is not None else body) // 4)
+            sent = body if forward is None else forward
             self.metrics.request(where.kind, outcome)
             self.metrics.added_latency(where.kind, time.perf_counter() - started)
             forwarding = True
-            await self._forward(method, where, headers, body if forward is None else forward, receive, send,
-                                conversation)
+            # the store's record of the request (a SQLite write, a round trip to Redis) is made in
+            # a worker thread while the upstream is called; the answer waits for it
+            booked = asyncio.ensure_future(asyncio.to_thread(
+                self.store.forwarded, outcome, conversation, len(body) // 4, len(sent) // 4))
+            try:
+                await self._forward(method, where, headers, sent, receive, send, conversation, booked)
+            finally:
+                await booked
         except ClientGone:
             return
         except ProxyFailure as failure:
@@ -166,17 +174,20 @@ class ProxyApp:
     def _apply(self, where: Route, body: bytes, headers: Mapping[str, str]) -> tuple[Optional[bytes], Optional[str]]:
         """The bytes to forward instead of ``body`` (None: the client's), and the conversation's id."""
         data, fast = _json_object(body)
-        conversation = conversation_id(where.kind, data)
-        changed = None if self.policy is None else self.policy.apply(where, data, headers)
+        with one_request():  # the conversation's id is the first link of the chain the policies hash
+            conversation = conversation_id(where.kind, data)
+            changed = None if self.policy is None else self.policy.apply(where, data, headers)
         if changed is None:
             return None, conversation
         return codec.dumps(changed, fast=fast), conversation
 
     async def _forward(self, method: str, where: Route, headers: list[tuple[str, str]], body: bytes,
-                       receive: Receive, send: Send, conversation: Optional[str] = None) -> None:
-        """Call the upstream and stream its answer back; a client that goes away cancels it."""
+                       receive: Receive, send: Send, conversation: Optional[str] = None,
+                       booked: Optional[Awaitable[None]] = None) -> None:
+        """Call the upstream and stream its answer back, once ``booked`` is done; a client that
+        goes away cancels it."""
         outgoing = [(k, v) for k, v in headers if k not in _HOP]
-        call = asyncio.ensure_future(self._relay(method, where, outgoing, body, send, conversation))
+        call = asyncio.ensure_future(self._relay(method, where, outgoing, body, send, conversation, booked))
         gone = asyncio.ensure_future(_disconnected(receive))
         done, _ = await asyncio.wait({call, gone}, return_when=asyncio.FIRST_COMPLETED)
         if call not in done:
@@ -187,7 +198,7 @@ class ProxyApp:
             raise call.exception()  # type: ignore[misc]
 
     async def _relay(self, method: str, where: Route, headers: list[tuple[str, str]], body: bytes,
-                     send: Send, conversation: Optional[str]) -> None:
+                     send: Send, conversation: Optional[str], booked: Optional[Awaitable[None]] = None) -> None:
         client = self.client()
         request = client.build_request(method, where.url, headers=headers, content=body)
         try:
@@ -203,6 +214,8 @@ class ProxyApp:
                 self.store.count("upstream_errors")
             back = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.multi_items()
                     if k.lower() not in _HOP or k.lower() == "content-length"]
+            if booked is not None:
+                await asyncio.shield(booked)  # the counters a client reads after its answer count it
             await send({"type": "http.response.start", "status": response.status_code, "headers": back})
             tap = UsageTap(response.headers.get("content-type", ""), "content-encoding" in response.headers)
             try:
@@ -228,6 +241,15 @@ async def _sent(client: httpx.AsyncClient, request: httpx.Request) -> httpx.Resp
         return await client.send(request, stream=True)
     except (httpx.RemoteProtocolError, httpx.ReadError):
         return await client.send(request, stream=True)
+
+
+class _NoCookies(CookieJar):
+    """The upstream client's jar, which keeps nothing: one client serves every agent, and a
+    cookie an upstream set for one (a CDN's, say) would go out with every other's requests;
+    each agent's own cookies pass through as its headers."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
 
 
 class ClientGone(Exception):

@@ -68,7 +68,7 @@ from pipeline.proxy.policy import governed
 from pipeline.proxy.routes import Route, Upstreams
 from pipeline.proxy.store import ProxyStore, Summary
 from pipeline.proxy.turns import TURNS, client_key, summary_client
-from pipeline.proxy.wire import Json, chain, messages_of, size
+from pipeline.proxy.wire import Json, chain, messages_of, remembered, size
 from pipeline.proxy.windows import Windows
 
 TYPE_CHECKING = False
@@ -111,8 +111,8 @@ class SummaryPolicy:
         settings, messages, window = found.settings, found.messages, found.window
         hashes = keys() if keys is not None else chain(messages)
         head = _head(route, messages)
-        self._await_prepared(hashes[1])
-        stored = self.store.summary_for(hashes)
+        # a summary prepared meanwhile is looked up afresh; else hybrid's masking looked it up already
+        stored = self.store.summary_for(hashes) if self._await_prepared(hashes[1]) else self._stored(hashes)
         out = body if stored is None else self._forwarded(route, body, head, stored.messages, stored.text)
         if stored is not None:
             self.store.count("summaries_reused")
@@ -128,10 +128,15 @@ class SummaryPolicy:
         """``body`` as forwarded with the stored summary of its history (``body`` when there is none);
         ``keys``: the chain of its client's messages."""
         messages = messages_of(route.kind, body)
-        stored = self.store.summary_for(keys) if messages and route.kind in ("messages", "chat", *TURNS) else None
+        stored = self._stored(keys) if messages and route.kind in ("messages", "chat", *TURNS) else None
         if stored is None or messages is None:
             return body
         return self._forwarded(route, body, _head(route, messages), stored.messages, stored.text)
+
+    def _stored(self, keys: list[str]) -> Optional[Summary]:
+        """The stored summary of the history ``keys`` hashes, looked up once a request."""
+        found: Optional[Summary] = remembered(keys, "summary", lambda: self.store.summary_for(keys))
+        return found
 
     def _step(self, route: Route, body: Json, messages: list[Any], hashes: list[str], head: int,
               stored: Optional[Summary], headers: Mapping[str, str], wait: bool = True) -> Optional[Json]:
@@ -212,17 +217,24 @@ class SummaryPolicy:
 
         threading.Thread(target=run, name="pipeline-proxy-summary", daemon=True).start()
 
-    def _await_prepared(self, conversation: str) -> None:
-        """A summary of this conversation under way is waited for (never two of one history)."""
+    def _await_prepared(self, conversation: str) -> bool:
+        """A summary of this conversation under way is waited for (never two of one history);
+        whether there was one."""
         with self._lock:
             pending = self._pending.get(conversation)
         if pending is not None:
             pending.wait(self._deadline())
+        return pending is not None
 
     def _forwarded(self, route: Route, body: Json, head: int, replaced: int, summary: str) -> Json:
         """``body`` with messages ``head:replaced`` replaced by one user message: the summary, then
         the user's request when the cut is inside its turn, then the first kept message when it
-        is the user's (a copy)."""
+        is the user's (a copy, made once a request: hybrid's masking measures it first)."""
+        made: Json = remembered(body, f"forwarded {head} {replaced} " + summary,
+                                lambda: self._rewritten(route, body, head, replaced, summary))
+        return made
+
+    def _rewritten(self, route: Route, body: Json, head: int, replaced: int, summary: str) -> Json:
         if route.kind in TURNS:
             return TURNS[route.kind].forwarded(body, route.kind, head, replaced, self.texts[0] + summary + self.texts[1])
         out = copy.deepcopy(body)

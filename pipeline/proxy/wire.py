@@ -15,12 +15,20 @@ The chain: ``chain[i]`` is the SHA-256 of ``chain[i-1]`` and message ``i-1`` in 
 JSON (sorted keys, no spaces), ``chain[0]`` the empty string. Two requests that share their
 first ``i`` messages share ``chain[i]``: a conversation is recognised without a header, and
 what the proxy decided for a prefix is found again on the next request.
+
+Within one request (:func:`one_request`) each message is hashed and each body measured once:
+the app's conversation id is the chain's first link, ``hybrid``'s masking and summary walk the
+same chain (and look its stored summary up once), and each compaction policy measures the
+same body. The memo is keyed by the objects themselves, which the policies never change in place (they write copies).
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Optional
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import partial
+from typing import Any, Callable, Iterator, Optional
 
 from pipeline.llm.wire import format_module
 from pipeline.llm.wire.history import ToolResult
@@ -29,7 +37,8 @@ from pipeline.proxy.routes import Kind
 
 Json = dict[str, Any]
 
-__all__ = ["Json", "ToolResult", "chain", "conversation_id", "messages_of", "size", "tool_results"]
+__all__ = ["Json", "ToolResult", "chain", "conversation_id", "messages_of", "one_request", "remembered", "size",
+           "tool_results"]
 
 
 def messages_of(kind: Kind, body: Json) -> Optional[list[Any]]:
@@ -38,14 +47,46 @@ def messages_of(kind: Kind, body: Json) -> Optional[list[Any]]:
     return found if isinstance(found, list) else None
 
 
+#: one request's memo (:func:`one_request`): (id of an object, what) -> (the object, its hash or size)
+_MEMO: ContextVar[Optional[dict[tuple[int, str], tuple[Any, Any]]]] = ContextVar("pipeline_proxy_memo", default=None)
+
+
+@contextmanager
+def one_request() -> Iterator[None]:
+    """Within it, :func:`chain` and :func:`size` compute each link and size once."""
+    token = _MEMO.set({})
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
+def remembered(value: Any, what: str, compute: Callable[[], Any]) -> Any:
+    """``compute()``, once a request for ``value`` and ``what`` (every call outside one)."""
+    memo = _MEMO.get()
+    if memo is None:
+        return compute()
+    found = memo.get((id(value), what))
+    if found is not None and found[0] is value:  # the object held: its id is not another's
+        return found[1]
+    result = compute()
+    memo[(id(value), what)] = (value, result)
+    return result
+
+
 def chain(messages: list[Any]) -> list[str]:
     """``chain[i]``: the hash of the first ``i`` messages (``len(messages) + 1`` of them)."""
     out = [""]
     for message in messages:
-        digest = hashlib.sha256(out[-1].encode("ascii"))
-        digest.update(codec.dumps(message, sort_keys=True))
-        out.append(digest.hexdigest())
+        before = out[-1]
+        out.append(remembered(message, before, partial(_link, before, message)))
     return out
+
+
+def _link(before: str, message: Any) -> str:
+    digest = hashlib.sha256(before.encode("ascii"))
+    digest.update(codec.dumps(message, sort_keys=True))
+    return digest.hexdigest()
 
 
 def conversation_id(kind: Kind, body: Json) -> Optional[str]:
@@ -56,7 +97,12 @@ def conversation_id(kind: Kind, body: Json) -> Optional[str]:
 
 def size(value: Any) -> int:
     """The characters of ``value`` as JSON (the proxy's estimate is a quarter of it, in tokens)."""
-    return len(codec.dumps(value).decode("utf-8", "surrogatepass"))
+    return int(remembered(value, "size", lambda: _characters(codec.dumps(value))))
+
+
+def _characters(data: bytes) -> int:
+    """The characters UTF-8 ``data`` decodes to (one a byte when all are ASCII, the common case)."""
+    return len(data) if data.isascii() else len(data.decode("utf-8", "surrogatepass"))
 
 
 def tool_results(kind: Kind, messages: list[Any]) -> list[ToolResult]:

@@ -6,9 +6,11 @@ import hashlib
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline.proxy import codec
-from pipeline.proxy.wire import chain
+from pipeline.proxy.wire import chain, conversation_id, one_request, size
 
 ORDINARY = {"role": "user", "content": [{"type": "text", "text": "é ü \u2028 \x00 \U0001f600 \"q\" \\"}],
             "n": 12, "f": 0.25, "big": 2 ** 63, "none": None, "t": True, "nested": {"b": [1, 2], "a": {}}}
@@ -47,3 +49,51 @@ def test_a_body_that_is_not_json_is_the_standard_librarys_error_with_its_place()
     with pytest.raises(json.JSONDecodeError) as caught:
         codec.loads(b'{"a": 1,\n "b": }')
     assert (caught.value.lineno, caught.value.colno) == (2, 7)
+
+
+def typed(value):
+    """``value`` with each number's type beside it (``1 == 1.0`` in Python; not here)."""
+    if isinstance(value, dict):
+        return {k: typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [typed(v) for v in value]
+    return (type(value).__name__, repr(value))
+
+
+@pytest.mark.parametrize("raw", [b'[-9223372036854775808, 9223372036854775807, 18446744073709551615]',
+                                 b'[-9223372036854775809, 18446744073709551616, 1e19, 10000000000000000000.5]',
+                                 b'{"text": "0123456789012345678 digits in a string", "n": -0}',
+                                 '\ufeff{"bom": 1}'.encode("utf-8"), '{"utf16": 1}'.encode("utf-16"),
+                                 b'{"a": 1, "a": 2}', b'[1.0, -0.0, 1e-7, 2.5e308]'])
+def test_what_is_read_is_the_standard_librarys_value_number_types_included(raw):
+    assert typed(codec.loads(raw)[0]) == typed(json.loads(raw))
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.integers(min_value=-(2 ** 70), max_value=2 ** 70)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=12)
+
+
+@given(json_values)
+@settings(max_examples=300, deadline=None)
+def test_any_json_reads_as_the_standard_library_reads_it(value):
+    raw = json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    assert typed(codec.loads(raw)[0]) == typed(json.loads(raw))
+
+
+def test_within_one_request_each_message_is_written_for_its_hash_once_and_each_body_measured_once(monkeypatch):
+    written = []
+    real = codec.dumps
+    monkeypatch.setattr(codec, "dumps", lambda value, **kw: written.append(value) or real(value, **kw))
+    messages = [ORDINARY, {"role": "assistant", "content": "ok"}]
+    body = {"model": "m", "messages": messages}
+    with one_request():
+        first = conversation_id("chat", body)
+        whole, again = chain(messages), chain(messages)
+        sizes = size(body), size(body)
+    assert written == [ORDINARY, messages[1], body]
+    assert first == whole[1] and whole == again == chain(messages)  # outside a request: hashed anew, the same
+    assert sizes[0] == sizes[1] == size(body) == len(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+    assert len(written) == 6

@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .policyrun import policies
+from pipeline.proxy.wire import one_request
+
+from .policyrun import HEADERS, policies
 from .upstream import RecordingUpstream
 
 PROFILE = """extends: builtin:default
@@ -61,3 +63,22 @@ def test_the_summary_is_of_the_masked_history_and_steps_are_byte_stable(tmp_path
         assert json.dumps(resent[:len(sent)]) == json.dumps(sent)  # the forwarded prefix, byte for byte
         assert resent[len(sent):] == [{"role": "user", "content": "and one more thing"}]
         assert run.store.counters()["compactions"] == 2
+
+
+def test_within_one_request_the_stored_summary_is_looked_up_and_applied_once(tmp_path: Path, monkeypatch) -> None:
+    """Masking measures the body as the summary would forward it, then the summary forwards it:
+    one store lookup and one rewritten copy a request (the app opens ``one_request``)."""
+    said = "please keep this long explanation in mind. " * 40
+    with RecordingUpstream() as upstream:
+        run = policies(tmp_path, PROFILE, upstream)
+        run.send(_body(10, said))  # masks, then summarizes: a summary is stored
+        body = _body(10, said)
+        body["messages"].append({"role": "user", "content": "and one more thing"})
+        expected = run.send(body)  # outside a request: each lookup made anew
+        lookups = []
+        real = run.store.summary_for
+        monkeypatch.setattr(run.store, "summary_for", lambda keys: lookups.append(keys) or real(keys))
+        with one_request():
+            out = run.policy.apply(run.where, json.loads(json.dumps(body)), HEADERS)
+    assert out is not None and json.dumps(out) == json.dumps(expected)
+    assert len(lookups) == 1

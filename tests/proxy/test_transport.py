@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from .proxyrun import ProxyProcess
-from .upstream import RecordingUpstream
+from .upstream import RecordingUpstream, json_answer
 
 ANTHROPIC_BODY = b'{"model":"claude-x","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}'
 OPENAI_BODY = b'{"model":"gpt-x",  "messages":[{"role":"user","content":"hi"}]}'
@@ -69,6 +69,15 @@ def test_stats_count_requests_and_survive_a_restart(tmp_path, upstream):
     assert stats["requests"] == 2 and stats["unchanged"] == 2
     assert {"requests", "unchanged", "compactions", "summaries_reused"} <= set(stats)
     assert all(isinstance(v, int) for v in stats.values())
+
+
+def test_the_proxy_runs_on_uvloop_and_httptools_where_installed(tmp_path, upstream):
+    """The [proxy] extra installs both (tests install it); the serving process has them loaded."""
+    with _proxy(tmp_path, upstream) as proxy:
+        assert httpx.post(proxy.url + "/v1/chat/completions", content=OPENAI_BODY, timeout=30).status_code == 200
+        assert proxy.proc is not None
+        loaded = Path(f"/proc/{proxy.proc.pid}/maps").read_text()
+    assert "/uvloop/" in loaded and "/httptools/" in loaded
 
 
 def _streaming_upstream(release: threading.Event, gone: threading.Event):
@@ -180,14 +189,22 @@ def test_a_silent_upstream_is_a_504_after_the_profiles_timeout(tmp_path, upstrea
         assert "did not answer in time" in answer.json()["error"]["message"]
 
 
+def test_a_cookie_the_upstream_sets_goes_to_that_client_and_never_with_another_request(tmp_path, upstream):
+    """The proxy's one upstream client is shared by every agent: it keeps no cookie jar."""
+    def with_cookie(handler, seen) -> None:
+        json_answer(handler, 200, b'{"ok":true}', ("set-cookie", "__cf_bm=first-clients; Path=/"))
+
+    upstream.recorder.answer = with_cookie
+    with _proxy(tmp_path, upstream) as proxy:
+        first = httpx.post(proxy.url + "/v1/chat/completions", content=OPENAI_BODY, timeout=30)
+        httpx.post(proxy.url + "/v1/chat/completions", content=OPENAI_BODY, timeout=30)
+    assert first.headers["set-cookie"].startswith("__cf_bm=first-clients")
+    assert [seen.headers.get("cookie") for seen in upstream.recorder.seen] == [None, None]
+
+
 def test_upstream_errors_pass_through_as_they_came(tmp_path, upstream):
     def overloaded(handler, seen) -> None:
-        data = b'{"type":"error","error":{"type":"overloaded_error","message":"busy"}}'
-        handler.send_response(529)
-        handler.send_header("content-type", "application/json")
-        handler.send_header("content-length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
+        json_answer(handler, 529, b'{"type":"error","error":{"type":"overloaded_error","message":"busy"}}')
 
     upstream.recorder.answer = overloaded
     with _proxy(tmp_path, upstream) as proxy:

@@ -40,15 +40,18 @@ class _Handler(BaseHTTPRequestHandler):
         if self.server.recorder.answer is not None:
             self.server.recorder.answer(self, seen)
             return
-        data = json.dumps({"ok": True, "path": self.path}).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("x-upstream", "recording")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        json_answer(self, 200, json.dumps({"ok": True, "path": self.path}).encode(), ("x-upstream", "recording"))
 
     do_GET = do_POST = do_PUT = do_DELETE = _handle
+
+
+def json_answer(handler: BaseHTTPRequestHandler, status: int, data: bytes, *headers: tuple[str, str]) -> None:
+    """An answer of ``status`` with the JSON ``data`` and ``headers`` besides its type and length."""
+    handler.send_response(status)
+    for name, value in (("content-type", "application/json"), *headers, ("content-length", str(len(data)))):
+        handler.send_header(name, value)
+    handler.end_headers()
+    handler.wfile.write(data)
 
 
 class RecordingUpstream(ThreadingHTTPServer):
