@@ -125,6 +125,23 @@ def test_a_gemini_conversation_reads_back_with_each_response_named():
     assert contents[2]["parts"][0]["functionResponse"]["response"] == {"output": "masked"}
 
 
+def test_a_custom_tool_calls_output_is_a_tool_result_the_proxy_can_mask():
+    """Codex's custom tools (``apply_patch``) answer in ``custom_tool_call_output`` items: the
+    proxy's masking finds them at their call as it finds ``function_call_output``."""
+    from pipeline.proxy.wire import tool_results as proxy_results
+
+    items = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "patch it"}]},
+             {"type": "custom_tool_call", "call_id": "k1", "name": "apply_patch", "input": "*** Begin Patch"},
+             {"type": "custom_tool_call_output", "call_id": "k1", "output": "Success. Updated the files."},
+             {"type": "function_call", "call_id": "f1", "name": "shell", "arguments": "{}"},
+             {"type": "function_call_output", "call_id": "f1", "output": "ok"}]
+    found = proxy_results("responses", items)
+    assert [(r.message, r.tool, r.text) for r in found] == [(2, "apply_patch", "Success. Updated the files."),
+                                                            (4, "shell", "ok")]
+    found[0].replace("masked")
+    assert items[2] == {"type": "custom_tool_call_output", "call_id": "k1", "output": "masked"}
+
+
 REPLY = normalize_reply({"text": "done", "toolCalls": [{"name": "read", "arguments": {"path": "a"}, "id": "t1"}],
                          "usage": {"input": 10, "output": 5, "cacheRead": 3, "cacheWrite": 2}})
 MODEL = TargetModel(id="m", provider="openai", api="openai-completions")

@@ -7,7 +7,7 @@ everything the project knows of the format.
 * reply reading: :func:`reported` (the input usage of an answer, for the proxy);
 * reading back: :func:`read_message` (one item as pi's messages; a ``reasoning`` item reads as
   thinking from its readable ``summary``, its encrypted content is the provider's),
-  :func:`tool_results` (the ``function_call_output`` items, each found at its call);
+  :func:`tool_results` (the ``function_call_output`` and ``custom_tool_call_output`` items, each found at its call);
 * turns (where the proxy may cut a conversation, its summary message): :func:`boundary`,
   :func:`turn_start`, :func:`kept_whole`, :func:`parts`, :func:`summary_message`;
 * the OpenAI Agents SDK's items: :func:`reply_blocks` (an item of a reply as pi's content
@@ -131,10 +131,12 @@ def read_message(item: JSON, names: dict[str, str]) -> list[JSON]:
 
 
 def tool_results(index: int, item: JSON, names: dict[str, str], out: list[ToolResult]) -> None:
-    """The ``function_call_output`` ``item`` (at ``index``), if it is one, is added to ``out``."""
-    if item.get("type") == "function_call":
+    """The output ``item`` (at ``index``) of a function or custom tool call (Codex's
+    ``apply_patch``), if it is one, is added to ``out``."""
+    kind = item.get("type")
+    if kind in _CALLS:
         names[str(item.get("call_id"))] = str(item.get("name") or "")
-    elif item.get("type") == "function_call_output":
+    elif kind in _OUTPUTS:
         out.append(ToolResult(index, names.get(str(item.get("call_id")), ""), joined(item.get("output")),
                               setter(item, "output")))
 
