@@ -4,7 +4,7 @@
 
 For each size a session of that many entries (user prompts, assistant replies with
 tool calls and usage, tool results; no compaction, so the whole history is the context)
-is written in Python into ``--dir``, opened, and a :class:`~pipeline.runtime.Conversation`
+is written in Python into ``--dir``, opened, and a :class:`~pipeline.runtime.conversation.Conversation`
 made on it (that load is reported apart). Then ``--turns`` turns are timed, each: one
 ``next_request("openai")`` (system prompt, projected messages, tool definitions, the wire
 body) and one ``record`` of a reply (every other reply calls a tool, whose result is then
@@ -32,7 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pipeline import compile_profile  # noqa: E402
-from pipeline.runtime import Conversation, ModelInfo, builtin_tools  # noqa: E402
+from pipeline.runtime.conversation import Conversation
+from pipeline.runtime.host import ModelInfo
+from pipeline.runtime.tools import builtin_tools  # noqa: E402
 from pipeline.session import SessionFile  # noqa: E402
 
 USAGE = {"input": 900, "output": 60, "cacheRead": 4000, "cacheWrite": 0, "totalTokens": 4960,

@@ -55,20 +55,20 @@ def per_call(fn, items: list) -> float:
 
 
 def substitute(loops: int) -> float:
-    from pipeline.templates import parse_template
+    from pipeline.templates.plan import parse_template
     template = parse_template(BODY)
     per_call(lambda _: template.substitute(ARGS), range(max(1, loops // 10)))
     return per_call(lambda _: template.substitute(ARGS), range(loops))
 
 
 def fresh(loops: int) -> float:
-    from pipeline.templates import substitute_args
+    from pipeline.templates.plan import substitute_args
     per_call(lambda b: substitute_args(b, ARGS), [f"warm {i} $1" for i in range(max(1, loops // 10))])
     return per_call(lambda b: substitute_args(b, ARGS), fresh_bodies(loops))
 
 
 def big(size: int) -> float:
-    from pipeline.templates import substitute_args
+    from pipeline.templates.plan import substitute_args
     body = big_body(size)
     substitute_args("warm up $1", ARGS)
     start = time.perf_counter()
@@ -119,7 +119,7 @@ def regex_big(size: int) -> float:
 
 
 def parse_args(loops: int) -> float:
-    from pipeline.templates import parse_args as split
+    from pipeline.templates.invoke import parse_args as split
     per_call(split, [ARGS_TEXT] * max(1, loops // 10))
     return per_call(split, [ARGS_TEXT] * loops)
 

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import sys as _sys
 
-from pipeline.lazy import lazy_attributes
 
 #: SIGINTs that arrived while the ``pipeline`` command was starting, before its ``main``
 #: took over Ctrl-C (:func:`pipeline.cli.main` ends as interrupted when it holds any).
@@ -89,18 +88,18 @@ _LAZY = {
     "RenderContext": "pipeline.prompt",
     "SessionFile": "pipeline.session",
     **dict.fromkeys(("ModelInfo", "Tool"), "pipeline.runtime.host"),
-    **dict.fromkeys(("CompactionPlan", "NothingToCompact"), "pipeline.compaction"),
-    **dict.fromkeys(("LLMError", "LLMAuthError"), "pipeline.llm"),
+    **dict.fromkeys(("CompactionPlan", "NothingToCompact"), "pipeline.compaction.plan"),
+    **dict.fromkeys(("LLMError", "LLMAuthError"), "pipeline.llm.errors"),
     "Agent": "pipeline.runtime.loop",
     "Conversation": "pipeline.runtime.conversation",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.compaction import CompactionPlan, NothingToCompact
+    from pipeline.compaction.plan import CompactionPlan, NothingToCompact
     from pipeline.compiler import CompiledProfile, LoadedProfile, load_profile
     from pipeline.errors import Location, PipelineError, Problem
     from pipeline.facade import Pipeline, compile_profile
-    from pipeline.llm import LLMAuthError, LLMError
+    from pipeline.llm.errors import LLMAuthError, LLMError
     from pipeline.prompt import RenderContext
     from pipeline.runtime.conversation import Conversation
     from pipeline.runtime.host import ModelInfo, Tool
@@ -108,7 +107,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.session import SessionFile
 
 
-__getattr__ = lazy_attributes(__name__, globals(), _LAZY)
+def __getattr__(name: str) -> object:
+    """PEP 562: the first access to a name of :data:`_LAZY` imports its module and keeps the
+    value here, so later ones are plain lookups. The root package is the one place names are
+    imported on first use; stage packages re-export nothing and import what they use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pipeline' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 :func:`variable_problems` runs on the merged data before the models validate it (so an
 unknown variable is reported together with type errors); :func:`check_profile` runs on
-the validated :class:`~pipeline.model.Profile` and returns errors and warnings, located
+the validated :class:`~pipeline.model.profile.Profile` and returns errors and warnings, located
 through the source map when there is one. ``docs/profile.md`` ("Checks") lists every
 rule. :func:`budgets` and :func:`template_source_path` are the derived values the rules
 look at; :mod:`pipeline.compiler` re-exports them.
@@ -18,14 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import Problem, did_you_mean
-from pipeline.model import Profile
+from pipeline.model.profile import Profile
 from pipeline.model.prompt import When
 from pipeline.model.templates import TEMPLATE_KEYWORDS, DialectSource, source_path  # noqa: F401
 from pipeline.model.text import Text
 from pipeline.model.envname import ENV_NAME_HINT, SECRET_KEYS, env_name_problem, url_secret_problem  # noqa: F401
 from pipeline.model.variables import variables_for
 from pipeline.errors import Location
-from pipeline.source import SourceMap, builtin_of
+from pipeline.source.chain import builtin_of
+from pipeline.source.tree import SourceMap
 from pipeline.source.locate import SECTIONS, KeyNames, template_source_path, var_locations  # noqa: F401
 
 LIST_KINDS = ("tool_list", "rules", "context_files", "skills")

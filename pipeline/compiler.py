@@ -20,35 +20,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Union
 
 from pipeline.errors import Location, PipelineError, Problem, ProfileError
-from pipeline.model import Profile
+from pipeline.model.profile import Profile
 from pipeline.model.render_plan import RenderPlan
-from pipeline.source import SourceEntry, SourceMap, Span, load_merged_with_warnings
+from pipeline.source.tree import SourceEntry, SourceMap, Span
 from pipeline.resources import resolve_profile as resolve
 from pipeline.source.locate import KeyNames
 
 if TYPE_CHECKING:
     from pipeline.checks import Budgets
 
-#: Names of :mod:`pipeline.checks` this module offers too; the checks are imported when a
-#: profile is compiled, not when a compiled one is read back from the cache.
-_FROM_CHECKS = ("LIST_KINDS", "TEMPLATE_KEYWORDS", "Budgets", "budgets", "source_path", "template_source_path")
-
 PathLike = Union[str, os.PathLike]
 #: Dotted key -> value, laid over a profile as its last layer (``{"compaction.reserve_tokens": 8000}``).
 Overrides = Mapping[str, Any]
 
-__all__ = [
-    "LIST_KINDS", "TEMPLATE_KEYWORDS", "Budgets", "source_path", "CompiledProfile", "LoadedProfile", "budgets", "compile_model",
-    "compile_profile", "fingerprint", "load_profile", "resolve", "template_source_path",
-]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _FROM_CHECKS:
-        from pipeline import checks
-
-        return getattr(checks, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["CompiledProfile", "LoadedProfile", "compile_model", "compile_profile", "fingerprint", "load_profile", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -270,6 +255,8 @@ def _load(path_or_name: PathLike, layer: _Layer = _Layer()) -> tuple[LoadedProfi
 
 
 def _load_resolved(path: Path, label: str, layer: _Layer) -> tuple[LoadedProfile | None, list[Problem]]:
+    from pipeline.source.load import load_merged_with_warnings  # only a compile reads files: a cached start does not
+
     try:
         data, source_map, warnings = load_merged_with_warnings(path, label)
     except PipelineError as err:
@@ -316,7 +303,7 @@ def _standalone_problems(path: Path, label: str) -> list[Problem]:
 
     from pipeline.checks import variable_problems
     from pipeline.model.diagnostics import problems_from
-    from pipeline.source import flatten
+    from pipeline.source.tree import flatten
     from pipeline.source.reader import load
 
     try:

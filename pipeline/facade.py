@@ -19,34 +19,38 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Se
 from pipeline import compiler
 from pipeline.compiler import CompiledProfile, Overrides
 from pipeline.errors import Location, Problem
-from pipeline.model import Profile
+from pipeline.model.profile import Profile
 from pipeline.model.ref import ModelRef
 from pipeline.wiring import DEFAULT_TOOLS
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.checks import Budgets
     from pipeline.model.render_plan import RenderPlan
-    from pipeline.source import SourceMap
-    from pipeline.compaction import CompactionOutcome, CompactionPlan, Navigated, NothingToCompact
+    from pipeline.source.tree import SourceMap
+    from pipeline.compaction.driver import CompactionOutcome
+    from pipeline.compaction.engine import Navigated
+    from pipeline.compaction.plan import CompactionPlan, NothingToCompact
     from pipeline.compaction.triggers import TriggerAnswer
     from pipeline.model.compaction import Compaction as CompactionSettings
     from pipeline.llm.chat import ChatClient
     from pipeline.llm.types import SummaryClient
     from pipeline.prompt import ContextFile, RenderContext, RenderedSection, Skill
     from pipeline.prompt.inputs import Gathered, RenderRequest
-    from pipeline.runtime import Agent, RetrySettings
+    from pipeline.runtime.loop import Agent
+    from pipeline.runtime.policy import RetrySettings
     from pipeline.runtime.loop import ModelClient
     from pipeline.runtime.conversation import Conversation
     from pipeline.runtime.events import Listener
     from pipeline.runtime.host import BeforeAgentStart, InputHook, ModelInfo, Tool
     from pipeline.session import Entry, LlmContext, SessionFile, SessionTree
-    from pipeline.templates import LoadedTemplates, PromptTemplate
+    from pipeline.templates.discovery import LoadedTemplates
+    from pipeline.templates.files import PromptTemplate
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 
 class _Identified(Protocol):
-    """A model object: :class:`pipeline.runtime.ModelInfo` or any object with these two attributes."""
+    """A model object: :class:`pipeline.runtime.host.ModelInfo` or any object with these two attributes."""
 
     @property
     def provider(self) -> str | None: ...
@@ -56,7 +60,7 @@ class _Identified(Protocol):
 
 
 #: A model for :meth:`Pipeline.compact`: ``"provider/id"``, ``(provider, id)``, an object with
-#: ``provider`` and ``id`` (:class:`pipeline.runtime.ModelInfo`), a :class:`~pipeline.model.ref.ModelRef`,
+#: ``provider`` and ``id`` (:class:`pipeline.runtime.host.ModelInfo`), a :class:`~pipeline.model.ref.ModelRef`,
 #: or ``None`` (the profile's settings); read by :meth:`ModelRef.of`, the one place.
 ModelSpec = Union[str, "tuple[str | None, str | None]", _Identified, ModelRef, None]
 #: ``Pipeline.project(leaf=...)`` default: the session's current leaf.
@@ -167,8 +171,8 @@ class Pipeline:
 
     @property
     def retry_settings(self) -> RetrySettings:
-        """The profile's ``retry`` block as :class:`pipeline.runtime.RetrySettings`."""
-        from pipeline.runtime import RetrySettings
+        """The profile's ``retry`` block as :class:`pipeline.runtime.policy.RetrySettings`."""
+        from pipeline.runtime.policy import RetrySettings
 
         return RetrySettings.from_profile(self.profile)
 
@@ -217,8 +221,8 @@ class Pipeline:
     ) -> LoadedTemplates:
         """The prompt templates ``templates.sources`` names, for ``cwd`` (default: the
         current directory); ``trusted=False`` skips ``project`` (see
-        :func:`pipeline.templates.load_profile_templates`)."""
-        from pipeline.templates import load_profile_templates
+        :func:`pipeline.templates.discovery.load_profile_templates`)."""
+        from pipeline.templates.discovery import load_profile_templates
 
         def path(value: PathLike | None) -> str | None:
             return None if value is None else os.fspath(value)
@@ -231,7 +235,7 @@ class Pipeline:
     def expand(self, text: str, templates: Iterable[PromptTemplate]) -> str:
         """``/name args`` expanded with ``templates``, the arguments split by the profile's
         ``templates.argument_splitting``; any other input unchanged."""
-        from pipeline.templates import expand_input
+        from pipeline.templates.invoke import expand_input
 
         return expand_input(text, templates, self.profile.templates.argument_splitting)
 
@@ -261,12 +265,12 @@ class Pipeline:
             from pipeline.llm.clients import summarizer_client
 
             return summarizer_client(self.profile.summarizer, **endpoint)
-        from pipeline.compaction import make_summary_client
+        from pipeline.compaction.engine import make_summary_client
 
         return make_summary_client(self.profile, self.profile.summarizer)
 
     def chat_client(self, model: ModelInfo, wire: str = "openai", **options: Any) -> ChatClient:
-        """The agent's model client for ``model`` (a :class:`pipeline.runtime.ModelInfo`) with the profile's
+        """The agent's model client for ``model`` (a :class:`pipeline.runtime.host.ModelInfo`) with the profile's
         texts and the ``summarizer`` block's bounds (timeout, deadline per call, response size);
         ``options``: ``base_url``, ``api_key_env``, ``anonymous``, ``env``..."""
         from pipeline.runtime.loop import model_client
@@ -287,7 +291,7 @@ class Pipeline:
         written), with the settings of ``model`` (:meth:`compaction_settings`); ``overrides`` as
         for :func:`compile_profile` (``keep_recent_tokens`` and ``reserve_tokens`` are short for
         ``compaction.*``)."""
-        from pipeline.compaction import plan_session
+        from pipeline.compaction.engine import plan_session
 
         pipeline = self.with_overrides(_compaction(overrides, keep_recent_tokens, reserve_tokens), origin)
         return plan_session(_session(session), pipeline.compaction_settings(model))
@@ -308,7 +312,7 @@ class Pipeline:
     ) -> list[Mapping[str, object]]:
         """The request bodies, as the summarizer's provider would receive them, of every
         call compacting ``plan`` makes (history, then turn prefix); nothing is sent."""
-        from pipeline.compaction import planned_requests
+        from pipeline.compaction.engine import planned_requests
 
         client = self.summary_client()
         requests = planned_requests(
@@ -322,17 +326,17 @@ class Pipeline:
         overrides: Overrides | None = None, origin: Mapping[str, str] | None = None,
         progress: Callable[[str], None] | None = None, thinking_level: str | None = None,
     ) -> CompactionOutcome:
-        """Compact the current branch the one way every caller does (:func:`pipeline.compaction.compact`):
+        """Compact the current branch the one way every caller does (:func:`pipeline.compaction.driver.compact`):
         the settings of ``model`` (``"provider/id"``, a ``(provider, id)`` pair or an object with
-        ``provider`` and ``id``, such as :class:`pipeline.runtime.ModelInfo`: its
+        ``provider`` and ``id``, such as :class:`pipeline.runtime.host.ModelInfo`: its
         ``compaction.model_overrides`` entry applies), their ``compaction.strategy`` (or
         ``strategy``: summarize, mask_tool_results, hybrid; ``window`` is the model's context
         window, which decides ``hybrid``'s summary; default: a model object's ``context_window``).
         ``instructions`` are the caller's extra
         focus; ``client`` defaults to the profile's ``summarizer``; ``overrides`` as for
-        :func:`compile_profile`. Returns a :class:`~pipeline.compaction.CompactionOutcome`: the
+        :func:`compile_profile`. Returns a :class:`~pipeline.compaction.driver.CompactionOutcome`: the
         entry written, the mask applied, or nothing and why."""
-        from pipeline.compaction import compact
+        from pipeline.compaction.driver import compact
 
         pipeline = self.with_overrides(overrides, origin)
         provider, model_id = ModelRef.of(model)
@@ -349,7 +353,7 @@ class Pipeline:
         progress: Callable[[str], None] | None = None,
     ) -> Navigated:
         """Move the session to ``target_id`` with a summary of the branch left behind (pi's ``/tree``)."""
-        from pipeline.compaction import branch_session
+        from pipeline.compaction.engine import branch_session
 
         return branch_session(
             _session(session), self.profile, client or self.summary_client(), target_id,
@@ -368,7 +372,7 @@ class Pipeline:
     ) -> Conversation:
         """An agent conversation on ``session`` (a session file or its path) with this profile, for
         ``model`` with ``tools`` run in ``cwd``; the other options are
-        :class:`pipeline.runtime.Conversation`'s (the summarizer, prompt templates, discovered skills and
+        :class:`pipeline.runtime.conversation.Conversation`'s (the summarizer, prompt templates, discovered skills and
         context files, a host's prompt parts, hooks, the listener)."""
         from pipeline.runtime.conversation import Conversation
 
@@ -389,20 +393,20 @@ class Pipeline:
         listener: Listener | None = None, client: ModelClient | None = None,
         summarizer: SummaryClient | None = None, thinking_level: str | None = None,
     ) -> Agent:
-        """The reference :class:`pipeline.runtime.Agent`, wired as ``pipeline run`` wires it.
+        """The reference :class:`pipeline.runtime.loop.Agent`, wired as ``pipeline run`` wires it.
 
         ``model``: a name (default ``summarizer.model``; its window and output limit default to the
-        ``summarizer`` block's, see :meth:`model_info`) or a :class:`~pipeline.runtime.ModelInfo`, spoken
+        ``summarizer`` block's, see :meth:`model_info`) or a :class:`~pipeline.runtime.host.ModelInfo`, spoken
         to in ``wire`` (``openai``/``anthropic``) at ``base_url``. The key: ``api_key`` (the value), or
         the environment variable ``api_key_env`` (default: the provider's), read per call; ``anonymous``
         sends none when it is unset (the default with a ``base_url`` and no key named: a local server).
         ``client`` replaces the model client. ``tools``: built-in tools by name
         (:func:`builtin_tool_names`) over ``cwd`` (default: the current directory), or
-        :class:`~pipeline.runtime.Tool` objects. The chat model's endpoint summarizes too unless
+        :class:`~pipeline.runtime.host.Tool` objects. The chat model's endpoint summarizes too unless
         ``summarizer`` is given. ``session``: a session file, or a path (an existing file is continued,
         a missing or empty one starts a new session). ``discover`` reads skills, context files and
         SYSTEM.md as pi does; ``templates`` loads the profile's prompt templates; ``listener`` is given
-        every event. A missing key raises :class:`pipeline.llm.LLMAuthError` before any file is
+        every event. A missing key raises :class:`pipeline.llm.errors.LLMAuthError` before any file is
         created."""
         from pipeline.wiring import AgentOptions, build_agent
 
@@ -417,7 +421,7 @@ class Pipeline:
         self, model: str | None = None, wire: str = "openai", *, context_window: int | None = None,
         max_tokens: int | None = None, mid_conversation_system: bool = False,
     ) -> ModelInfo:
-        """The :class:`~pipeline.runtime.ModelInfo` of ``model`` (default: ``summarizer.model``) on ``wire``:
+        """The :class:`~pipeline.runtime.host.ModelInfo` of ``model`` (default: ``summarizer.model``) on ``wire``:
         its window defaults to ``summarizer.context_window``, else ``compaction.branch.default_context_window``,
         its output limit to ``summarizer.max_tokens`` (:func:`pipeline.wiring.model_info`)."""
         from pipeline.wiring import model_info
@@ -523,13 +527,13 @@ class Patches:
 
 
 def template_problems(pipeline: "CompiledProfile | Pipeline") -> list[Problem]:
-    """Findings of :func:`pipeline.templates.analyze` for the template files a profile
+    """Findings of :func:`pipeline.templates.analysis.analyze` for the template files a profile
     lists explicitly in ``templates.sources`` (``global``/``project`` depend on where the
     agent runs, so they are not checked here). Missing paths are already compile warnings.
     """
     from pipeline.model.templates import source_path
     from pipeline.source.locate import template_source_path
-    from pipeline.templates import load_sources, profile_sources
+    from pipeline.templates.discovery import load_sources, profile_sources
 
     problems: list[Problem] = []
     for i, source in enumerate(pipeline.profile.templates.sources):
@@ -552,7 +556,7 @@ def template_problems(pipeline: "CompiledProfile | Pipeline") -> list[Problem]:
 
 
 def _relative(problem: Problem) -> Problem:
-    from pipeline.source import display_path
+    from pipeline.resources import display_path
 
     loc = problem.location
     if loc is None or loc.file is None or not os.path.isabs(loc.file):

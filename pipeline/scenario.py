@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pipeline import files
 from pipeline.errors import Location, PipelineError, Problem, ProfileError
 from pipeline.limits import YAML_MAX_DEPTH, yaml_excess
-from pipeline.model import Profile
+from pipeline.model.profile import Profile
 from pipeline.prompt import ContextFile, RenderContext, Skill
 from pipeline.prompt.catalog import catalog_inputs
 

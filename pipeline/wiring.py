@@ -5,8 +5,8 @@
 key given as a value is read from a mapping of its own, under the provider's variable from
 :data:`pipeline.llm.providers.PROVIDERS`), the chat and summary clients, the tools, the
 session (:func:`pipeline.runtime.driver.open_session`), what pi discovers in the working
-directory, and the :class:`~pipeline.runtime.Conversation` the
-:class:`~pipeline.runtime.Agent` drives. Below the facade, above the stages: it reads the
+directory, and the :class:`~pipeline.runtime.conversation.Conversation` the
+:class:`~pipeline.runtime.loop.Agent` drives. Below the facade, above the stages: it reads the
 compiled profile and calls the stages, never the facade.
 """
 
@@ -21,7 +21,7 @@ from pipeline.errors import PipelineError, Problem
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.compiler import CompiledProfile
     from pipeline.llm.types import SummaryClient
-    from pipeline.runtime import Agent
+    from pipeline.runtime.loop import Agent
     from pipeline.runtime.events import Listener
     from pipeline.runtime.host import ModelInfo, Tool
     from pipeline.runtime.loop import ModelClient
@@ -97,7 +97,7 @@ class Endpoint:
 def model_info(compiled: CompiledProfile, model: Optional[str] = None, wire: str = "openai", *,
                context_window: Optional[int] = None, max_tokens: Optional[int] = None,
                mid_conversation_system: bool = False) -> ModelInfo:
-    """The :class:`~pipeline.runtime.ModelInfo` of ``model`` (default: ``summarizer.model``) on ``wire``:
+    """The :class:`~pipeline.runtime.host.ModelInfo` of ``model`` (default: ``summarizer.model``) on ``wire``:
     its window defaults to ``summarizer.context_window``, else ``compaction.branch.default_context_window``,
     its output limit to ``summarizer.max_tokens``."""
     from pipeline.llm.providers import api_name
@@ -116,7 +116,7 @@ def model_info(compiled: CompiledProfile, model: Optional[str] = None, wire: str
 def build_agent(compiled: CompiledProfile, session: Union["SessionFile", str, "os.PathLike[str]"],
                 options: AgentOptions) -> Agent:
     """The reference agent on ``session`` wired as ``options`` say (:meth:`pipeline.Pipeline.agent`).
-    A missing key raises :class:`pipeline.llm.LLMAuthError` before any file is created."""
+    A missing key raises :class:`pipeline.llm.errors.LLMAuthError` before any file is created."""
     from pipeline.llm.clients import summarizer_client
     from pipeline.runtime.conversation import Conversation
     from pipeline.runtime.driver import open_session
@@ -153,7 +153,7 @@ def _tools(compiled: CompiledProfile, tools: Sequence[Union[str, "Tool"]], cwd: 
 
 def _templates(compiled: CompiledProfile, cwd: str) -> tuple[Any, ...]:
     """The prompt templates ``templates.sources`` names, for ``cwd``."""
-    from pipeline.templates import load_profile_templates
+    from pipeline.templates.discovery import load_profile_templates
 
     loaded = load_profile_templates(compiled.profile.templates, compiled.template_sources, cwd)
     return tuple(loaded.templates)

@@ -187,3 +187,41 @@ def test_the_one_driver_check_can_fail(tmp_path):
     module.write_text("from pipeline.compaction.engine import compact_session\nfrom pipeline.compaction import compact\n"
                       "import pipeline.compaction.strategies as masks\n")
     assert _BELOW_THE_DRIVER & _compaction_names(module) == {"compact_session", "strategies"}
+
+
+#: Stage packages whose ``__init__`` is a map in prose: every name is imported from the module
+#: that defines it, so importing one module never loads its siblings (docs/architecture.md).
+_NAMELESS_PACKAGES = ("model", "llm", "runtime", "compaction", "templates", "source", "report")
+
+
+def _init_statements(package: Path) -> list[str]:
+    """What ``package/__init__.py`` does besides its docstring, one entry per statement."""
+    import ast
+
+    tree = ast.parse((package / "__init__.py").read_text(encoding="utf-8"))
+    return [ast.dump(n)[:80] for n in tree.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+
+
+def test_stage_packages_re_export_nothing():
+    found = {name: _init_statements(ROOT / "pipeline" / name) for name in _NAMELESS_PACKAGES}
+    assert {k: v for k, v in found.items() if v} == {}
+
+
+def test_only_the_root_package_imports_names_on_first_use():
+    """No package below the root defines a PEP 562 ``__getattr__`` (``pipeline.testing`` keeps
+    one for syrupy, a test dependency the base install lacks)."""
+    import ast
+
+    lazy = set()
+    for init in (ROOT / "pipeline").rglob("__init__.py"):
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        names |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+        if "__getattr__" in names:
+            lazy.add(str(init.parent.relative_to(ROOT)))
+    assert lazy == {"pipeline", "pipeline/testing"}
+
+
+def test_the_nameless_package_check_can_fail(tmp_path):
+    (tmp_path / "__init__.py").write_text('"""A map."""\nfrom x import y\n')
+    assert len(_init_statements(tmp_path)) == 1

@@ -37,7 +37,7 @@ def test_pipeline_run_builds_both_clients_with_the_profile_bounds(tmp_path):
 
 def test_a_slow_model_times_out_at_the_profile_timeout(tmp_path):
     from pipeline import compile_profile
-    from pipeline.runtime import ModelInfo
+    from pipeline.runtime.host import ModelInfo
 
     pipeline = compile_profile("default", {"summarizer.timeout_s": 0.5, "summarizer.call_deadline_s": 30})
     with LoopbackServer([{"text": "late", "delay": 3}]) as server:

@@ -103,7 +103,7 @@ def check_readme(ns: dict, out: str, root: Path, bodies: list) -> None:
 
 
 def check_compaction(ns: dict, out: str, root: Path, bodies: list) -> None:
-    from pipeline.compaction import CompactionPlan
+    from pipeline.compaction.plan import CompactionPlan
 
     assert isinstance(ns["plan"], CompactionPlan)
     assert SessionFile.open(root / "chat.jsonl").entries[-1].type == "compaction"

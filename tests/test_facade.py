@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from pipeline import Pipeline, PipelineError, compile_profile
-from pipeline.compaction import CompactionPlan, make_summary_client
+from pipeline.compaction.engine import make_summary_client
+from pipeline.compaction.plan import CompactionPlan
 from pipeline.js import js_json
 from pipeline.prompt import RenderContext
 from pipeline.session import SessionFile

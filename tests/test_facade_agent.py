@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import pipeline
-from pipeline.llm import LLMAuthError
+from pipeline.llm.errors import LLMAuthError
 from pipeline import Tool
 from pipeline.session import MessageEntry, SessionFile
 from pipeline.testing.loopback import LoopbackServer

@@ -188,7 +188,7 @@ def test_the_template_scanner_is_generated_once_and_read_back_without_lark(tmp_p
     """A template is parsed through the scanner generated from the grammar; the generated
     scanner is kept in the cache, so the next process parses without importing Lark."""
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
-    code = ("import sys; from pipeline.templates import Template; "
+    code = ("import sys; from pipeline.templates.plan import Template; "
             "print(Template('$1 ${2:-b} $<@:2>').substitute(['x', 'y', 'z']), 'lark' in sys.modules)")
     runs = [subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
                            check=True).stdout for _ in range(2)]

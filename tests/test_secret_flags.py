@@ -117,7 +117,8 @@ def test_profile_values_follow_the_same_rule(tmp_path, capsys, session):
 
 def test_library_overrides_and_clients_never_show_the_value():
     from pipeline import compile_profile
-    from pipeline.llm import LLMConfigError, make_client
+    from pipeline.llm.errors import LLMConfigError
+    from pipeline.llm.factory import make_client
 
     with pytest.raises(PipelineError) as failed:
         compile_profile("default", {"summarizer.api_key_env": KEY})
@@ -207,9 +208,9 @@ def test_run_and_chat_refuse_a_key_given_as_a_name_or_in_a_url(capsys, tmp_path,
 
 
 def test_a_chat_client_built_directly_refuses_a_key_as_the_name():
-    from pipeline.llm import LLMConfigError
+    from pipeline.llm.errors import LLMConfigError
     from pipeline.llm.chat import ChatClient
-    from pipeline.runtime import ModelInfo
+    from pipeline.runtime.host import ModelInfo
 
     model = ModelInfo(id="m", provider="openai", api="openai-completions", context_window=1000, max_tokens=10)
     with pytest.raises(LLMConfigError) as refused:

@@ -8,7 +8,7 @@ to it through the facade:
   framework will really send;
 * :meth:`ContextBridge.sync` appends the messages the framework added (pi message JSON,
   converted by the adapter) and, given the prompt that starts a new run, first runs the
-  compaction check our own loop runs after a run (:func:`pipeline.runtime.check_compaction`,
+  compaction check our own loop runs after a run (:func:`pipeline.runtime.policy.check_compaction`,
   phase ``after_run``, on the last reply with the in-memory context), then appends the
   prompt, so the entries come in the order our loop writes them;
   :meth:`ContextBridge.after_run` runs the same check at once (a host that knows a run
@@ -19,9 +19,9 @@ to it through the facade:
 
 A provider error surfaces in the framework as an exception, not as a reply; the adapter
 hands it to :meth:`ContextBridge.recover` from the framework's hook around a model call.
-When the error reports a context overflow (:func:`pipeline.runtime.is_context_overflow`),
+When the error reports a context overflow (:func:`pipeline.runtime.classify.is_context_overflow`),
 the bridge records it as pi's failed reply, runs the same check our loop runs on it
-(:func:`~pipeline.runtime.check_compaction` with the recovery cycle's attempts), and when
+(:func:`~pipeline.runtime.policy.check_compaction` with the recovery cycle's attempts), and when
 that says compact-and-retry it compacts and returns the context to send again, the failed
 reply left out (it stays in the session file, as in ours); at most
 ``compaction.overflow_retries`` times per cycle, then ``None``: the adapter lets the
@@ -37,13 +37,14 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar, Union, cast
 
-from pipeline.compaction import CompactionOutcome
+from pipeline.compaction.driver import CompactionOutcome
 from pipeline.errors import PipelineError
 from pipeline.facade import Pipeline, compile_profile
 from pipeline.prompt import RenderContext
 from pipeline.llm.wire import error_message
 from pipeline.llm.wire.history import pi_text as text_of
-from pipeline.runtime import CompactionDecision, CurrentModel, is_context_overflow
+from pipeline.runtime.classify import is_context_overflow
+from pipeline.runtime.policy import CompactionDecision, CurrentModel
 from pipeline.runtime.driver import SessionDriver, open_session
 from pipeline.runtime.host import ModelInfo
 from pipeline.secrets import redact
@@ -285,7 +286,7 @@ class BridgeAdapter:
         ``max_tokens``: the model's identity in the session's replies; ``thinking_level``:
         recorded when the session is new; ``cwd``: the working directory of the prompt and
         a new session (default: the process's); ``client``: the summary client compaction
-        uses (:func:`pipeline.compaction.make_summary_client`, or any ``SummaryClient``).
+        uses (:func:`pipeline.compaction.engine.make_summary_client`, or any ``SummaryClient``).
         Without it the profile's ``summarizer`` writes the summary: offline, with no model
         call, for ``builtin:default``. ``context``: a :class:`~pipeline.prompt.RenderContext`
         for everything but the tools; ``tool_snippets``: one line for each tool of your own

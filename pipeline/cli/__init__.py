@@ -34,20 +34,10 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_OUTPUT", "EXIT_PROVIDER", "EXIT_USAGE", "build_parser", "command", "main"]
 EXIT_INTERRUPTED = 130
 EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell shows for `git log | head -1`
-_FROM_ERRORS = ("EXIT_CODES", "EXIT_INVALID", "EXIT_OK", "EXIT_OUTPUT", "EXIT_PROVIDER", "EXIT_USAGE")
 
 DESCRIPTION = """\
 context-pipeline: an agent's context policy (system prompt, prompt templates,
 compaction) as a declarative YAML profile, compiled into a validated Pipeline."""
-
-
-def __getattr__(name: str) -> object:
-    """The exit codes of :mod:`pipeline.errors`, imported on first use (start-up stays light)."""
-    if name in _FROM_ERRORS:
-        from pipeline import errors
-
-        return getattr(errors, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def epilog() -> str:

@@ -160,7 +160,7 @@ def _relabel(problem, args: argparse.Namespace, tmp):
 
 def _renders(old: str, new: str, scenario_files: list[str]):
     from pipeline import compile_profile
-    from pipeline.report import build_prompt_report
+    from pipeline.report.prompt import build_prompt_report
     from pipeline.scenario import load_scenario, scenario_pipeline
 
     bases = (compile_profile(old), compile_profile(new))

@@ -98,8 +98,7 @@ def _splitting(args: argparse.Namespace) -> str:
 
 
 def _load_dirs(args: argparse.Namespace):
-    from pipeline.templates import load_sources, load_templates
-    from pipeline.templates.discovery import TemplateSource, explicit_sources
+    from pipeline.templates.discovery import TemplateSource, explicit_sources, load_sources, load_templates
 
     if args.dialect == "pi":
         return load_templates(args.templates_dir, include_defaults=False)
@@ -138,7 +137,7 @@ def _stdin() -> str:
 
 def run(args: argparse.Namespace) -> int:
     from pipeline.js import js_json
-    from pipeline.templates import find_template, match_invocation
+    from pipeline.templates.invoke import find_template, match_invocation
 
     tolerant_output()
     text = _stdin() if args.input == "-" else args.input

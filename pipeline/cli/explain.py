@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _shown(file: str) -> str:
-    from pipeline.source import shown_file
+    from pipeline.source.chain import shown_file
 
     return shown_file(file)
 

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if args.scenario is None and args.format == "text":
         write_output(_text(args), args.output)
         return 0
-    from pipeline.report import build_prompt_report
+    from pipeline.report.prompt import build_prompt_report
 
     pipeline, context, notes = _inputs(args)
     _warn(pipeline.warnings, notes)
@@ -156,7 +156,7 @@ def _pair(value: str, flag: str) -> tuple[str, str]:
 
 
 def _format(report, fmt: str) -> str:
-    from pipeline.report import prompt_html, prompt_json
+    from pipeline.report.prompt import prompt_html, prompt_json
 
     if fmt == "json":
         return prompt_json(report) + "\n"

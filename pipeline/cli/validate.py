@@ -212,7 +212,7 @@ def check_file(
 def _project_template_problems(compiled, project: str) -> list[Problem]:
     """The load problems and findings of the templates under ``project`` that an agent
     running there loads (paths shown as the other problems are)."""
-    from pipeline.source import display_path
+    from pipeline.resources import display_path
 
     root = Path(project).resolve()
     loaded = compiled.load_templates(root)

@@ -154,7 +154,7 @@ def command_files(pipeline: "Pipeline", place: Place, directory: str, translate:
     * a template in ``dialect`` from the target's own folder (``.pi/prompts`` for pi,
       ``.claude/commands`` for Claude Code...) is read by the agent where it is: native;
     * an export's copy the profile sees because it has no other template of that name any
-      more (see :func:`pipeline.templates.load_sources`) is lost: the export that wrote it
+      more (see :func:`pipeline.templates.discovery.load_sources`) is lost: the export that wrote it
       removes it;
     * one of a user-level folder (``~/.pi/agent/prompts``) is lost in a project export;
     * any other is written: ``translate(template)`` gives ``(relpath, text, reasons, notes)``;

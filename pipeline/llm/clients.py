@@ -2,7 +2,7 @@
 are built here, both with the ``summarizer`` block's timeout, deadline per call, response size
 and characters per token. ``Pipeline.summary_client``/``chat_client``,
 ``compaction.make_summary_client``, ``runtime.model_client`` and ``pipeline run`` call these;
-:func:`pipeline.llm.make_client` is the unbounded constructor under them."""
+:func:`pipeline.llm.factory.make_client` is the unbounded constructor under them."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 ``compaction.model_overrides`` is keyed ``provider/id`` (the id may hold more slashes:
 ``ollama/qwen/coder``); ``Pipeline.compact(model=...)`` and its siblings take a
 ``"provider/id"`` string, a ``(provider, id)`` pair, or a model object with ``provider`` and
-``id`` (:class:`pipeline.runtime.ModelInfo`, whose current identity counts). :meth:`ModelRef.of`
+``id`` (:class:`pipeline.runtime.host.ModelInfo`, whose current identity counts). :meth:`ModelRef.of`
 reads every one of those; :attr:`ModelRef.key` is the override key.
 """
 

@@ -9,7 +9,7 @@ models, so a plan loaded from the compiled-profile cache renders without definin
 profile's model classes (the cold start of ``pipeline render``).
 
 :meth:`RenderPlan.of` is the one place a plan is made from a profile; the renderer reads
-only plans (a :class:`~pipeline.model.Profile` given to it is planned first), so there
+only plans (a :class:`~pipeline.model.profile.Profile` given to it is planned first), so there
 is one renderer whichever way the plan was obtained.
 """
 
@@ -49,7 +49,7 @@ class RulePlan:
 
 @dataclass(frozen=True)
 class SectionPlan:
-    """One section, with the fields of :class:`~pipeline.model.Section` the renderer reads."""
+    """One section, with the fields of :class:`~pipeline.model.prompt.Section` the renderer reads."""
 
     id: str
     name: Optional[str] = None
@@ -114,7 +114,7 @@ class RenderPlan:
 
     @classmethod
     def of(cls, system_prompt: Any) -> "RenderPlan":
-        """The plan of a validated ``system_prompt`` block (:class:`~pipeline.model.SystemPrompt`)."""
+        """The plan of a validated ``system_prompt`` block (:class:`~pipeline.model.prompt.SystemPrompt`)."""
         rule = system_prompt.caller_sections
         return cls(
             sections=tuple(_section(s) for s in system_prompt.sections),

@@ -15,7 +15,7 @@ from pipeline.prompt.render import plan_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.model import Profile
+    from pipeline.model.profile import Profile
 
 
 def catalog_inputs(profile: "Profile | RenderPlan") -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:

@@ -24,7 +24,7 @@ from pipeline.prompt.render import plan_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.model import Profile
+    from pipeline.model.profile import Profile
     from pipeline.prompt.discover import Diagnostic
 
 

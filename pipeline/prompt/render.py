@@ -1,13 +1,13 @@
 """System prompt assembly: a profile's sections applied to a :class:`RenderContext`.
 
 Pure: no clock, no environment, no file system. Layout follows
-:class:`pipeline.model.Section`: ``separator + open + (heading + "\\n") + body + close``;
+:class:`pipeline.model.prompt.Section`: ``separator + open + (heading + "\\n") + body + close``;
 the first rendered section drops its separator; a list section without items renders
 ``empty`` or is left out. What each kind inserts and which inputs it reads mirrors pi
 0.84.0's ``buildSystemPrompt`` (see ``docs/rendering.md``).
 
 The renderer reads a :class:`~pipeline.model.render_plan.RenderPlan` (plain data, no
-pydantic): a :class:`~pipeline.model.Profile` given instead is planned first, so a plan
+pydantic): a :class:`~pipeline.model.profile.Profile` given instead is planned first, so a plan
 loaded from the compiled-profile cache and a profile render through the same code.
 """
 
@@ -25,7 +25,7 @@ from pipeline.prompt.context import RenderContext, Skill
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.model import Profile
+    from pipeline.model.profile import Profile
 
 _LINE_BREAKS = re.compile(r"[\r\n]+")
 _JS_SPACES = re.compile(JS_WS_RE + "+")
@@ -103,7 +103,7 @@ def render_sections(profile: "Profile | RenderPlan", context: RenderContext) -> 
 
 
 def plan_of(source: "Profile | RenderPlan") -> RenderPlan:
-    """``source`` itself when it is a plan, else the plan of a :class:`~pipeline.model.Profile`."""
+    """``source`` itself when it is a plan, else the plan of a :class:`~pipeline.model.profile.Profile`."""
     if isinstance(source, RenderPlan):
         return source
     from pipeline.model.profile import Profile  # defined already when one is given

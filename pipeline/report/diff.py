@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
-from pipeline.model import Profile
+from pipeline.model.profile import Profile
 from pipeline.report.prompt import PromptReport
 
 ABSENT = object()

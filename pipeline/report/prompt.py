@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from pipeline.errors import Location
 from pipeline.js import u16len
 from pipeline.prompt import RenderContext, RenderedSection
-from pipeline.source import shown_file, shown_location
+from pipeline.source.chain import shown_file, shown_location
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.facade import Pipeline

@@ -1,7 +1,7 @@
 """The agent runtime: pi's agent loop on a session file, and its policies.
 
 Pure policies (no I/O, no clock: every function takes what it needs and returns a decision;
-delays are returned in milliseconds, never slept), loaded eagerly:
+delays are returned in milliseconds, never slept):
 
 * :mod:`~pipeline.runtime.classify` — is a reply a context overflow (docs/pi-rules.md#overflow), a recoverable
   ``length`` stop, a transient error (docs/pi-rules.md#retries)? (pi-ai's pattern lists, as data);
@@ -10,7 +10,7 @@ delays are returned in milliseconds, never slept), loaded eagerly:
   ``retry.max_agent_delay_ms`` when set), the summarisation-call retry rule;
 * :mod:`~pipeline.runtime.override` — per-turn system-prompt overrides (docs/pi-rules.md#per-run-prompt-overrides).
 
-The conversation and what it is built from, loaded on first use:
+The conversation and what it is built from:
 
 * :mod:`~pipeline.runtime.conversation` — :class:`Conversation`, the facade a host drives
   (prompt, next request, record a reply or tool result, compact, navigate);
@@ -23,6 +23,8 @@ The conversation and what it is built from, loaded on first use:
 * :mod:`~pipeline.runtime.host` (what a host gives: models, tools, hooks),
   :mod:`~pipeline.runtime.tools` (the built-in tools), :mod:`~pipeline.runtime.events`,
   :mod:`~pipeline.runtime.arguments`.
+
+The package re-exports nothing: each name is imported from the module that defines it.
 
 Typical driver step after an agent run::
 
@@ -37,50 +39,3 @@ Typical driver step after an agent run::
                                  settings=profile.compaction)
         cycle = cycle.after(check)
 """
-
-from pipeline.lazy import lazy_attributes
-from pipeline.runtime.classify import (
-    OVERFLOW_PATTERNS,
-    Reply,
-    is_context_overflow,
-    is_recoverable_length,
-    is_retryable_error,
-    is_turn_retryable,
-)
-from pipeline.runtime.override import HookChain, RunPrompt, run_hooks, start_run
-from pipeline.runtime.policy import (
-    NOTHING,
-    CompactionDecision,
-    CurrentModel,
-    Phase,
-    RecoveryCycle,
-    RetryDecision,
-    RetrySettings,
-    TurnRetry,
-    check_compaction,
-    latest_compaction_time,
-    summary_retry_delay,
-)
-
-# The conversation facade and the reference loop import the stages (prompt, compaction,
-# llm converters); they are loaded on first use so the pure policy stays light.
-_LAZY = {
-    "Conversation": "pipeline.runtime.conversation", "ModelRequest": "pipeline.runtime.request",
-    "Next": "pipeline.runtime.request", "Agent": "pipeline.runtime.loop", "RunResult": "pipeline.runtime.loop", "model_client": "pipeline.runtime.loop",
-    "builtin_tools": "pipeline.runtime.tools",
-    "ModelInfo": "pipeline.runtime.host", "Tool": "pipeline.runtime.host", "ToolOutput": "pipeline.runtime.host",
-    "HookResult": "pipeline.runtime.host", "AgentStart": "pipeline.runtime.host",
-}
-
-
-__getattr__ = lazy_attributes(__name__, globals(), _LAZY)
-
-
-__all__ = [
-    "Agent", "AgentStart", "Conversation", "HookResult", "ModelInfo", "ModelRequest", "Next", "RunResult", "Tool",
-    "ToolOutput", "builtin_tools", "model_client",
-    "NOTHING", "OVERFLOW_PATTERNS", "CompactionDecision", "CurrentModel", "HookChain", "Phase",
-    "RecoveryCycle", "Reply", "RetryDecision", "RetrySettings", "RunPrompt", "TurnRetry", "check_compaction",
-    "is_context_overflow", "is_recoverable_length", "is_retryable_error", "is_turn_retryable",
-    "latest_compaction_time", "run_hooks", "start_run", "summary_retry_delay",
-]

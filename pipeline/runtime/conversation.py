@@ -41,7 +41,8 @@ from pipeline.session.store import SessionFile
 from pipeline.session.texts import ContextTexts
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.compaction import CompactionOutcome, Navigated
+    from pipeline.compaction.driver import CompactionOutcome
+    from pipeline.compaction.engine import Navigated
     from pipeline.llm.types import SummaryClient
     from pipeline.session.entries import ContextEditEntry
 
@@ -196,7 +197,7 @@ class Conversation:
 
     def expand(self, text: str) -> str:
         """Input hooks, then ``/skill:name args``, then prompt templates (unknown input unchanged)."""
-        from pipeline.templates import expand_input
+        from pipeline.templates.invoke import expand_input
         from pipeline.templates.skill import expand_skill
 
         for hook in self.input_hooks:
@@ -352,7 +353,7 @@ class Conversation:
 
     def compact(self, instructions: Optional[str] = None) -> CompactionOutcome:
         """A manual compaction (``/compact [instructions]``): the driver's
-        :class:`~pipeline.compaction.CompactionOutcome` (``nothing`` set when there was nothing to compact)."""
+        :class:`~pipeline.compaction.driver.CompactionOutcome` (``nothing`` set when there was nothing to compact)."""
         self.start()
         return cast("CompactionOutcome", self._compact("manual", instructions=instructions))  # manual: never None
 
@@ -369,7 +370,8 @@ class Conversation:
                  instructions: Optional[str] = None) -> Optional[Navigated]:
         """Move to another point of the tree (pi's ``/tree``), with a branch summary when asked."""
         self.start()
-        from pipeline.compaction import branch_session, navigation_leaf
+        from pipeline.compaction.branch import navigation_leaf
+        from pipeline.compaction.engine import branch_session
 
         with self.driver.writing() as session:
             if summarize:

@@ -1,7 +1,7 @@
 """The session driver: what every host of the policy does to its session, in one place.
 
 A *host* runs an agent loop on a pi session: :class:`~pipeline.runtime.conversation.Conversation`
-(our own loop: ``pipeline run``, ``pipeline chat``, :class:`~pipeline.runtime.Agent`) and
+(our own loop: ``pipeline run``, ``pipeline chat``, :class:`~pipeline.runtime.loop.Agent`) and
 :class:`~pipeline.adapters._bridge.ContextBridge` (a framework's loop). Each holds one
 :class:`SessionDriver`, which owns:
 
@@ -18,7 +18,7 @@ A *host* runs an agent loop on a pi session: :class:`~pipeline.runtime.conversat
   rule with the current model's settings, the latest compaction, the projection's estimate)
   and **overflow recovery**'s cycle (:class:`~pipeline.runtime.policy.RecoveryCycle`, fed by
   :meth:`SessionDriver.append`);
-* **compaction** itself (:meth:`SessionDriver.compact`): :func:`pipeline.compaction.compact`
+* **compaction** itself (:meth:`SessionDriver.compact`): :func:`pipeline.compaction.driver.compact`
   with the current model's settings, its events, what a failure means.
 
 What the host keeps is its own: the in-memory context and the wire (the conversation), the
@@ -47,7 +47,7 @@ from pipeline.session.messages import AgentMessage, AssistantMessage
 from pipeline.session.store import SessionFile
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.compaction import CompactionOutcome
+    from pipeline.compaction.driver import CompactionOutcome
     from pipeline.llm.types import SummaryClient
 
 __all__ = ["Clock", "SessionDriver", "ms_clock", "open_session"]
@@ -204,7 +204,7 @@ class SessionDriver:
     def summary_client(self) -> SummaryClient:
         """The summary client: the host's, else the profile's ``summarizer`` (made once)."""
         if self.summarizer is None:
-            from pipeline.compaction import make_summary_client
+            from pipeline.compaction.engine import make_summary_client
 
             self.summarizer = make_summary_client(self.profile, self.profile.summarizer)
         return self.summarizer
@@ -217,12 +217,14 @@ class SessionDriver:
     def compact(self, reason: str, *, instructions: Optional[str] = None, will_retry: bool = False,
                 reload: Callable[[], Sequence[AgentMessage]] = lambda: (), raise_failure: bool = False,
                 ) -> Optional[CompactionOutcome]:
-        """Compact the branch (:func:`pipeline.compaction.compact`, the current model's settings) and
+        """Compact the branch (:func:`pipeline.compaction.driver.compact`, the current model's settings) and
         say so to the listener. ``reload`` reads the context again after the session changed (its
         messages give pi's ``estimatedTokensAfter``). ``None``: an automatic compaction found nothing
         to do, or the provider failed (the session unchanged); a ``manual`` one (or
         ``raise_failure``) raises the provider's error instead."""
-        from pipeline.compaction import NothingToCompact, compact, plan_session
+        from pipeline.compaction.driver import compact
+        from pipeline.compaction.engine import plan_session
+        from pipeline.compaction.plan import NothingToCompact
         from pipeline.compaction.tokens import tokens_after_compaction
 
         current = self.model.current()

@@ -29,7 +29,7 @@ from pipeline.runtime.arguments import argument_problems
 from pipeline.runtime.conversation import Conversation, Next
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.compaction import CompactionOutcome
+    from pipeline.compaction.driver import CompactionOutcome
     from pipeline.llm.chat import ChatClient
 from pipeline.runtime.host import ToolOutput
 from pipeline.session.messages import AssistantMessage, TextContent, ToolCall
@@ -189,7 +189,7 @@ class Agent:
 
 
 def model_client(profile: Any, model: Any, wire: str = "openai", **options: Any) -> "ChatClient":
-    """A :class:`pipeline.llm.chat.ChatClient` for ``model`` (a :class:`~pipeline.runtime.ModelInfo`)
+    """A :class:`pipeline.llm.chat.ChatClient` for ``model`` (a :class:`~pipeline.runtime.host.ModelInfo`)
     with the profile's texts and bounds (:func:`pipeline.llm.clients.chat_client`); ``options``:
     ``base_url``, ``api_key_env``, ``timeout``, ``env``..."""
     from pipeline.llm.clients import chat_client

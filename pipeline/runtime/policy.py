@@ -262,7 +262,7 @@ class RetrySettings:
 
     @classmethod
     def from_profile(cls, profile: Profile) -> "RetrySettings":
-        """The ``retry`` block of a :class:`~pipeline.model.Profile` (``Pipeline.retry_settings``)."""
+        """The ``retry`` block of a :class:`~pipeline.model.profile.Profile` (``Pipeline.retry_settings``)."""
         retry = profile.retry
         return cls(enabled=retry.enabled, max_retries=retry.max_retries, base_delay_ms=retry.base_delay_ms,
                    max_agent_delay_ms=retry.max_agent_delay_ms)

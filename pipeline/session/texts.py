@@ -39,7 +39,7 @@ class ContextTexts:
 
     @classmethod
     def from_profile(cls, profile: Any) -> "ContextTexts":
-        """The texts of a compiled profile (:class:`pipeline.model.Profile`)."""
+        """The texts of a compiled profile (:class:`pipeline.model.profile.Profile`)."""
         projection, bash = profile.summary.projection, profile.context.bash_execution
         return cls(
             compaction_open=projection.compaction.open,

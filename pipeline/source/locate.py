@@ -17,7 +17,7 @@ from pipeline.model.templates import source_path
 from pipeline.source.tree import Span
 
 if TYPE_CHECKING:
-    from pipeline.model import Profile
+    from pipeline.model.profile import Profile
     from pipeline.source.tree import SourceMap
 
 SECTIONS = ("system_prompt", "sections")

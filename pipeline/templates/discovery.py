@@ -39,7 +39,7 @@ from .files import PromptTemplate, SourceKind, read_template
 from .ignorefile import IgnoreRules
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.model import Templates
+    from pipeline.model.templates import Templates
 
 
 

@@ -1,6 +1,6 @@
 """The nodes of a parsed template body: placeholders and literal text, with positions.
 
-:attr:`pipeline.templates.Template.nodes` holds them in source order. ``render`` gives a
+:attr:`pipeline.templates.plan.Template.nodes` holds them in source order. ``render`` gives a
 node's expansion: argument values and default texts are inserted verbatim and never
 looked at again, so ``$1``, ``$@``, ``$&`` or ``$$`` inside a value stay as they are.
 

@@ -2,7 +2,7 @@
 
 The conversation has three runs. Run 1 calls a tool and answers; run 2's answer reports a
 context beyond ``window - reserve``; so the compaction check our own loop runs after a run
-(``pipeline.runtime.check_compaction``) compacts after run 2, and the adapter must compact
+(``pipeline.runtime.policy.check_compaction``) compacts after run 2, and the adapter must compact
 at the same place: after run 2's reply, before run 3's prompt is appended. The summary call
 goes to the same loopback server (the profile's summarizer points there).
 """
@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import pytest
 
 from pipeline.facade import Pipeline, compile_profile
-from pipeline.runtime import CurrentModel, check_compaction, latest_compaction_time
+from pipeline.runtime.policy import CurrentModel, check_compaction, latest_compaction_time
 from pipeline.session import CompactionEntry, MessageEntry, SessionFile
 
 WINDOW = 4000
@@ -157,10 +157,11 @@ MID_RUN_REPLIES = [
 
 def our_loop_session(tmp_path: Path, monkeypatch: Any, prompts: Sequence[str] = PROMPTS,
                      replies: Sequence[Any] = REPLIES, last_answer: str = "Nothing is left.") -> Path:
-    """The same three runs through our own agent loop (``pipeline.runtime.Agent`` on
+    """The same three runs through our own agent loop (``pipeline.runtime.loop.Agent`` on
     ``Pipeline.conversation``) against a loopback server with the same script; the session
     file it leaves."""
-    from pipeline.runtime import Agent, ModelInfo, Tool, model_client
+    from pipeline.runtime.host import ModelInfo, Tool
+    from pipeline.runtime.loop import Agent, model_client
     from pipeline.testing.loopback import LoopbackServer
 
     path = tmp_path / "our-loop.jsonl"

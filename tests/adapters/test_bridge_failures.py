@@ -13,7 +13,7 @@ import pytest
 
 from pipeline import compile_profile
 from pipeline.adapters._bridge import ContextBridge, usage_json
-from pipeline.llm import LLMConnectionError
+from pipeline.llm.errors import LLMConnectionError
 from pipeline.session import SessionFile
 
 PIPELINE = compile_profile("default", overrides={"compaction.keep_recent_tokens": 50})

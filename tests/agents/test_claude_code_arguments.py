@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.testing.loopback import LoopbackServer
-from pipeline.templates import expand_input, load_sources
+from pipeline.templates.discovery import load_sources
+from pipeline.templates.invoke import expand_input
 from pipeline.templates.discovery import TemplateSource
 
 # tests/agents is on sys.path: it has no __init__.py, since `agents` is the OpenAI Agents SDK's name

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import compile_profile
-from pipeline.llm import Completion, SummaryRequest
+from pipeline.llm.types import Completion, SummaryRequest
 from pipeline.session import Usage
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,8 +6,9 @@ from functools import lru_cache
 
 import pytest
 
-from pipeline.compaction import branch_entries, branch_session, navigation_leaf, prepare_branch
-from pipeline.model import Compaction
+from pipeline.compaction.branch import branch_entries, navigation_leaf, prepare_branch
+from pipeline.compaction.engine import branch_session
+from pipeline.model.compaction import Compaction
 from pipeline.session import SessionFile
 
 from .conftest import ROOT, ScriptedClient, completion, masked_profile, vectors

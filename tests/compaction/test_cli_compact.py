@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pipeline.cli import main
-from pipeline.compaction import FileOps, file_lists
+from pipeline.compaction.fileops import FileOps, file_lists
 from pipeline.session import SessionFile
 
 from .conftest import REAL, ROOT, default_profile, vectors

@@ -15,9 +15,9 @@ import pytest
 
 from pipeline.cli import main
 from pipeline import compile_profile
-from pipeline.compaction import compact_session
+from pipeline.compaction.engine import compact_session
 from pipeline.errors import PipelineError
-from pipeline.llm import thinking_budget
+from pipeline.llm.anthropic_messages import thinking_budget
 from pipeline.session import SessionFile
 
 from .conftest import REAL, ScriptedClient, default_profile
@@ -133,7 +133,7 @@ def test_reasoning_is_refused_where_it_cannot_apply(capsys):
 
 
 def test_compact_session_asks_for_the_given_level(copy_session):
-    from pipeline.model import Summarizer
+    from pipeline.model.summary import Summarizer
 
     profile = default_profile()
     path = copy_session("tests/data/sessions/real/long-coding.jsonl")

@@ -29,8 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.compaction import compact_session
-from pipeline.compaction.engine import Compacted
+from pipeline.compaction.engine import Compacted, compact_session
 from pipeline.compaction.offline import OfflineClient
 from pipeline.session import SessionFile
 

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.compaction import (
-    CompactionPlan,
-    NothingToCompact,
-    find_cut_point,
-    find_turn_start,
-    plan_compaction,
-)
-from pipeline.model import Compaction
+from pipeline.compaction.cut import find_cut_point, find_turn_start
+from pipeline.compaction.plan import CompactionPlan, NothingToCompact, plan_compaction
+from pipeline.model.compaction import Compaction
 from pipeline.session import SessionFile, build_session_context, parse_entry
 
 from .entryspec import entries, entry_id, raw_entries

@@ -1,4 +1,4 @@
-"""The one compaction driver (``pipeline.compaction.compact``) and ``Pipeline.compact`` in front of it:
+"""The one compaction driver (``pipeline.compaction.driver.compact``) and ``Pipeline.compact`` in front of it:
 the model's settings, every strategy, one outcome."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from pipeline import compile_profile
-from pipeline.compaction import CompactionOutcome, compact
+from pipeline.compaction.driver import CompactionOutcome, compact
 from pipeline.model.ref import ModelRef
-from pipeline.runtime import ModelInfo
+from pipeline.runtime.host import ModelInfo
 from pipeline.session import SessionFile
 
 LONG = "tests/data/sessions/real/long-coding.jsonl"

@@ -15,8 +15,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from pipeline.cli import main
-from pipeline.compaction import SummaryFailed, branch_session, compact_session
-from pipeline.llm import LLMConnectionError
+from pipeline.compaction.engine import branch_session, compact_session
+from pipeline.compaction.summarize import SummaryFailed
+from pipeline.llm.errors import LLMConnectionError
 from pipeline.session import SessionFile
 
 from .conftest import ROOT, ScriptedClient, default_profile

@@ -6,17 +6,12 @@ import shutil
 
 import pytest
 
-from pipeline.compaction import (
-    RequestContext,
-    branch_request,
-    branch_session,
-    compact_session,
-    history_request,
-    plan_calls,
-    plan_compaction,
-)
+from pipeline.compaction.engine import branch_session, compact_session
+from pipeline.compaction.plan import plan_compaction
+from pipeline.compaction.requests import RequestContext, branch_request, history_request
+from pipeline.compaction.summarize import plan_calls
 from pipeline.compaction.summary_schema import heading_line
-from pipeline.llm import LLMConfigError
+from pipeline.llm.errors import LLMConfigError
 from pipeline.compaction.offline import OfflineClient, one_line, parse_calls
 from pipeline.model.summary import Offline, OfflineFill
 from pipeline.session import ContextTexts, SessionFile, convert_to_llm, parse_message

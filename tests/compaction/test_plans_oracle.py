@@ -11,8 +11,8 @@ from functools import lru_cache
 
 import pytest
 
-from pipeline.compaction import CompactionPlan, plan_compaction
-from pipeline.model import Compaction
+from pipeline.compaction.plan import CompactionPlan, plan_compaction
+from pipeline.model.compaction import Compaction
 from pipeline.session import SessionFile
 
 from .conftest import ROOT, vectors

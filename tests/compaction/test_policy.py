@@ -7,15 +7,15 @@ import json
 import pytest
 
 from pipeline import compile_profile
-from pipeline.compaction import compact_session, plan_session
-from pipeline.compaction import compact
+from pipeline.compaction.engine import compact_session, plan_session
+from pipeline.compaction.driver import compact
 from pipeline.compaction.summarize import SummaryFailed
 from pipeline.compaction.tokens import should_compact
 from pipeline.compaction.triggers import threshold, would_trigger
 from pipeline.errors import ProfileError
-from pipeline.llm import Completion
+from pipeline.llm.types import Completion
 from pipeline.model.compaction import Compaction
-from pipeline.runtime import CurrentModel, check_compaction
+from pipeline.runtime.policy import CurrentModel, check_compaction
 from pipeline.session import SessionFile, Usage
 from pipeline.session.masks import MASK_TYPE
 from pipeline.session.projection import build_context
@@ -138,7 +138,7 @@ def test_plan_window_answers_with_the_models_settings(capsys, tmp_path):
 
 
 def test_summarizer_effort_replaces_the_sessions_level(tmp_path):
-    from pipeline.compaction import planned_requests
+    from pipeline.compaction.engine import planned_requests
 
     profile = _profile(tmp_path, "summarizer: {reasoning: true, reasoning_effort: low}\n").profile
     plan = plan_session(SessionFile.open(ROOT / LONG), profile.compaction)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from pipeline import compile_profile
-from pipeline.compaction import compact
+from pipeline.compaction.driver import compact
 from pipeline.session import SessionFile
 from pipeline.session.masks import MASK_TYPE
 from pipeline.testing.loopback import LoopbackServer

@@ -9,22 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.compaction import (
-    BranchEntries,
-    CompactionPlan,
-    RequestContext,
-    branch_entries,
-    compact_session,
-    history_request,
-    plan_calls,
-    plan_compaction,
-    render_schema,
-    summarize_branch,
-    summarize_plan,
-)
-from pipeline.llm import REASONING_LEVELS
-from pipeline.model import SchemaItem, SchemaSection
-from pipeline.model.summary import SchemaFormat
+from pipeline.compaction.branch import BranchEntries, branch_entries, summarize_branch
+from pipeline.compaction.engine import compact_session
+from pipeline.compaction.plan import CompactionPlan, plan_compaction
+from pipeline.compaction.requests import RequestContext, history_request
+from pipeline.compaction.summarize import plan_calls, summarize_plan
+from pipeline.compaction.summary_schema import render_schema
+from pipeline.llm.types import REASONING_LEVELS
+from pipeline.model.summary import SchemaFormat, SchemaItem, SchemaSection
 from pipeline.session import ContextTexts, SessionFile, convert_to_llm, parse_entry, parse_message
 
 from .conftest import ROOT, ScriptedClient, completion, masked_profile, vectors

@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.compaction import (
-    FileOps,
-    RequestContext,
-    SerializeOptions,
-    file_lists,
-    format_file_lists,
-    serialize_conversation,
-)
+from pipeline.compaction.fileops import FileOps, file_lists, format_file_lists
+from pipeline.compaction.requests import RequestContext
+from pipeline.compaction.serialize import SerializeOptions, serialize_conversation
 from pipeline.compaction.fileops import collect, seed_from_details
 from pipeline.compaction.serialize import truncate
 from pipeline.model.summary import Labels, Tags
-from pipeline.model import Text
+from pipeline.model.text import Text
 from pipeline.session import ContextTexts, SessionFile, build_session_context, convert_to_llm, parse_message
 
 from .conftest import ROOT, masked_profile, vectors

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.compaction import (
-    RequestContext,
-    SummaryFailed,
-    missing_sections,
-    plan_compaction,
-    summarize_plan,
-)
+from pipeline.compaction.plan import plan_compaction
+from pipeline.compaction.requests import RequestContext
+from pipeline.compaction.summarize import SummaryFailed, summarize_plan
+from pipeline.compaction.summary_schema import missing_sections
 from pipeline.compaction.requests import output_budget
-from pipeline.llm import LLMStatusError
+from pipeline.llm.errors import LLMStatusError
 from pipeline.session import ContextTexts
 
 from .conftest import ScriptedClient, completion, default_profile, masked_profile
@@ -128,8 +125,8 @@ def test_custom_instructions_use_the_profiles_label():
 
 
 def test_reasoning_is_the_sessions_thinking_level_only_for_reasoning_models():
-    from pipeline.compaction import request_context
-    from pipeline.model import Summarizer
+    from pipeline.compaction.engine import request_context
+    from pipeline.model.summary import Summarizer
 
     profile = default_profile()
     ask = lambda reasoning, level: request_context(  # noqa: E731

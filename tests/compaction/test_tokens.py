@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.compaction import context_tokens, estimate_context, estimate_tokens, should_compact
-from pipeline.model import Compaction
+from pipeline.compaction.tokens import context_tokens, estimate_context, estimate_tokens, should_compact
+from pipeline.model.compaction import Compaction
 from pipeline.session import SessionFile, Usage, parse_message
 
 from .conftest import ROOT, vectors

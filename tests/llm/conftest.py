@@ -8,7 +8,7 @@ import threading
 import pytest
 from llm_fakes import FAKE_KEY, KEY_ENV, RNG_VALUE, FakeLLMServer, Sleeps
 
-from pipeline.llm import make_client
+from pipeline.llm.factory import make_client
 from pipeline.llm.limits import bounded_http_client
 
 

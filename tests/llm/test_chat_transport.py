@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from pipeline.llm.chat import ChatClient
-from pipeline.runtime import ModelInfo
+from pipeline.runtime.host import ModelInfo
 
 MODEL = ModelInfo(id="m", provider="openai", api="openai-completions", context_window=1000, max_tokens=10)
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from llm_fakes import PROVIDERS, RNG_VALUE, Reply
 
-from pipeline.llm import (
+from pipeline.llm.errors import (
     LLMConnectionError,
     LLMEmptyCompletionError,
     LLMResponseError,
@@ -17,10 +17,10 @@ from pipeline.llm import (
     LLMRetryDelayError,
     LLMStatusError,
     LLMTimeoutError,
-    RetryPolicy,
-    SummaryRequest,
-    make_client,
 )
+from pipeline.llm.factory import make_client
+from pipeline.llm.retry import RetryPolicy
+from pipeline.llm.types import SummaryRequest
 
 REQUEST = SummaryRequest(system_prompt="S", user_text="U", max_tokens=500, model="test-model")
 SHORT_TIMEOUT = 0.3

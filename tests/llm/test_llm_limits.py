@@ -18,20 +18,11 @@ import zlib
 import pytest
 from llm_fakes import FAKE_KEY, KEY_ENV, PROVIDERS, Reply
 
-from pipeline.llm import (
-    Limits,
-    LLMConnectionError,
-    LLMDeadlineError,
-    LLMError,
-    LLMResponseError,
-    LLMResponseTooLargeError,
-    LLMRetriesExhaustedError,
-    LLMStatusError,
-    LLMSummaryTooLongError,
-    SummaryRequest,
-    compaction_deadline,
-    make_client,
-)
+from pipeline.llm.deadline import LLMDeadlineError, compaction_deadline
+from pipeline.llm.errors import LLMConnectionError, LLMError, LLMResponseError, LLMRetriesExhaustedError, LLMStatusError
+from pipeline.llm.factory import make_client
+from pipeline.llm.limits import Limits, LLMResponseTooLargeError, LLMSummaryTooLongError
+from pipeline.llm.types import SummaryRequest
 
 REQUEST = SummaryRequest(system_prompt="S", user_text="U", max_tokens=500, model="test-model")
 DEADLINE = 1.0
@@ -303,7 +294,7 @@ def test_a_connection_error_to_a_url_with_a_password_hides_it(provider, closed_p
 
 
 def test_a_malformed_base_url_with_a_password_hides_it():
-    from pipeline.llm import LLMConfigError
+    from pipeline.llm.errors import LLMConfigError
 
     with pytest.raises(LLMConfigError) as info:
         make_client("openai", model="m", base_url=f"ftp://{USER}:{PASSWORD}@host/v1", env={})

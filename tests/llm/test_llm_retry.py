@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from pipeline.llm import (
+from pipeline.llm.errors import (
     LLMConfigError,
     LLMEmptyCompletionError,
     LLMResponseError,
@@ -15,11 +15,8 @@ from pipeline.llm import (
     LLMRetryDelayError,
     LLMStatusError,
     LLMTimeoutError,
-    RetryPolicy,
-    call_with_retries,
-    is_retryable_status,
-    parse_retry_after,
 )
+from pipeline.llm.retry import RetryPolicy, call_with_retries, is_retryable_status, parse_retry_after
 
 
 def scripted(*outcomes):

@@ -11,7 +11,7 @@ import logging
 import pytest
 from llm_fakes import FAKE_KEY, KEY_ENV, PROVIDERS, Received, Reply
 
-from pipeline.llm import (
+from pipeline.llm.errors import (
     LLMAuthError,
     LLMConfigError,
     LLMConnectionError,
@@ -21,9 +21,9 @@ from pipeline.llm import (
     LLMRetriesExhaustedError,
     LLMRetryDelayError,
     LLMStatusError,
-    SummaryRequest,
-    make_client,
 )
+from pipeline.llm.factory import make_client
+from pipeline.llm.types import SummaryRequest
 
 REQUEST = SummaryRequest(system_prompt="S", user_text="U", max_tokens=500, model="test-model")
 

@@ -7,14 +7,8 @@ import dataclasses
 import pytest
 
 from pipeline.errors import PipelineError
-from pipeline.llm import (
-    REASONING_LEVELS,
-    LLMAuthError,
-    LLMConfigError,
-    LLMError,
-    LLMStatusError,
-    SummaryRequest,
-)
+from pipeline.llm.errors import LLMAuthError, LLMConfigError, LLMError, LLMStatusError
+from pipeline.llm.types import REASONING_LEVELS, SummaryRequest
 from pipeline.session import Usage
 
 
@@ -91,7 +85,8 @@ def test_auth_error_names_the_variable():
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 @pytest.mark.parametrize("url", ["ftp://x", "localhost:8080", "file:///tmp/x"])
 def test_base_url_must_be_http(provider, url):
-    from pipeline.llm import LLMConfigError, make_client
+    from pipeline.llm.errors import LLMConfigError
+    from pipeline.llm.factory import make_client
 
     with pytest.raises(LLMConfigError) as err:
         make_client(provider, model="m", base_url=url, env={})

@@ -8,17 +8,11 @@ import httpx
 import pytest
 from llm_fakes import ANTHROPIC_PATH, FAKE_KEY, KEY_ENV, OPENAI_PATH, PROVIDERS, Reply
 
-from pipeline.llm import (
-    AnthropicMessagesClient,
-    Completion,
-    LLMAuthError,
-    LLMConfigError,
-    LLMResponseError,
-    OpenAIChatClient,
-    SummaryClient,
-    SummaryRequest,
-    make_client,
-)
+from pipeline.llm.anthropic_messages import AnthropicMessagesClient
+from pipeline.llm.errors import LLMAuthError, LLMConfigError, LLMResponseError
+from pipeline.llm.factory import make_client
+from pipeline.llm.openai_chat import OpenAIChatClient
+from pipeline.llm.types import Completion, SummaryClient, SummaryRequest
 from pipeline.session import Usage
 
 SYSTEM = "SYSTEM-FIXTURE: test instruction."

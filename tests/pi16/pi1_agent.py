@@ -2,7 +2,7 @@
 (``tests/data/pi16/agent.json``), through the loopback server, with ``builtin:pi-1``.
 
 :func:`run_scenario` sets up what pi had (the fixture project, the tools, the hooks, the
-session), sends every prompt through our :class:`~pipeline.runtime.Agent` against a
+session), sends every prompt through our :class:`~pipeline.runtime.loop.Agent` against a
 :class:`~pipeline.testing.loopback.LoopbackServer` on 127.0.0.1 and returns what each model
 request held and the entries appended, reduced the way the generator reduced pi's
 (``gen_agent_vectors.py``: texts masked, tools by name, content blocks flattened).
@@ -30,7 +30,9 @@ from pi1_shapes import flat_content
 
 from pipeline.llm.chat import ChatClient
 from pipeline.prompt.discover import discover
-from pipeline.runtime import Agent, Conversation, HookResult, ModelInfo, Tool
+from pipeline.runtime.conversation import Conversation
+from pipeline.runtime.host import HookResult, ModelInfo, Tool
+from pipeline.runtime.loop import Agent
 from pipeline.runtime.system import frame_update
 from pipeline.runtime.tools import SCHEMAS
 from pipeline.session import SessionFile

@@ -1,7 +1,7 @@
 """Differential check: our runtime with ``builtin:pi-1`` against pi 1.6.0's own ``AgentSession``
 on the runs where the system-prompt sections change (``tests/data/pi16/agent.json``).
 
-Every scenario runs through our :class:`~pipeline.runtime.Agent` and the loopback server
+Every scenario runs through our :class:`~pipeline.runtime.loop.Agent` and the loopback server
 (:mod:`pi1_agent`), for a model without mid-conversation system messages (OpenAI wire) and
 for one that reads them (OpenAI and Anthropic wires). Per captured request, in pi's masked
 space:

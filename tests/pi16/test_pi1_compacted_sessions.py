@@ -25,7 +25,8 @@ from pi1_agent import MASKS, PROFILE, model, tools_for
 
 from pipeline.llm.chat import ChatClient
 from pipeline.prompt.discover import discover
-from pipeline.runtime import Agent, Conversation
+from pipeline.runtime.conversation import Conversation
+from pipeline.runtime.loop import Agent
 from pipeline.runtime.edits import context_messages
 from pipeline.session.system import is_system_message
 from pipeline.runtime.tools import SCHEMAS

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import compile_profile
-from pipeline.compaction import planned_requests
+from pipeline.compaction.engine import planned_requests
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = json.loads((ROOT / "tests" / "data" / "pi16" / "compaction.json").read_text(encoding="utf-8"))
@@ -98,7 +98,7 @@ def _pipeline(request: dict, tmp: Path):
 
 
 def our_requests(case: dict, tmp: Path) -> list:
-    from pipeline.compaction import plan_compaction
+    from pipeline.compaction.plan import plan_compaction
     from pipeline.session import SessionFile
 
     request = case["request"]
@@ -138,7 +138,7 @@ def test_summary_requests_have_pi16_structure(case: dict, tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("index", range(len(DATA["serialize"])))
 def test_serialization_leaves_thinking_out(index: int) -> None:
-    from pipeline.compaction import serialize_conversation
+    from pipeline.compaction.serialize import serialize_conversation
     from pipeline.compaction.requests import RequestContext
     from pipeline.session import parse_message
 
@@ -246,7 +246,7 @@ def masked_lines(text: str, profile) -> str:
 @pytest.mark.parametrize("case", MESSAGE_CASES, ids=["first", "update"])
 def test_message_summaries_have_pi16_structure(case: dict) -> None:
     """``generate_summary`` on given messages: the history or update request."""
-    from pipeline.compaction import history_request
+    from pipeline.compaction.requests import history_request
     from pipeline.compaction.engine import request_context
     from pipeline.session import ContextTexts, convert_to_llm, parse_message
 

@@ -83,7 +83,8 @@ def test_pis_file_read_as_pi_reads_it(tmp_path: Path) -> None:
 
 def test_the_runtime_edits_the_context(tmp_path: Path) -> None:
     from pipeline import compile_profile
-    from pipeline.runtime import Conversation, ModelInfo
+    from pipeline.runtime.conversation import Conversation
+    from pipeline.runtime.host import ModelInfo
 
     case = next(c for c in CASES if c["session"] == "base" and c["target"] == 5 and c["replacement"] == {"content": "shorter"})
     session = _open(tmp_path, "base")

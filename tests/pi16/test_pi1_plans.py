@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import compile_profile
-from pipeline.compaction import CompactionPlan, plan_compaction
+from pipeline.compaction.plan import CompactionPlan, plan_compaction
 from pipeline.session import SessionFile
 
 from planspec import plan_entries
@@ -240,7 +240,8 @@ def test_runtime_and_command_compact_with_the_same_plan(tmp_path: Path, capsys, 
     import shutil
 
     from pipeline.cli import main
-    from pipeline.runtime import Conversation, ModelInfo
+    from pipeline.runtime.conversation import Conversation
+    from pipeline.runtime.host import ModelInfo
 
     case = _for_model_case("compacted-branched.jsonl", provider)
     profile_path = tmp_path / "pi1-overrides.yaml"
@@ -270,7 +271,7 @@ def test_path_cut_with_the_last_fallback(case: dict) -> None:
     """``plan_on: path`` with ``cut_fallback: last`` is pi 1.6's plain ``findCutPoint`` on the
     raw path (context edits show nothing there); the default's ``first`` differs only where
     the budget is reached after the last cut point."""
-    from pipeline.compaction import find_cut_point
+    from pipeline.compaction.cut import find_cut_point
     from pipeline.session import parse_entry
 
     path = [parse_entry(raw) for raw in plan_entries(case["spec"])]

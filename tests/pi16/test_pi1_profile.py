@@ -98,9 +98,10 @@ def test_pi1_sets_every_block_the_default_sets() -> None:
 
 def test_the_runtime_splits_arguments_as_the_profile_declares(tmp_path) -> None:
     from pipeline import compile_profile
-    from pipeline.runtime import Conversation, ModelInfo
+    from pipeline.runtime.conversation import Conversation
+    from pipeline.runtime.host import ModelInfo
     from pipeline.session import SessionFile
-    from pipeline.templates import PromptTemplate
+    from pipeline.templates.files import PromptTemplate
 
     model = ModelInfo(id="m", provider="local", context_window=100000, max_tokens=4000)
     template = [PromptTemplate("say", "", "[$1][$2]")]

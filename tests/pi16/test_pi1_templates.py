@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from pipeline import compile_profile
-from pipeline.templates import PromptTemplate, split_args
+from pipeline.templates.files import PromptTemplate
+from pipeline.templates.invoke import split_args
 
 ARGS = json.loads((Path(__file__).resolve().parent.parent / "data" / "pi16" / "args.json").read_text(encoding="utf-8"))
 PI1, DEFAULT = compile_profile("builtin:pi-1"), compile_profile("default")

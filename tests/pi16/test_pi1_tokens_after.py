@@ -11,7 +11,7 @@ system message as 0, so the rule shows on every vector whose branch records the 
 * on pi's own result: the compaction entry pi wrote (its snapshot, cut and the length of
   its summary) on the same file gives, through our projection, pi's number; our snapshot
   of the branch is pi's;
-* end to end: :class:`~pipeline.runtime.Conversation` compacting the same file under
+* end to end: :class:`~pipeline.runtime.conversation.Conversation` compacting the same file under
   ``builtin:pi-1`` cuts where pi cut, and reports pi's number, less the summary's share
   (our summary holds our words, pi's its own, so the summaries' lengths differ).
 """

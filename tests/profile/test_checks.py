@@ -9,7 +9,7 @@ import pytest
 from cases import HEAD, STANDALONE
 from conftest import write_files
 from pipeline import Pipeline, PipelineError, compile_profile
-from pipeline.model import Profile
+from pipeline.model.profile import Profile
 
 
 def _warnings(tmp_path, body: str) -> list[str]:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from conftest import ROOT
-from pipeline.model import Profile, introspect
+from pipeline.model import introspect
+from pipeline.model.profile import Profile
 
 
 def _model(annotation):

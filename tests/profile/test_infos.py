@@ -13,7 +13,7 @@ import pytest
 
 from conftest import HEAD, run_process, write_files
 from pipeline.errors import Location, Problem
-from pipeline.templates import analyze
+from pipeline.templates.analysis import analyze
 
 INFO_ONLY = {
     "p.yaml": HEAD + "templates:\n  sources: [prompts]\n",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from conftest import HEAD, write_files
 from pipeline import compile_profile
-from pipeline.model import Profile, Retry
+from pipeline.model.profile import Profile
+from pipeline.model.runtime import Retry
 
 
 def test_defaults_are_pis():

@@ -7,7 +7,8 @@ import math
 import pytest
 
 from pipeline import PipelineError, load_profile
-from pipeline.source import flatten, parse
+from pipeline.source.reader import parse
+from pipeline.source.tree import flatten
 
 from cases import HEAD
 from conftest import write_files

@@ -7,8 +7,7 @@ import pytest
 from cases import HEAD
 from conftest import ROOT, write_files
 from pipeline import PipelineError, compile_profile
-from pipeline.model import VARIABLE_TABLE, variables_for
-from pipeline.model.variables import markdown_table
+from pipeline.model.variables import VARIABLE_TABLE, markdown_table, variables_for
 
 
 def test_docs_embed_the_table():
@@ -40,7 +39,7 @@ def test_variables_for(path, kind, expected):
 
 
 def test_every_table_row_names_a_text_field():
-    from pipeline.model import Profile
+    from pipeline.model.profile import Profile
     from pipeline.model.introspect import annotation_at, is_text
 
     for row in VARIABLE_TABLE:

@@ -14,7 +14,7 @@ from prompt_browser import find_browser, open_page
 
 from pipeline import compile_profile
 from pipeline.scenario import load_scenario
-from pipeline.report import build_prompt_report, prompt_html
+from pipeline.report.prompt import build_prompt_report, prompt_html
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 BROWSER = find_browser()

@@ -14,8 +14,7 @@ import pytest
 
 from pipeline import compile_profile, profile_cache
 from pipeline.cli import main
-from pipeline.model import Rule, Section, When
-from pipeline.model.prompt import CallerSections, Tool
+from pipeline.model.prompt import CallerSections, Rule, Section, Tool, When
 from pipeline.model.render_plan import CallerRule, CatalogEntry, Condition, RenderPlan, RulePlan, SectionPlan
 from pipeline.prompt import render_sections, render_system_prompt
 from pipeline.prompt.inputs import RenderRequest, gather

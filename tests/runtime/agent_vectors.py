@@ -2,7 +2,7 @@
 
 :func:`replay_scenario` sets up what pi had (the session file, the fixture project, the
 tools, the model, the compaction and retry settings, the before-agent-start hooks), feeds
-pi's scripted replies to our :class:`~pipeline.runtime.Agent` through a
+pi's scripted replies to our :class:`~pipeline.runtime.loop.Agent` through a
 :class:`~pipeline.testing.loopback.LoopbackServer` on 127.0.0.1 (agent turns in the
 OpenAI or Anthropic wire format, summary calls on a second server) and returns, per step,
 what our side sent, emitted and appended, for :mod:`test_agent_loop_vectors` to compare.
@@ -24,10 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import compile_profile
-from pipeline.llm import make_client
+from pipeline.llm.factory import make_client
 from pipeline.llm.chat import ChatClient
 from pipeline.prompt.discover import discover
-from pipeline.runtime import Agent, Conversation, HookResult, ModelInfo, Tool, ToolOutput
+from pipeline.runtime.conversation import Conversation
+from pipeline.runtime.host import HookResult, ModelInfo, Tool, ToolOutput
+from pipeline.runtime.loop import Agent
 from pipeline.runtime import events as ev
 from pipeline.runtime.tools import SCHEMAS, builtin_tools
 from pipeline.session import SessionFile

@@ -16,9 +16,9 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from pipeline.compaction import NothingToCompact, plan_compaction
-from pipeline.model import Compaction
-from pipeline.runtime import (
+from pipeline.compaction.plan import NothingToCompact, plan_compaction
+from pipeline.model.compaction import Compaction
+from pipeline.runtime.policy import (
     CompactionDecision,
     CurrentModel,
     RecoveryCycle,

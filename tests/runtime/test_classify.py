@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pipeline.runtime import (
+from pipeline.runtime.classify import (
     OVERFLOW_PATTERNS,
     is_context_overflow,
     is_recoverable_length,

@@ -12,8 +12,10 @@ import pytest
 
 from pipeline import compile_profile
 from pipeline.errors import ProviderError
-from pipeline.llm import LLMConnectionError
-from pipeline.runtime import Agent, Conversation, ModelInfo
+from pipeline.llm.errors import LLMConnectionError
+from pipeline.runtime.conversation import Conversation
+from pipeline.runtime.host import ModelInfo
+from pipeline.runtime.loop import Agent
 from pipeline.runtime import events as ev
 from pipeline.session import SessionFile
 

@@ -9,7 +9,10 @@ import time
 import pytest
 
 from pipeline import compile_profile
-from pipeline.runtime import Agent, Conversation, HookResult, ModelInfo, Tool, builtin_tools, model_client
+from pipeline.runtime.conversation import Conversation
+from pipeline.runtime.host import HookResult, ModelInfo, Tool
+from pipeline.runtime.loop import Agent, model_client
+from pipeline.runtime.tools import builtin_tools
 from pipeline.runtime import events as ev
 from pipeline.session import MessageEntry, SessionFile
 from pipeline.testing.loopback import LoopbackServer
@@ -69,7 +72,7 @@ def test_an_override_holds_for_every_request_of_its_run_and_ends_with_it(tmp_pat
 
 def test_input_is_expanded_skill_then_template(tmp_path):
     from pipeline.prompt import Skill
-    from pipeline.templates import PromptTemplate
+    from pipeline.templates.files import PromptTemplate
 
     skill_file = tmp_path / "lint" / "SKILL.md"
     skill_file.parent.mkdir()
@@ -257,7 +260,7 @@ def test_threshold_compaction_goes_on_only_with_queued_messages(tmp_path):
 
 
 def make_summary(server):
-    from pipeline.llm import make_client
+    from pipeline.llm.factory import make_client
 
     return make_client("openai", model="m", base_url=server.openai_base_url, env={"OPENAI_API_KEY": "k"},
                        max_retries=0)

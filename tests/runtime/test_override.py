@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.runtime import RunPrompt, run_hooks, start_run
+from pipeline.runtime.override import RunPrompt, run_hooks, start_run
 
 from .replay import load
 

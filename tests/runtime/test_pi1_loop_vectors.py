@@ -3,7 +3,7 @@ on the agent-loop scenarios (``tests/data/pi16/loop``: the 0.84.0 scenarios of
 ``tests/data/agent_loop`` run again through pi 1.6.0, plus ones where compaction, section
 changes and retries meet).
 
-Each scenario runs through our :class:`~pipeline.runtime.Agent` and the loopback server
+Each scenario runs through our :class:`~pipeline.runtime.loop.Agent` and the loopback server
 (:func:`~.agent_vectors.replay_scenario`, the profile ``builtin:pi-1``, tools carrying pi's
 snippet and guideline mask tokens) for a model without mid-conversation system messages,
 and must show pi's behaviour:
@@ -232,7 +232,7 @@ def system_share(session_file: Path, parent_id: str, settings) -> tuple[float, f
     path = SessionFile.open(session_file).path_to(parent_id)
     full = plan_compaction(path, settings).tokens_before
     bare = plan_compaction([parse_entry(_no_system(dict(e.raw))) for e in path], settings)
-    from pipeline.compaction import CompactionPlan
+    from pipeline.compaction.plan import CompactionPlan
 
     return full, full - (bare.tokens_before if isinstance(bare, CompactionPlan) else 0)  # nothing to compact without it
 

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from pipeline.compaction import should_compact
-from pipeline.model import Compaction
-from pipeline.runtime import (
+from pipeline.compaction.tokens import should_compact
+from pipeline.model.compaction import Compaction
+from pipeline.runtime.policy import (
     NOTHING,
     CompactionDecision,
     CurrentModel,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline import compile_profile
-from pipeline.runtime import RetrySettings, TurnRetry
+from pipeline.runtime.policy import RetrySettings, TurnRetry
 
 
 def test_default_profile_gives_pis_defaults():
@@ -42,7 +42,7 @@ def test_the_cap_applies_to_summary_call_retries(tmp_path):
     (tmp_path / "p.yaml").write_text(
         "extends: builtin:default\nname: t\nretry: {base_delay_ms: 1000, max_agent_delay_ms: 1500}\n", encoding="utf-8"
     )
-    from pipeline.runtime import summary_retry_delay
+    from pipeline.runtime.policy import summary_retry_delay
 
     settings = compile_profile(tmp_path / "p.yaml").retry_settings
     overloaded = {"role": "assistant", "content": [], "stopReason": "error", "errorMessage": "503 overloaded",

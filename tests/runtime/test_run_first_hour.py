@@ -78,8 +78,8 @@ def test_an_empty_session_file_starts_a_new_session(project, capsys, new):
 def test_agent_run_checks_the_key_before_writing(project, monkeypatch):
     """A missing key is a failed run (no exception), with nothing written; the next run sends one user message."""
     from pipeline import compile_profile
-    from pipeline.runtime import Agent, ModelInfo
-    from pipeline.runtime.loop import model_client
+    from pipeline.runtime.host import ModelInfo
+    from pipeline.runtime.loop import Agent, model_client
 
     pipeline = compile_profile("builtin:default")
     session = SessionFile.create(project / "lib.jsonl", cwd=str(project / "proj"))

@@ -11,7 +11,8 @@ from datetime import datetime, timezone
 
 from pipeline import compile_profile
 from pipeline.adapters._bridge import ContextBridge
-from pipeline.runtime import Conversation, ModelInfo
+from pipeline.runtime.conversation import Conversation
+from pipeline.runtime.host import ModelInfo
 from pipeline.runtime.driver import SessionDriver, open_session
 from pipeline.session import SessionFile
 

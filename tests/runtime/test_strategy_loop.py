@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 
 from pipeline import compile_profile
-from pipeline.runtime import Agent, Conversation, ModelInfo, builtin_tools, model_client
+from pipeline.runtime.conversation import Conversation
+from pipeline.runtime.host import ModelInfo
+from pipeline.runtime.loop import Agent, model_client
+from pipeline.runtime.tools import builtin_tools
 from pipeline.runtime import events as ev
 from pipeline.session import SessionFile
 from pipeline.session.masks import MASK_TYPE

@@ -7,7 +7,10 @@ from __future__ import annotations
 import pytest
 
 from pipeline import compile_profile
-from pipeline.runtime import Agent, Conversation, HookResult, ModelInfo, builtin_tools, model_client
+from pipeline.runtime.conversation import Conversation
+from pipeline.runtime.host import HookResult, ModelInfo
+from pipeline.runtime.loop import Agent, model_client
+from pipeline.runtime.tools import builtin_tools
 from pipeline.runtime.system import SystemLog, tool_changes
 from pipeline.session.system import replay
 from pipeline.session import SessionFile

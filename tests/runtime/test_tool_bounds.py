@@ -15,7 +15,10 @@ import threading
 import pytest
 
 from pipeline import compile_profile, files
-from pipeline.runtime import Agent, Conversation, ModelInfo, ToolOutput, builtin_tools, model_client
+from pipeline.runtime.conversation import Conversation
+from pipeline.runtime.host import ModelInfo, ToolOutput
+from pipeline.runtime.loop import Agent, model_client
+from pipeline.runtime.tools import builtin_tools
 from pipeline.session import SessionFile
 from pipeline.testing.loopback import LoopbackServer
 

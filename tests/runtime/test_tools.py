@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pipeline import compile_profile
-from pipeline.runtime import ToolOutput, builtin_tools
+from pipeline.runtime.host import ToolOutput
+from pipeline.runtime.tools import builtin_tools
 
 PROFILE = compile_profile("default").profile
 OUT = PROFILE.runtime.tool_output

@@ -6,8 +6,8 @@ import ast
 from pathlib import Path
 
 import pipeline
-from pipeline.compaction import FileOps, file_lists
-from pipeline.llm import Completion
+from pipeline.compaction.fileops import FileOps, file_lists
+from pipeline.llm.types import Completion
 from pipeline.session import Cost, FileLists, Usage
 
 PI_USAGE = {"input": 12, "output": 3, "cacheRead": 40, "cacheWrite": 5, "totalTokens": 60,

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import main
-from pipeline.templates import expand_input, load_sources
+from pipeline.templates.discovery import load_sources
+from pipeline.templates.invoke import expand_input
 from pipeline.templates.discovery import TemplateSource
 
 

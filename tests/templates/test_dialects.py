@@ -9,7 +9,10 @@ import pytest
 
 from pipeline import compile_profile
 from pipeline.cli import main
-from pipeline.templates import expand_input, load_sources, read_template, analyze
+from pipeline.templates.analysis import analyze
+from pipeline.templates.discovery import load_sources
+from pipeline.templates.files import read_template
+from pipeline.templates.invoke import expand_input
 from pipeline.templates.discovery import TemplateSource
 from pipeline.templates.dialects import read_dialect_file
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import main
-from pipeline.templates import PromptTemplate, load_sources
+from pipeline.templates.discovery import load_sources
+from pipeline.templates.files import PromptTemplate
 from pipeline.templates.discovery import TemplateSource
 from pipeline.templates.dialects.export import export_template, write_exported
 

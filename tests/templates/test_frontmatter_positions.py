@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.templates import FrontmatterError, parse_frontmatter
+from pipeline.templates.frontmatter import FrontmatterError, parse_frontmatter
 
 PI_084 = [
     ("foo: [bar", (1, 10)),

@@ -8,7 +8,8 @@ import sys
 
 CODE = """
 import sys
-from pipeline.templates import load_templates, expand_input
+from pipeline.templates.discovery import load_templates
+from pipeline.templates.invoke import expand_input
 from pathlib import Path
 loaded = load_templates(cwd=Path(sys.argv[1]), agent=Path(sys.argv[1]) / "agent")
 before = [m for m in ("pipeline.templates.plan", "pipeline.templates.scanner", "pipeline.templates.analysis") if m in sys.modules]

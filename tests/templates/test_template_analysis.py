@@ -6,7 +6,8 @@ import dataclasses
 
 import pytest
 
-from pipeline.templates import Finding, PromptTemplate, analyze
+from pipeline.templates.analysis import Finding, analyze
+from pipeline.templates.files import PromptTemplate
 
 
 def only(body: str) -> Finding:
@@ -110,7 +111,7 @@ def test_template_file_findings_are_located_in_the_file(tmp_path):
 def test_a_missing_brace_is_a_lint_and_expansion_stays_pis():
     """Issue 34, item 4: `$2:-correctness}` is `$2` and then text, in pi and here; only a
     finding says so. Tails that make no form (`$1:2}`) or never close are not flagged."""
-    from pipeline.templates import substitute_args
+    from pipeline.templates.plan import substitute_args
 
     body = "Review $1 for $2:-correctness}."
     [finding] = analyze(body).findings

@@ -19,7 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.errors import PipelineError
-from pipeline.templates import PromptTemplate, expand_input, parse_args, substitute_args
+from pipeline.templates.files import PromptTemplate
+from pipeline.templates.invoke import expand_input, parse_args
+from pipeline.templates.plan import substitute_args
 from pipeline.templates.files import read_template
 from pipeline.templates.frontmatter import FrontmatterError
 

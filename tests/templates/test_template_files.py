@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.templates import LoadedTemplates, PromptTemplate, load_templates, read_template, scan_directory
+from pipeline.templates.discovery import LoadedTemplates, load_templates, scan_directory
+from pipeline.templates.files import PromptTemplate, read_template
 from pipeline.agentdir import agent_dir
 from pipeline.templates.ignorefile import IgnoreRules
 

@@ -7,17 +7,8 @@ import dataclasses
 import pytest
 
 from pipeline.resources import data_dir, grammar_text
-from pipeline.templates import (
-    AllArgs,
-    Default,
-    Literal,
-    Pos,
-    Positional,
-    Slice,
-    Template,
-    parse_template,
-    substitute_args,
-)
+from pipeline.templates.nodes import AllArgs, Default, Literal, Pos, Positional, Slice
+from pipeline.templates.plan import Template, parse_template, substitute_args
 from pipeline.templates.grammar import GRAMMAR_FILE
 from pipeline.templates.reference import parser
 from pipeline.templates.plan import build_nodes

@@ -20,12 +20,8 @@ import pytest
 
 from pipeline import compile_profile
 from pipeline.cli import main
-from pipeline.model import Templates
-from pipeline.templates import (
-    global_template_dir,
-    load_profile_templates,
-    profile_sources,
-)
+from pipeline.model.templates import Templates
+from pipeline.templates.discovery import global_template_dir, load_profile_templates, profile_sources
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 DISCOVERY = json.loads((DATA / "template_vectors.json").read_text(encoding="utf-8"))["discovery"]

@@ -8,14 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.js import JS_WHITESPACE
-from pipeline.templates import (
-    PromptTemplate,
-    analyze,
-    expand_input,
-    parse_args,
-    parse_template,
-    substitute_args,
-)
+from pipeline.templates.analysis import analyze
+from pipeline.templates.files import PromptTemplate
+from pipeline.templates.invoke import expand_input, parse_args
+from pipeline.templates.plan import parse_template, substitute_args
 
 #: Applied to each test here (a loaded settings profile would leak into other test modules).
 SETTINGS = settings(max_examples=300, deadline=None)

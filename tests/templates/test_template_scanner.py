@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.templates import Template, analyze, parse_template, substitute_args
+from pipeline.templates.analysis import analyze
+from pipeline.templates.plan import Template, parse_template, substitute_args
 from pipeline.templates.reference import build_lark, parser
 from pipeline.templates import plan as plan_module
 from pipeline.templates.plan import build_nodes

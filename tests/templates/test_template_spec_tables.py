@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.templates import (
-    PromptTemplate,
-    expand_input,
-    load_templates,
-    parse_args,
-    parse_frontmatter,
-    substitute_args,
-)
+from pipeline.templates.discovery import load_templates
+from pipeline.templates.files import PromptTemplate
+from pipeline.templates.frontmatter import parse_frontmatter
+from pipeline.templates.invoke import expand_input, parse_args
+from pipeline.templates.plan import substitute_args
 
 PARSING = [
     ('P1', 'a b c', ['a', 'b', 'c']),

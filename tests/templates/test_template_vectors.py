@@ -14,15 +14,11 @@ from pathlib import Path
 import pytest
 
 from pipeline.js import js_json, yaml_string
-from pipeline.templates import (
-    FrontmatterError,
-    PromptTemplate,
-    expand_input,
-    load_templates,
-    parse_args,
-    parse_frontmatter,
-    substitute_args,
-)
+from pipeline.templates.discovery import load_templates
+from pipeline.templates.files import PromptTemplate
+from pipeline.templates.frontmatter import FrontmatterError, parse_frontmatter
+from pipeline.templates.invoke import expand_input, parse_args
+from pipeline.templates.plan import substitute_args
 
 DEFAULT = Path(__file__).resolve().parent.parent / "data" / "template_vectors.json"
 VECTORS = json.loads(Path(os.environ.get("TEMPLATE_VECTORS", DEFAULT)).read_text(encoding="utf-8"))

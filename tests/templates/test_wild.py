@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.templates import expand_input, load_sources, load_templates
+from pipeline.templates.discovery import load_sources, load_templates
+from pipeline.templates.invoke import expand_input
 from pipeline.templates.discovery import TemplateSource
 
 REPO = Path(__file__).resolve().parents[2]

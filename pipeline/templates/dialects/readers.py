@@ -1,4 +1,4 @@
-"""Reading another tool's command files into :class:`~pipeline.templates.PromptTemplate` s.
+"""Reading another tool's command files into :class:`~pipeline.templates.files.PromptTemplate` s.
 
 A :class:`DialectTemplate` keeps the file's body as written and expands it with its
 dialect's :mod:`~.languages` rules, so ``/name args`` gives what that tool would send

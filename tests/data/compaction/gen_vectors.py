@@ -44,9 +44,8 @@ sys.path.insert(0, str(ROOT / "tests" / "compaction"))
 
 from entryspec import raw_entries  # noqa: E402
 
-from pipeline.compaction import render_schema  # noqa: E402
-from pipeline.model import SchemaItem, SchemaSection
-from pipeline.model.profile import SchemaFormat  # noqa: E402
+from pipeline.compaction.summary_schema import render_schema  # noqa: E402
+from pipeline.model.summary import SchemaFormat, SchemaItem, SchemaSection  # noqa: E402
 
 REAL = ROOT / "tests" / "data" / "sessions" / "real"
 REAL_NAMES = ("short-chat", "long-coding", "compacted-branched", "multi-compaction")

@@ -551,7 +551,7 @@ def write(name: str, data: Any) -> None:
 def check(seed: int, count: int) -> int:
     """Compare fresh random cases (none from the vector file) with pipeline.runtime."""
     sys.path.insert(0, str(ROOT))
-    from pipeline.runtime import is_context_overflow, is_recoverable_length, is_retryable_error
+    from pipeline.runtime.classify import is_context_overflow, is_recoverable_length, is_retryable_error
 
     rng = random.Random(seed)
     cases = [error_case(fuzz_text(rng), rng.choice(WINDOWS)) for _ in range(count)] + usage_cases(rng, count // 3)

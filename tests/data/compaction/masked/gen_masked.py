@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 from pipeline import compile_profile
-from pipeline.compaction import compact
+from pipeline.compaction.driver import compact
 from pipeline.session import SessionFile
 
 HERE = Path(__file__).resolve().parent
