@@ -7,6 +7,7 @@ jargon or URLs, and a "did you mean" hint for unknown keys and misspelt values.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from typing import Any, Callable, Literal, Sequence
@@ -15,13 +16,15 @@ from pydantic import BaseModel, ValidationError
 
 from pipeline.errors import Location, Problem, did_you_mean
 from pipeline.model import introspect
-from pipeline.model.base import SECTION_DIRECTIVES
+from pipeline.model.base import APPEND, SECTION_DIRECTIVES
 from pipeline.model.prompt import Section
 
 Where = Literal["key", "value", "parent"]
 #: ``locate(path, where)`` -> the location of a key path's key, value or parent key.
 Locate = Callable[[tuple, Where], "Location | None"]
 RenderKey = Callable[[tuple], str]
+#: ``written(path)`` -> the key of ``path`` as the file writes it, when known.
+Written = Callable[[tuple], "str | None"]
 
 _EXPECTED = {
     "string_type": "text",
@@ -78,9 +81,11 @@ def _inline(value: Any) -> str:
     return str(value)
 
 
-def problems_from(err: ValidationError, root: type[BaseModel], locate: Locate, render: RenderKey) -> list[Problem]:
+def problems_from(err: ValidationError, root: type[BaseModel], locate: Locate, render: RenderKey,
+                  written: Written | None = None) -> list[Problem]:
     """One problem per pydantic error (duplicates merged); the errors of a value that fits
-    none of a union's forms are one set of problems about the value (:func:`_union_problems`)."""
+    none of a union's forms are one set of problems about the value (:func:`_union_problems`).
+    ``written(path)``: a key as the file writes it, so an unknown ``KEY+`` is named so."""
     problems: list[Problem] = []
     unions: dict[tuple, dict[str, list[tuple[dict, tuple]]]] = {}
 
@@ -95,7 +100,7 @@ def problems_from(err: ValidationError, root: type[BaseModel], locate: Locate, r
             prefix, member, rest = split
             unions.setdefault(prefix, {}).setdefault(member, []).append((error, rest))
             continue
-        add(_problem(error, path, root, locate, render))
+        add(_appended(_problem(error, path, root, locate, render), error, path, root, written))
     for prefix, members in unions.items():
         for problem in _union_problems(prefix, members, root, locate, render):
             add(problem)
@@ -105,6 +110,19 @@ def problems_from(err: ValidationError, root: type[BaseModel], locate: Locate, r
 def _problem(error: dict, path: tuple, root: type[BaseModel], locate: Locate, render: RenderKey) -> Problem:
     message, hint, where = _translate(error, path, root)
     return Problem(message, locate(path, where), key=render(path) or None, hint=hint, code=code_of(error["type"], path))
+
+
+def _appended(problem: Problem, error: dict, path: tuple, root: type[BaseModel], written: Written | None) -> Problem:
+    """An unknown key the file writes as ``KEY+`` (the append form, merged as ``KEY``):
+    named as written, its did-you-mean in the append form too."""
+    shown = written(path) if written is not None and error["type"] == "extra_forbidden" else None
+    if shown is None or shown != f"{path[-1]}{APPEND}":
+        return problem
+    parent = introspect.model_at(root, path[:-1]) if len(path) > 1 else root
+    lists = [key for key in _key_choices(parent, len(path) == 1)
+             if parent is not None and introspect.item_type(introspect.field_annotation(parent, key)) is not None]
+    hint = did_you_mean(shown, [key + APPEND for key in lists])
+    return dataclasses.replace(problem, key=f"{problem.key}{APPEND}", hint=hint)
 
 
 def _union_split(root: type[BaseModel], path: tuple) -> tuple[tuple, str, tuple] | None:

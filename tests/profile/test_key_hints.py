@@ -83,3 +83,21 @@ def test_a_template_source_mapping_gets_did_you_mean_for_its_keys_and_dialect(tm
     assert "p.yaml:6:19: templates.sources.1.dialct: unknown key (did you mean `dialect`?)" in hints
     assert ("p.yaml:7:28: templates.sources.2.dialect: invalid value `claud-code` (did you mean `claude-code`?)"
             in hints)
+
+
+def test_a_misspelt_append_key_is_named_as_written_and_its_hint_appends(tmp_path, cli):
+    """Item 2 with item 1's append form: `rulse+:` is named `rulse+` and its did-you-mean is
+    `rules+` (a hint of `rules` would make the overlay replace the built-in rules); a hint
+    never offers `+` on a key that holds no list."""
+    head = "extends: builtin:default\nname: mine\n"
+    write_files(tmp_path, {
+        "rules.yaml": head + "system_prompt:\n  sections:\n    - id: rules\n      rulse+:\n        - text: a\n",
+        "tools.yaml": head + "system_prompt:\n  default_tool+: [grep]\n",
+        "text.yaml": head + "system_prompt:\n  sections:\n    - {id: extra, txet+: [a]}\n",
+    })
+    lines = [line for line in cli("validate", "rules.yaml", "tools.yaml", "text.yaml").lines if "unknown key" in line]
+    assert lines == [
+        "rules.yaml:6:7: system_prompt.sections.rules.rulse+: unknown key (did you mean `rules+`?)",
+        "tools.yaml:4:3: system_prompt.default_tool+: unknown key (did you mean `default_tools+`?)",
+        "text.yaml:5:19: system_prompt.sections.extra.txet+: unknown key",
+    ]
