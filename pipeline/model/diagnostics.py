@@ -129,12 +129,13 @@ def _union_split(root: type[BaseModel], path: tuple) -> tuple[tuple, str, tuple]
     """``(prefix, member, rest)`` when pydantic named a union member in ``path`` (its
     ``loc`` holds the model's class name after the union's key), else None."""
     for k, part in enumerate(path):
-        if isinstance(part, str) and part in {m.__name__ for m in introspect.union_models(annotation_at(root, path[:k]))}:
+        if isinstance(part, str) and part in {m.__name__ for m in introspect.union_models(_annotation_at(root, path[:k]))}:
             return path[:k], part, path[k + 1:]
     return None
 
 
-def annotation_at(root: type[BaseModel], path: tuple) -> Any:
+def _annotation_at(root: type[BaseModel], path: tuple) -> Any:
+    """The annotation at ``path`` (``root`` itself at the top)."""
     return introspect.annotation_at(root, path) if path else root
 
 
@@ -147,7 +148,7 @@ def _union_problems(prefix: tuple, members: dict[str, list[tuple[dict, tuple]]],
     class names: a form whose keys the value has (only a value of it is wrong) gives its
     errors; a key no form has is unknown, with a did-you-mean over every form's keys; else
     the value must hold exactly one form's keys."""
-    forms = introspect.union_models(annotation_at(root, prefix))
+    forms = introspect.union_models(_annotation_at(root, prefix))
     for form in forms:  # the form the user wrote: its keys are right, a value is not
         errors = members.get(form.__name__, [])
         if errors and all(rest and not (len(rest) == 1 and e["type"] in _STRUCTURAL) for e, rest in errors):
