@@ -129,8 +129,9 @@ def _union_split(root: type[BaseModel], path: tuple) -> tuple[tuple, str, tuple]
     """``(prefix, member, rest)`` when pydantic named a union member in ``path`` (its
     ``loc`` holds the model's class name after the union's key), else None."""
     for k, part in enumerate(path):
-        if isinstance(part, str) and part in {m.__name__ for m in introspect.union_models(_annotation_at(root, path[:k]))}:
-            return path[:k], part, path[k + 1:]
+        forms = introspect.union_models(_annotation_at(root, path[:k])) if isinstance(part, str) else ()
+        if part in {form.__name__ for form in forms}:
+            return path[:k], str(part), path[k + 1:]
     return None
 
 
