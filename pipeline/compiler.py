@@ -276,7 +276,7 @@ def _validated(data: Any, source_map: SourceMap, label: str, layer: _Layer) -> t
     try:
         profile = Profile.model_validate(_frozen(data), strict=True, by_name=False)
     except ValidationError as err:
-        found = problems_from(err, Profile, _locator(source_map), KeyNames(data))
+        found = problems_from(err, Profile, _locator(source_map), KeyNames(data), source_map.key_text)
         return None, problems + [_without_secret(p, layer) for p in found]
     return LoadedProfile(profile, source_map, label), problems
 

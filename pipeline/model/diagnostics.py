@@ -7,6 +7,7 @@ jargon or URLs, and a "did you mean" hint for unknown keys and misspelt values.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from typing import Any, Callable, Literal, Sequence
@@ -15,13 +16,15 @@ from pydantic import BaseModel, ValidationError
 
 from pipeline.errors import Location, Problem, did_you_mean
 from pipeline.model import introspect
-from pipeline.model.base import SECTION_DIRECTIVES
+from pipeline.model.base import APPEND, SECTION_DIRECTIVES
 from pipeline.model.prompt import Section
 
 Where = Literal["key", "value", "parent"]
 #: ``locate(path, where)`` -> the location of a key path's key, value or parent key.
 Locate = Callable[[tuple, Where], "Location | None"]
 RenderKey = Callable[[tuple], str]
+#: ``written(path)`` -> the key of ``path`` as the file writes it, when known.
+Written = Callable[[tuple], "str | None"]
 
 _EXPECTED = {
     "string_type": "text",
@@ -78,17 +81,110 @@ def _inline(value: Any) -> str:
     return str(value)
 
 
-def problems_from(err: ValidationError, root: type[BaseModel], locate: Locate, render: RenderKey) -> list[Problem]:
-    """One problem per pydantic error (duplicates merged)."""
+def problems_from(err: ValidationError, root: type[BaseModel], locate: Locate, render: RenderKey,
+                  written: Written | None = None) -> list[Problem]:
+    """One problem per pydantic error (duplicates merged); the errors of a value that fits
+    none of a union's forms are one set of problems about the value (:func:`_union_problems`).
+    ``written(path)``: a key as the file writes it, so an unknown ``KEY+`` is named so."""
     problems: list[Problem] = []
-    for error in err.errors(include_url=False):
-        path = tuple(p for p in error["loc"] if isinstance(p, int) or "[" not in str(p))
-        message, hint, where = _translate(error, path, root)
-        code = code_of(error["type"], path)
-        problem = Problem(message, locate(path, where), key=render(path) or None, hint=hint, code=code)
+    unions: dict[tuple, dict[str, list[tuple[dict, tuple]]]] = {}
+
+    def add(problem: Problem) -> None:
         if problem not in problems:
             problems.append(problem)
+
+    for error in err.errors(include_url=False):
+        path = tuple(p for p in error["loc"] if isinstance(p, int) or "[" not in str(p))
+        split = _union_split(root, path)
+        if split is not None:
+            prefix, member, rest = split
+            unions.setdefault(prefix, {}).setdefault(member, []).append((error, rest))
+            continue
+        add(_appended(_problem(error, path, root, locate, render), error, path, root, written))
+    for prefix, members in unions.items():
+        for problem in _union_problems(prefix, members, root, locate, render):
+            add(problem)
     return problems
+
+
+def _problem(error: dict, path: tuple, root: type[BaseModel], locate: Locate, render: RenderKey) -> Problem:
+    message, hint, where = _translate(error, path, root)
+    return Problem(message, locate(path, where), key=render(path) or None, hint=hint, code=code_of(error["type"], path))
+
+
+def _appended(problem: Problem, error: dict, path: tuple, root: type[BaseModel], written: Written | None) -> Problem:
+    """An unknown key the file writes as ``KEY+`` (the append form, merged as ``KEY``):
+    named as written, its did-you-mean in the append form too."""
+    shown = written(path) if written is not None and error["type"] == "extra_forbidden" else None
+    if shown is None or shown != f"{path[-1]}{APPEND}":
+        return problem
+    parent = introspect.model_at(root, path[:-1]) if len(path) > 1 else root
+    lists = [key for key in _key_choices(parent, len(path) == 1)
+             if parent is not None and introspect.item_type(introspect.field_annotation(parent, key)) is not None]
+    hint = did_you_mean(shown, [key + APPEND for key in lists])
+    return dataclasses.replace(problem, key=f"{problem.key}{APPEND}", hint=hint)
+
+
+def _union_split(root: type[BaseModel], path: tuple) -> tuple[tuple, str, tuple] | None:
+    """``(prefix, member, rest)`` when pydantic named a union member in ``path`` (its
+    ``loc`` holds the model's class name after the union's key), else None."""
+    for k, part in enumerate(path):
+        forms = introspect.union_models(_annotation_at(root, path[:k])) if isinstance(part, str) else ()
+        if part in {form.__name__ for form in forms}:
+            return path[:k], str(part), path[k + 1:]
+    return None
+
+
+def _annotation_at(root: type[BaseModel], path: tuple) -> Any:
+    """The annotation at ``path`` (``root`` itself at the top)."""
+    return introspect.annotation_at(root, path) if path else root
+
+
+_STRUCTURAL = {"extra_forbidden", "missing"}
+
+
+def _union_problems(prefix: tuple, members: dict[str, list[tuple[dict, tuple]]], root: type[BaseModel],
+                    locate: Locate, render: RenderKey) -> list[Problem]:
+    """The problems of a value that fits none of a union's forms, said without the forms'
+    class names: a form whose keys the value has (only a value of it is wrong) gives its
+    errors; a key no form has is unknown, with a did-you-mean over every form's keys; else
+    the value must hold exactly one form's keys."""
+    forms = introspect.union_models(_annotation_at(root, prefix))
+    for form in forms:  # the form the user wrote: its keys are right, a value is not
+        errors = members.get(form.__name__, [])
+        if errors and all(rest and not (len(rest) == 1 and e["type"] in _STRUCTURAL) for e, rest in errors):
+            return [_problem(e, prefix + rest, root, locate, render) for e, rest in errors]
+    keys = [k for form in forms for k in introspect.keys_of(form)]
+    choices = _one_of(keys)
+    flat = [(e, rest) for errors in members.values() for e, rest in errors]
+    whole = next((e for e, rest in flat if not rest), None)
+    if whole is not None:  # not a mapping at all
+        message, _, where = _translate(whole, prefix, root)
+        hint = f"write a mapping with {choices}"
+        return [Problem(message, locate(prefix, where), key=render(prefix) or None, hint=hint,
+                        code=code_of(whole["type"], prefix))]
+    written = _written_keys(flat)
+    unknown = [k for k in written if k not in keys]
+    if unknown:
+        return [Problem("unknown key", locate(prefix + (k,), "key"), key=render(prefix + (k,)) or None,
+                        hint=did_you_mean(k, keys) or f"expected {choices}", code="profile.unknown-key")
+                for k in unknown]
+    given = [k for k in keys if k in written]
+    got = ", ".join(f"`{k}`" for k in given) if given else "none"
+    code, hint = ("profile.invalid-value", "keep one of them") if given else ("profile.missing-key", f"write {choices}")
+    return [Problem(f"expected exactly one of the keys {', '.join(f'`{k}`' for k in keys)}, got {got}",
+                    locate(prefix, "key"), key=render(prefix) or None, hint=hint, code=code)]
+
+
+def _written_keys(errors: list[tuple[dict, tuple]]) -> list[str]:
+    """The keys of the mapping a union's errors are about, in the order they were found."""
+    written: list[str] = []
+    for error, rest in errors:
+        found = list(error["input"]) if error["type"] == "missing" and isinstance(error.get("input"), dict) else []
+        if error["type"] == "extra_forbidden" and len(rest) == 1:
+            found = [rest[0]]
+        written += [str(k) for k in found if str(k) not in written]
+    return written
 
 
 _CODES = {

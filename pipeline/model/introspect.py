@@ -17,8 +17,10 @@ Key = Union[str, int]
 
 
 def unwrap(annotation: Any) -> Any:
-    """``Optional[X]`` -> ``X``; other annotations unchanged."""
+    """``Optional[X]`` -> ``X``, ``Annotated[X, ...]`` -> ``X``; other annotations unchanged."""
     origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return unwrap(typing.get_args(annotation)[0])
     if origin in (Union, types.UnionType):
         args = [a for a in typing.get_args(annotation) if a is not type(None)]
         if len(args) == 1:
@@ -33,6 +35,15 @@ def item_type(annotation: Any) -> Any | None:
         args = typing.get_args(annotation)
         return args[0] if args else None
     return None
+
+
+def union_models(annotation: Any) -> tuple[type[BaseModel], ...]:
+    """The model classes of a union of models (``Optional`` too), else ``()``."""
+    annotation = unwrap(annotation)
+    if typing.get_origin(annotation) not in (Union, types.UnionType):
+        return ()
+    members = tuple(a for a in typing.get_args(annotation) if a is not type(None))
+    return members if all(is_model(m) for m in members) else ()
 
 
 def is_model(annotation: Any) -> bool:
@@ -80,8 +91,8 @@ def annotation_at(root: type[BaseModel], path: Sequence[Key]) -> Any | None:
         current = unwrap(current)
         if isinstance(key, int):
             current = item_type(current)
-        elif is_model(current):
-            current = field_annotation(current, key)
+        elif (model := _mapping_model(current)) is not None:
+            current = field_annotation(model, key)
         elif value_type(current) is not None:
             current = value_type(current)
         else:
@@ -92,9 +103,20 @@ def annotation_at(root: type[BaseModel], path: Sequence[Key]) -> Any | None:
 
 
 def model_at(root: type[BaseModel], path: Sequence[Key]) -> type[BaseModel] | None:
-    """The model class of the mapping at ``path``, if it is one."""
-    annotation = unwrap(annotation_at(root, path))
-    return annotation if is_model(annotation) else None
+    """The model class of the mapping at ``path``, if it is one (the one model of a union
+    of it and scalars, such as a template source: a name or a mapping)."""
+    return _mapping_model(unwrap(annotation_at(root, path)))
+
+
+def _mapping_model(annotation: Any) -> type[BaseModel] | None:
+    """The model a mapping written for ``annotation`` is read as: the model itself, or
+    the one model of a union whose other members are not models; else None."""
+    if is_model(annotation):
+        return typing.cast("type[BaseModel]", annotation)
+    if typing.get_origin(annotation) not in (Union, types.UnionType):
+        return None
+    models = [m for m in (unwrap(a) for a in typing.get_args(annotation)) if is_model(m)]
+    return models[0] if len(models) == 1 else None
 
 
 def is_text(annotation: Any) -> bool:

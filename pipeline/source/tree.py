@@ -122,6 +122,11 @@ class SourceMap:
         entry = found[1]
         return (entry.key or entry.value).location
 
+    def key_text(self, path: Path) -> str | None:
+        """The key of ``path`` as the file writes it (``rules+`` for a merged ``rules``), if known."""
+        entry = self.entries.get(tuple(path))
+        return entry.key.source if entry is not None and entry.key is not None else None
+
     def __iter__(self) -> Iterator[Path]:
         return iter(self.entries)
 
