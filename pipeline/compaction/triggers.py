@@ -19,18 +19,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pipeline.model.compaction import Compaction, PercentTrigger, ReserveTrigger, TokensTrigger
+from pipeline.model.run_plan import Firing
 
 def settings_for(settings: Compaction, provider: str | None, model: str | None) -> Compaction:
     """The compaction settings for ``provider/model``: its override's keys, the profile's for the rest."""
     return settings.for_model(provider, model)
 
 
-def threshold(settings: Compaction, context_window: int) -> float:
+def threshold(settings: Firing, context_window: int) -> float:
     """Compaction fires when the context holds more tokens than this."""
     return settings.threshold(context_window)
 
 
-def fires(tokens: int | float, context_window: int, settings: Compaction) -> bool:
+def fires(tokens: int | float, context_window: int, settings: Firing) -> bool:
     """Whether compaction fires at ``tokens`` (``enabled`` and ``tokens > threshold``)."""
     return settings.enabled and tokens > threshold(settings, context_window)
 

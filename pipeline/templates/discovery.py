@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, Union
 
 from pipeline import files
-from pipeline.agentdir import CONFIG_DIR, agent_dir, expand_home
+from pipeline.agentdir import CONFIG_DIR, DEFAULT_GLOBAL_DIR, agent_dir, expand_home
 from pipeline.errors import Location, PipelineError, Problem
 from pipeline.js import js_trim
 from pipeline.manifests import ExportedCopies
@@ -40,6 +40,7 @@ from .ignorefile import IgnoreRules
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.model import Templates
+    from pipeline.model.run_plan import TemplateSettings
 
 
 
@@ -106,7 +107,7 @@ def load_templates(
 
 def profile_sources(
     sources: Sequence[Union[str, Path]],
-    settings: Templates,
+    settings: Templates | TemplateSettings,
     cwd: Path | str | None = None,
     *,
     agent: Path | str | None = None,
@@ -155,15 +156,13 @@ def global_template_dir(
     """``templates.global_dir`` as a directory. The default (``~/.pi/agent/prompts``) means
     pi's user directory, ``<agent>/prompts``: ``agent``, else ``$PI_CODING_AGENT_DIR``, else
     ``~/.pi/agent``; any other value is used as written, ``~`` expanded."""
-    from pipeline.model.templates import DEFAULT_GLOBAL_DIR
-
     if global_dir != DEFAULT_GLOBAL_DIR:
         return expand_home(global_dir, home)
     return (Path(agent) if agent is not None else agent_dir(home)) / "prompts"
 
 
 def load_profile_templates(
-    settings: Templates,
+    settings: Templates | TemplateSettings,
     sources: Sequence[Union[str, Path]],
     cwd: Path | str | None = None,
     *,
