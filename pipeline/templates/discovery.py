@@ -41,6 +41,7 @@ from .ignorefile import IgnoreRules
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.model import Templates
     from pipeline.model.run_plan import TemplateSettings
+    from pipeline.model.run_plan import TemplateSource as PlannedSource
 
 
 
@@ -106,7 +107,7 @@ def load_templates(
 
 
 def profile_sources(
-    sources: Sequence[Union[str, Path]],
+    sources: Sequence[Union[str, Path, PlannedSource]],
     settings: Templates | TemplateSettings,
     cwd: Path | str | None = None,
     *,
@@ -131,7 +132,7 @@ def profile_sources(
                 out.append(TemplateSource(base / expand_home(settings.project_dir, home), "project", filtered=True))
         elif source == "global":
             out.append(TemplateSource(global_template_dir(settings.global_dir, agent, home), "user", filtered=True))
-        else:
+        elif isinstance(source, (str, Path)):
             out.extend(explicit_sources([source], base))
     return out
 
@@ -163,7 +164,7 @@ def global_template_dir(
 
 def load_profile_templates(
     settings: Templates | TemplateSettings,
-    sources: Sequence[Union[str, Path]],
+    sources: Sequence[Union[str, Path, PlannedSource]],
     cwd: Path | str | None = None,
     *,
     agent: Path | str | None = None,
