@@ -28,7 +28,8 @@ from pipeline.model.render_plan import RenderPlan
 from pipeline.model.text import Text
 
 __all__ = [
-    "CompactionCheck", "ContextTexts", "Estimating", "Firing", "PatchTexts", "RetrySettings", "RunPlan", "RuntimeTexts", "SkillTexts",
+    "CompactionCheck", "ContextTexts", "Estimating", "Firing", "PatchTexts", "RetrySettings", "RunPlan", "RuntimeTexts",
+    "SkillTexts",
     "SummarizerSettings", "TemplateSettings", "TemplateSource", "ToolErrorTexts", "ToolOutputTexts", "WireTexts",
 ]
 
@@ -37,7 +38,8 @@ T = TypeVar("T")
 
 def _lowered(cls: type[T], block: Any, **given: Any) -> T:
     """``cls`` with each of its fields read from ``block``'s attribute of the same name (``given`` first)."""
-    return cls(**{f.name: given[f.name] if f.name in given else getattr(block, f.name) for f in fields(cls)})  # type: ignore[arg-type]
+    values = {f.name: given[f.name] if f.name in given else getattr(block, f.name) for f in fields(cls)}  # type: ignore[arg-type]
+    return cls(**values)
 
 
 # --------------------------------------------------------------------------- texts
@@ -112,7 +114,8 @@ class RuntimeTexts:
         """The plan of a validated ``runtime`` block (:class:`~pipeline.model.runtime.Runtime`)."""
         return _lowered(cls, runtime, skill=_lowered(SkillTexts, runtime.skill),
                         tool_errors=_lowered(ToolErrorTexts, runtime.tool_errors),
-                        wire=_lowered(WireTexts, runtime.wire), tool_output=_lowered(ToolOutputTexts, runtime.tool_output))
+                        wire=_lowered(WireTexts, runtime.wire),
+                        tool_output=_lowered(ToolOutputTexts, runtime.tool_output))
 
 
 @dataclass(frozen=True, slots=True)

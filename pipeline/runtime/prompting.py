@@ -6,8 +6,8 @@ parts, caller sections and guidelines), the base prompt rendered when they chang
 turn), the state of the current run (:class:`~pipeline.runtime.override.RunPrompt`: the
 before-agent-start hooks' override, the run's render options) and, for a profile whose
 sessions record the prompt, the :class:`~pipeline.runtime.system.RecordedPrompt`. It reads
-the run plan's render plan and patch words (:class:`~pipeline.model.run_plan.RunPlan`) and writes nothing: recording hands the new system
-message to the caller's writer.
+the run plan's render plan and patch words (:class:`~pipeline.model.run_plan.RunPlan`) and
+writes nothing: recording hands the new system message to the caller's writer.
 """
 
 from __future__ import annotations
