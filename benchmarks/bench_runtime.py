@@ -36,6 +36,7 @@ from pipeline.runtime.conversation import Conversation
 from pipeline.runtime.host import ModelInfo
 from pipeline.runtime.tools import builtin_tools  # noqa: E402
 from pipeline.session import SessionFile  # noqa: E402
+from pipeline.model.run_plan import RunPlan
 
 USAGE = {"input": 900, "output": 60, "cacheRead": 4000, "cacheWrite": 0, "totalTokens": 4960,
          "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
@@ -78,9 +79,9 @@ def bench(entries: int, turns: int, directory: Path) -> dict:
     profile = compile_profile("default").profile
     start = time.perf_counter()
     session = SessionFile.open(path)
-    conv = Conversation(profile, session, model=ModelInfo(id="bench", provider="local", context_window=10**9,
+    conv = Conversation(RunPlan.of(profile), session, model=ModelInfo(id="bench", provider="local", context_window=10**9,
                                                           max_tokens=32000),
-                        tools=builtin_tools(["read", "ls", "find", "grep"], directory, profile), cwd=str(directory))
+                        tools=builtin_tools(["read", "ls", "find", "grep"], directory, RunPlan.of(profile)), cwd=str(directory))
     load_ms = (time.perf_counter() - start) * 1000
     conv.prompt("one more question")
     start = time.perf_counter()

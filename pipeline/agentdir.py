@@ -16,6 +16,8 @@ CONFIG_DIR = ".pi"
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 #: The agent directory as written when nothing overrides it (``~`` not yet expanded).
 DEFAULT_AGENT_DIR = f"~/{CONFIG_DIR}/agent"
+#: ``templates.global_dir`` that stands for pi's agent directory (``$PI_CODING_AGENT_DIR/prompts`` when set).
+DEFAULT_GLOBAL_DIR = DEFAULT_AGENT_DIR + "/prompts"
 
 
 def agent_dir(home: Path | str | None = None) -> Path:

@@ -19,9 +19,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Union
 
+from pipeline import profile_cache
 from pipeline.errors import Location, PipelineError, Problem, ProfileError
 from pipeline.model.profile import Profile
 from pipeline.model.render_plan import RenderPlan
+from pipeline.model.run_plan import RunPlan
 from pipeline.source.tree import SourceEntry, SourceMap, Span
 from pipeline.resources import resolve_profile as resolve
 from pipeline.source.locate import KeyNames
@@ -56,8 +58,9 @@ class CompiledProfile:
 
     The stages read parts of ``profile``; :class:`pipeline.Pipeline` (the facade) is this
     record with the methods that hand off to them. ``render_plan`` is what rendering the
-    system prompt reads, made from ``profile`` here (the compiled-profile cache stores it
-    apart, so ``pipeline render`` can load it alone)."""
+    system prompt reads, ``run_plan`` what running an agent reads (:meth:`RunPlan.of`), both
+    made from ``profile`` here; the compiled-profile cache stores them apart, so ``pipeline
+    render`` and a warm ``pipeline run`` load them alone."""
 
     profile: Profile
     origin: str
@@ -65,9 +68,17 @@ class CompiledProfile:
     warnings: tuple[Problem, ...] = field(default=())
     source_map: SourceMap = field(default_factory=SourceMap, compare=False, repr=False)
     render_plan: RenderPlan = field(init=False, compare=False, repr=False)
+    run_plan: RunPlan = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "render_plan", RenderPlan.of(self.profile.system_prompt))
+        object.__setattr__(self, "run_plan", RunPlan.of(self.profile, origin=self.origin,
+                                                        template_sources=self.template_sources, render=self.render_plan))
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickled (the cache): the run plan, stored without its profile, is given this one."""
+        self.__dict__.update(state)
+        object.__setattr__(self, "run_plan", state["run_plan"].with_profile(lambda: self.profile))
 
     def __hash__(self) -> int:  # the profile holds mappings; its fingerprint stands for it
         return hash((self.fingerprint, self.origin))
@@ -134,8 +145,6 @@ def compile_profile(
     if isinstance(source, (Profile, CompiledProfile)):
         return _compile_built(source, layer)
     path, label = resolve(source)
-    from pipeline import profile_cache
-
     if profile_cache.is_builtin(path):  # the same result every time: compiled once per code version
 
         def base() -> CompiledProfile:
@@ -180,6 +189,7 @@ class _Layer:
 
     values: tuple[tuple[tuple[Union[str, int], ...], Any], ...] = ()
     names: tuple[str, ...] = ()
+    variant: str | None = ""
 
     @classmethod
     def of(cls, overrides: Overrides | None, origin: Mapping[str, str] | None) -> "_Layer":
@@ -188,15 +198,13 @@ class _Layer:
         if unknown:
             raise ValueError(f"origin names keys that are not overridden: {', '.join(unknown)}")
         values = tuple((_key_path(key), value) for key, value in overrides.items())
-        return cls(values, tuple(origin.get(key, f"<override {key}>") for key in overrides))
+        return cls(values, tuple(origin.get(key, f"<override {key}>") for key in overrides),
+                   profile_cache.variant(overrides, origin))
 
     def fingerprint(self) -> str | None:
-        """What the layer's result depends on, as canonical JSON; None for a value JSON cannot
-        hold exactly (then the result is not cached)."""
-        try:
-            return json.dumps([self.values, self.names], sort_keys=True, ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError):
-            return None
+        """What the layer's result depends on, as canonical JSON (:func:`pipeline.profile_cache.variant`,
+        which a warm start looks the plans up with); None for a value JSON cannot hold exactly."""
+        return self.variant
 
     def apply(self, data: Any, source_map: SourceMap) -> tuple[Any, SourceMap]:
         """``data`` with every override set, and a source map that places each at its name."""

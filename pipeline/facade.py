@@ -21,11 +21,13 @@ from pipeline.compiler import CompiledProfile, Overrides
 from pipeline.errors import Location, Problem
 from pipeline.model.profile import Profile
 from pipeline.model.ref import ModelRef
+from pipeline import wiring
 from pipeline.wiring import DEFAULT_TOOLS
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.checks import Budgets
     from pipeline.model.render_plan import RenderPlan
+    from pipeline.model.run_plan import RunPlan
     from pipeline.source.tree import SourceMap
     from pipeline.compaction.driver import CompactionOutcome
     from pipeline.compaction.engine import Navigated
@@ -37,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.prompt import ContextFile, RenderContext, RenderedSection, Skill
     from pipeline.prompt.inputs import Gathered, RenderRequest
     from pipeline.runtime.loop import Agent
-    from pipeline.runtime.policy import RetrySettings
+    from pipeline.model.run_plan import RetrySettings
     from pipeline.runtime.loop import ModelClient
     from pipeline.runtime.conversation import Conversation
     from pipeline.runtime.events import Listener
@@ -83,11 +85,7 @@ def compile_profile(
     return Pipeline.of(compiler.compile_profile(compiled, overrides, origin))
 
 
-def builtin_tool_names() -> tuple[str, ...]:
-    """The names ``Pipeline.agent(tools=...)`` knows: the read-only tools, then the opt-in ones."""
-    from pipeline.runtime.tools import OPT_IN, READ_ONLY
-
-    return (*READ_ONLY, *OPT_IN)
+builtin_tool_names = wiring.builtin_tool_names
 
 
 class Pipeline:
@@ -152,6 +150,12 @@ class Pipeline:
         return self.compiled.render_plan
 
     @property
+    def run_plan(self) -> RunPlan:
+        """What running an agent reads (:class:`~pipeline.model.run_plan.RunPlan`): what
+        :meth:`conversation` and :meth:`agent` hand the runtime."""
+        return self.compiled.run_plan
+
+    @property
     def files(self) -> tuple[str, ...]:
         return self.compiled.files
 
@@ -171,10 +175,8 @@ class Pipeline:
 
     @property
     def retry_settings(self) -> RetrySettings:
-        """The profile's ``retry`` block as :class:`pipeline.runtime.policy.RetrySettings`."""
-        from pipeline.runtime.policy import RetrySettings
-
-        return RetrySettings.from_profile(self.profile)
+        """The profile's ``retry`` block as :class:`pipeline.model.run_plan.RetrySettings` (the run plan's)."""
+        return self.run_plan.retry
 
     # ------------------------------------------------------------------ prompt
 
@@ -228,7 +230,7 @@ class Pipeline:
             return None if value is None else os.fspath(value)
 
         return load_profile_templates(
-            self.profile.templates, self.template_sources, path(cwd), agent=path(agent), home=path(home),
+            self.run_plan.templates, self.run_plan.templates.sources, path(cwd), agent=path(agent), home=path(home),
             trusted=trusted,
         )
 
@@ -237,7 +239,7 @@ class Pipeline:
         ``templates.argument_splitting``; any other input unchanged."""
         from pipeline.templates.invoke import expand_input
 
-        return expand_input(text, templates, self.profile.templates.argument_splitting)
+        return expand_input(text, templates, self.run_plan.templates.argument_splitting)
 
     def window_problems(self, context_window: int, name: str | None = None) -> list[Problem]:
         """The compaction rules checked against the context window of the model a runtime
@@ -275,7 +277,7 @@ class Pipeline:
         ``options``: ``base_url``, ``api_key_env``, ``anonymous``, ``env``..."""
         from pipeline.runtime.loop import model_client
 
-        return model_client(self.profile, model, wire, **options)
+        return model_client(self.run_plan, model, wire, **options)
 
     def compaction_settings(self, model: ModelSpec = None) -> CompactionSettings:
         """The ``compaction`` block as it applies to ``model`` (a :data:`ModelSpec`): its
@@ -378,7 +380,7 @@ class Pipeline:
 
         extra: dict[str, Any] = {} if clock is None else {"clock": clock}
         return Conversation.open(
-            self.profile, _session(session), model=model, tools=tools, cwd=os.fspath(cwd), summarizer=summarizer,
+            self.run_plan, _session(session), model=model, tools=tools, cwd=os.fspath(cwd), summarizer=summarizer,
             templates=templates, skills=skills, context_files=context_files, custom_prompt=custom_prompt,
             append_prompts=append_prompts, guidelines=guidelines, sections=sections or {}, input_hooks=input_hooks,
             before_agent_start=before_agent_start, listener=listener, thinking_level=thinking_level, **extra,
@@ -415,7 +417,7 @@ class Pipeline:
             anonymous=anonymous, context_window=context_window, max_tokens=max_tokens,
             mid_conversation_system=mid_conversation_system, discover=discover, templates=templates,
             listener=listener, client=client, summarizer=summarizer, thinking_level=thinking_level)
-        return build_agent(self.compiled, session, options)
+        return build_agent(self.run_plan, session, options)
 
     def model_info(
         self, model: str | None = None, wire: str = "openai", *, context_window: int | None = None,
@@ -426,7 +428,7 @@ class Pipeline:
         its output limit to ``summarizer.max_tokens`` (:func:`pipeline.wiring.model_info`)."""
         from pipeline.wiring import model_info
 
-        return model_info(self.compiled, model, wire, context_window=context_window, max_tokens=max_tokens,
+        return model_info(self.run_plan, model, wire, context_window=context_window, max_tokens=max_tokens,
                           mid_conversation_system=mid_conversation_system)
 
     # ------------------------------------------------------------------ session
@@ -438,10 +440,10 @@ class Pipeline:
         """The LLM context of ``session`` (a session file or its path, a tree, entries) at
         ``leaf`` (default: the current leaf; ``None``: empty), with the profile's words;
         ``drop_failed`` leaves out failed assistant turns (see :func:`pipeline.session.build_context`)."""
-        from pipeline.session import LAST, ContextTexts, build_context
+        from pipeline.session import LAST, build_context
 
-        texts = ContextTexts.from_profile(self.profile)
-        runtime = self.profile.runtime  # a profile that records the prompt or edits the context reads pi 1.x's projection
+        texts = self.run_plan.context
+        runtime = self.run_plan.runtime  # a profile that records the prompt or edits the context reads pi 1.x's projection
         return build_context(_session(session), texts, LAST if leaf is _CURRENT else leaf, drop_failed=drop_failed,
                              projection=runtime is not None and bool(runtime.record_system_prompt or runtime.context_edits))
 
@@ -492,10 +494,9 @@ class Patches:
         """``patch`` as a mid-conversation system message, in the profile's words (``system_prompt.patch``)."""
         from pipeline.prompt import frame_patch
 
-        profile = self.pipeline.profile
-        texts = profile.system_prompt.patch
+        texts = self.pipeline.run_plan.patch
         if texts is None:
-            raise ValueError(f"profile {profile.name!r} sets no system_prompt.patch texts to frame a patch with")
+            raise ValueError(f"profile {self.pipeline.profile.name!r} sets no system_prompt.patch texts to frame a patch with")
         return frame_patch(patch, texts)
 
     def replay_prompt(self, leading: Mapping[str, str], patches: Iterable[Mapping[str, str | None] | None]) -> str:
@@ -514,8 +515,8 @@ class Patches:
         in the profile's words (:func:`pipeline.prompt.system_view`)."""
         from pipeline.prompt import system_view
 
-        prompt = self.pipeline.profile.system_prompt
-        return system_view(leading, patches, mid_conversation=mid_conversation, texts=prompt.patch, join=prompt.join)
+        plan = self.pipeline.run_plan
+        return system_view(leading, patches, mid_conversation=mid_conversation, texts=plan.patch, join=plan.render.join)
 
     def _record(self, side: RenderContext | Mapping[str, str], catalog: bool) -> Mapping[str, str]:
         if isinstance(side, Mapping):

@@ -14,25 +14,27 @@ for built-in profiles without overrides; the template scanner, generated from th
 is kept the same way (:func:`cached_value`), so a start does not import Lark.
 
 A file holds two pickles one after the other: a head ``(FORMAT, label, key, (render
-plan, warnings))`` and the whole compiled profile. :func:`cached_plan` reads the head
-only, so ``pipeline render`` gets the :class:`~pipeline.model.render_plan.RenderPlan`
-without unpickling (or defining) the profile's pydantic models.
+plan, warnings, run plan))`` and the whole compiled profile. :func:`cached_plan` reads the
+head only, so ``pipeline render`` gets the :class:`~pipeline.model.render_plan.RenderPlan`
+and a warm ``pipeline run`` the :class:`~pipeline.model.run_plan.RunPlan` without
+unpickling (or defining) the profile's pydantic models.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pickle
 import sys
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, TypeVar
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Optional, TypeVar
 
 from pipeline.resources import data_dir, resolve_profile
 
 #: Bumped when what a cache file holds changes shape.
-FORMAT = 2
+FORMAT = 3
 _PACKAGE = Path(__file__).resolve().parent
 
 T = TypeVar("T")
@@ -82,7 +84,7 @@ def cached(label: str, compile: Callable[[], Any], variant: str | None = "") -> 
     """
     if variant is None:
         return compile()
-    head = lambda compiled: (compiled.render_plan, compiled.warnings)  # noqa: E731
+    head = lambda compiled: (compiled.render_plan, compiled.warnings, compiled.run_plan)  # noqa: E731
     if not variant:
         return _cached(label, _path(label), compile, head)
     label = f"{label} with {variant}"
@@ -110,15 +112,42 @@ def _cached(label: str, path: Path, make: Callable[[], T], head: Callable[[T], A
     return value
 
 
-def cached_plan(path_or_name: str) -> Optional[tuple[Any, tuple[Any, ...]]]:
-    """``(render plan, warnings)`` of the built-in profile ``path_or_name`` (a name,
-    ``builtin:NAME`` or a shipped file's path) when the cache holds it, else None (then
-    compile it; that fills the cache). Reads the file's head only: no profile model is loaded."""
+class Plans(NamedTuple):
+    """The head of a cache file: what ``render`` and a run read, and the profile's warnings."""
+
+    render: Any
+    warnings: tuple[Any, ...]
+    run: Any
+
+
+def variant(overrides: Optional[Mapping[str, Any]], origin: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """The cache variant of ``overrides`` laid over a built-in (``origin``: the flag that set
+    each): their canonical JSON; ``""`` for none; None for a value JSON cannot hold exactly
+    (then the result is not cached)."""
+    if not overrides:
+        return ""
+    names = [(origin or {}).get(key, f"<override {key}>") for key in overrides]
+    try:
+        return json.dumps([list(overrides.items()), names], sort_keys=True, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+
+
+def cached_plan(path_or_name: str, overrides: Optional[Mapping[str, Any]] = None,
+                origin: Optional[Mapping[str, str]] = None) -> Optional[Plans]:
+    """The :class:`Plans` of the built-in profile ``path_or_name`` (a name, ``builtin:NAME`` or
+    a shipped file's path), with ``overrides`` (:func:`variant`), when the cache holds it,
+    else None (then compile it; that fills the cache). Reads the file's head only: no profile
+    model is loaded."""
     try:
         path, label = resolve_profile(path_or_name)
-        if not is_builtin(path):
+        kind = variant(overrides, origin)
+        if not is_builtin(path) or kind is None:
             return None
-        return _read(_path(label), label, _source_key(), whole=False)
+        if kind:
+            label = f"{label} with {kind}"
+        head = _read(_path(label, _VARIANT_PREFIX if kind else ""), label, _source_key(), whole=False)
+        return None if head is None else Plans(*head)
     except Exception:  # not a built-in, or nothing usable stored: the compiler says what is wrong
         return None
 

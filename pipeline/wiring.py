@@ -7,7 +7,8 @@ key given as a value is read from a mapping of its own, under the provider's var
 session (:func:`pipeline.runtime.driver.open_session`), what pi discovers in the working
 directory, and the :class:`~pipeline.runtime.conversation.Conversation` the
 :class:`~pipeline.runtime.loop.Agent` drives. Below the facade, above the stages: it reads the
-compiled profile and calls the stages, never the facade.
+profile's :class:`~pipeline.model.run_plan.RunPlan` (a compiled profile's, or the one a warm
+``pipeline run`` reads from the cache) and calls the stages, never the facade.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 from pipeline.errors import PipelineError, Problem
 
+from pipeline.model.run_plan import RunPlan
+
 if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.compiler import CompiledProfile
     from pipeline.llm.types import SummaryClient
     from pipeline.runtime.loop import Agent
     from pipeline.runtime.events import Listener
@@ -27,10 +29,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.runtime.loop import ModelClient
     from pipeline.session import SessionFile
 
-__all__ = ["DEFAULT_TOOLS", "AgentOptions", "Endpoint", "build_agent", "model_info"]
+__all__ = ["DEFAULT_TOOLS", "AgentOptions", "Endpoint", "build_agent", "builtin_tool_names", "model_info"]
 
 #: The tools ``Pipeline.agent`` offers unless told: the read-only ones (``bash``, ``edit``, ``write`` are opt-in).
 DEFAULT_TOOLS = ("read", "ls", "find", "grep")
+
+
+def builtin_tool_names() -> tuple[str, ...]:
+    """The names ``Pipeline.agent(tools=...)`` knows: the read-only tools, then the opt-in ones."""
+    from pipeline.runtime.tools import OPT_IN, READ_ONLY
+
+    return (*READ_ONLY, *OPT_IN)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,7 +103,7 @@ class Endpoint:
         return options
 
 
-def model_info(compiled: CompiledProfile, model: Optional[str] = None, wire: str = "openai", *,
+def model_info(plan: RunPlan, model: Optional[str] = None, wire: str = "openai", *,
                context_window: Optional[int] = None, max_tokens: Optional[int] = None,
                mid_conversation_system: bool = False) -> ModelInfo:
     """The :class:`~pipeline.runtime.host.ModelInfo` of ``model`` (default: ``summarizer.model``) on ``wire``:
@@ -103,17 +112,17 @@ def model_info(compiled: CompiledProfile, model: Optional[str] = None, wire: str
     from pipeline.llm.providers import api_name
     from pipeline.runtime.host import ModelInfo
 
-    summary = compiled.profile.summarizer
+    summary = plan.summarizer
     name = model or summary.model
     if not name:
         raise PipelineError(Problem("no model given", key="model", hint="pass a model or set summarizer.model",
                                     code="provider.config"))
-    window = context_window or summary.context_window or compiled.profile.compaction.branch.default_context_window
+    window = context_window or summary.context_window or plan.default_context_window
     return ModelInfo(id=name, provider=wire, api=api_name(wire), context_window=window,
                      max_tokens=max_tokens or summary.max_tokens or 0, mid_conversation_system=mid_conversation_system)
 
 
-def build_agent(compiled: CompiledProfile, session: Union["SessionFile", str, "os.PathLike[str]"],
+def build_agent(plan: RunPlan, session: Union["SessionFile", str, "os.PathLike[str]"],
                 options: AgentOptions) -> Agent:
     """The reference agent on ``session`` wired as ``options`` say (:meth:`pipeline.Pipeline.agent`).
     A missing key raises :class:`pipeline.llm.errors.LLMAuthError` before any file is created."""
@@ -122,40 +131,40 @@ def build_agent(compiled: CompiledProfile, session: Union["SessionFile", str, "o
     from pipeline.runtime.driver import open_session
     from pipeline.runtime.loop import Agent, model_client
 
-    profile, folder, wire = compiled.profile, options.folder, options.wire
+    folder, wire = options.folder, options.wire
     info = options.model if options.model is not None and not isinstance(options.model, str) else model_info(
-        compiled, options.model, wire, context_window=options.context_window, max_tokens=options.max_tokens,
+        plan, options.model, wire, context_window=options.context_window, max_tokens=options.max_tokens,
         mid_conversation_system=options.mid_conversation_system)
     endpoint = Endpoint.of(options).client_options()
     chat = options.client
     if chat is None:
-        chat = model_client(profile, info, wire, **endpoint)
+        chat = model_client(plan, info, wire, **endpoint)
         chat.check_ready()  # a missing key is raised before the session is touched
-    toolset = _tools(compiled, options.tools, folder)
+    toolset = _tools(plan, options.tools, folder)
     opened = open_session(session, folder)
-    summarizer = options.summarizer or summarizer_client(profile.summarizer, provider=wire, model=info.id, **endpoint)
+    summarizer = options.summarizer or summarizer_client(plan.summarizer, provider=wire, model=info.id, **endpoint)
     conversation = Conversation.open(
-        profile, opened, model=info, tools=toolset, cwd=folder, thinking_level=options.thinking_level,
-        summarizer=summarizer, templates=_templates(compiled, folder) if options.templates else (),
+        plan, opened, model=info, tools=toolset, cwd=folder, thinking_level=options.thinking_level,
+        summarizer=summarizer, templates=_templates(plan, folder) if options.templates else (),
         **_discovered(folder, options.discover),
     )
     return Agent(conversation, chat, wire=wire, listener=options.listener)
 
 
-def _tools(compiled: CompiledProfile, tools: Sequence[Union[str, "Tool"]], cwd: str) -> list[Tool]:
+def _tools(plan: RunPlan, tools: Sequence[Union[str, "Tool"]], cwd: str) -> list[Tool]:
     """Built-in tools by name (in ``cwd``, the profile's texts) and a host's own, in the order given."""
     from pipeline.runtime.tools import builtin_tools
 
     names = [t for t in tools if isinstance(t, str)]
-    built = iter(builtin_tools(names, cwd, compiled.profile) if names else [])
+    built = iter(builtin_tools(names, cwd, plan) if names else [])
     return [next(built) if isinstance(t, str) else t for t in tools]
 
 
-def _templates(compiled: CompiledProfile, cwd: str) -> tuple[Any, ...]:
+def _templates(plan: RunPlan, cwd: str) -> tuple[Any, ...]:
     """The prompt templates ``templates.sources`` names, for ``cwd``."""
     from pipeline.templates.discovery import load_profile_templates
 
-    loaded = load_profile_templates(compiled.profile.templates, compiled.template_sources, cwd)
+    loaded = load_profile_templates(plan.templates, plan.templates.sources, cwd)
     return tuple(loaded.templates)
 
 

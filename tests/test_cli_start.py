@@ -53,7 +53,7 @@ def test_a_run_that_does_not_compact_imports_no_summary_machinery(tmp_path):
         server.stop()
     code_, modules = done.stdout.split(" ", 1)
     assert code_ == "0"
-    assert ast.literal_eval(modules) == ["tokens", "triggers"]
+    assert ast.literal_eval(modules) == ["tokens"]
 
 
 def test_the_console_entry_exits_with_mains_status_and_a_frozen_heap(monkeypatch):
@@ -88,3 +88,34 @@ def test_a_run_sends_its_turn_without_importing_httpx(tmp_path):
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "pipeline.llm.post" in imported
     assert not {name for name in imported if name.split(".")[0] in ("httpx", "httpcore")}
+
+
+def test_a_warm_run_starts_from_the_cached_run_plan_without_pydantic(tmp_path):
+    """A warm ``pipeline run`` (the built-in and its flags compiled once, by the first run) reads
+    the run plan from the cache's head: no pydantic module is imported. A run that compacts
+    loads the whole profile when the compaction asks for it, and compacts."""
+    import json
+
+    from pipeline.testing.loopback import LoopbackServer
+
+    env = {**os.environ, "OPENAI_API_KEY": "none", "XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path),
+           "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    session = tmp_path / "s.jsonl"
+    with LoopbackServer(["a long answer " * 50] * 10) as server:
+        def run(*extra: str) -> subprocess.CompletedProcess:
+            return subprocess.run([sys.executable, "-X", "importtime", "-m", "pipeline", "run", "--session", str(session),
+                                   "--base-url", server.openai_base_url, "--model", "m", "--keep-recent", "50",
+                                   "--cwd", str(tmp_path), *extra], capture_output=True, text=True, env=env, cwd=tmp_path)
+
+        def imported(done: subprocess.CompletedProcess) -> set[str]:
+            return {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+
+        cold = run("--new", "first")
+        warm = run("second")
+        compacting = run("--compact", "third")
+    assert cold.returncode == warm.returncode == compacting.returncode == 0, compacting.stderr[-2000:]
+    assert warm.stdout.startswith("a long answer") and "pipeline.model.run_plan" in imported(warm)
+    assert "pydantic" in imported(cold)  # the first run compiles the profile (and fills the cache)
+    assert not {name for name in imported(warm) if name.split(".")[0] in ("pydantic", "pydantic_core")}
+    assert "compacted:" in compacting.stderr
+    assert "compaction" in [json.loads(line)["type"] for line in session.read_text(encoding="utf-8").splitlines()]

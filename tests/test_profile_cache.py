@@ -111,7 +111,7 @@ def test_a_corrupt_file_is_ignored_and_written_again(cache_home):
     again = compile_profile("minimal")
     assert same(again, compile_fresh("minimal"))
     head, compiled = _records(stored)
-    assert same(compiled, again) and head[3] == (again.render_plan, again.warnings)
+    assert same(compiled, again) and head[3] == (again.render_plan, again.warnings, again.run_plan)
 
 
 def test_a_stale_key_is_ignored_and_written_again(cache_home):
@@ -119,7 +119,7 @@ def test_a_stale_key_is_ignored_and_written_again(cache_home):
     [stored] = _files(cache_home)
     (fmt, label, key, _), compiled = _records(stored)
     stale = compile_fresh("default")  # another profile under an old key: must never come back
-    _store(stored, (fmt, label, "0" * 64, (stale.render_plan, stale.warnings)), stale)
+    _store(stored, (fmt, label, "0" * 64, (stale.render_plan, stale.warnings, stale.run_plan)), stale)
     assert profile_cache.cached_plan("minimal") is None
     assert same(compile_profile("minimal"), compiled) and not same(compiled, stale)
     assert _records(stored)[0][2] == key
@@ -177,9 +177,9 @@ def test_render_cold_start_imports_no_yaml_grammar_http_library_or_pydantic(tmp_
 
 def test_the_plan_alone_is_read_for_a_cached_builtin(cache_home):
     compiled = compile_profile("default")
-    plan, warnings = profile_cache.cached_plan("default")
-    assert (plan, warnings) == (compiled.render_plan, compiled.warnings)
-    assert profile_cache.cached_plan("builtin:default") == (plan, warnings)
+    plan, warnings, run = profile_cache.cached_plan("default")
+    assert (plan, warnings, run) == (compiled.render_plan, compiled.warnings, compiled.run_plan)
+    assert profile_cache.cached_plan("builtin:default") == (plan, warnings, run)
     assert profile_cache.cached_plan("minimal") is None  # not compiled yet: nothing stored
     assert profile_cache.cached_plan("no-such-profile") is None  # the compiler will say what is wrong
 

@@ -104,7 +104,7 @@ class ContextBridge:
         opened = open_session(session, self.cwd)
         info = ModelInfo(id=model, provider=provider, api=api, context_window=context_window, max_tokens=max_tokens)
         # a new session records the host's level; a continued one keeps the level it recorded
-        self.driver = SessionDriver(self.pipeline.profile, opened, model=info, clock=self._tick, summarizer=client,
+        self.driver = SessionDriver(self.pipeline.run_plan, opened, model=info, clock=self._tick, summarizer=client,
                                     thinking_level=None if opened.entries else thinking_level)
         self.context = context or RenderContext(cwd=self.cwd)
         self.tool_snippets = dict(tool_snippets or {})

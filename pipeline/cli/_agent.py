@@ -8,8 +8,9 @@ import json
 import os
 import sys
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from pipeline.cli._options import API_KEY_ENV_HELP, COMPACTION_FLAGS, SUMMARIZER_FLAGS, add_compaction_flags, positive
 from pipeline.cli._output import print_notices
@@ -17,6 +18,7 @@ from pipeline.errors import Location, PipelineError, Problem, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline import Agent, Conversation, Pipeline
+    from pipeline.model.run_plan import RunPlan
 
 
 def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,10 +61,15 @@ def profile_overrides(args: argparse.Namespace) -> tuple[dict, dict]:
 
 @dataclass(frozen=True)
 class AgentSetup:
-    """The compiled profile the flags chose and the agent built from it."""
+    """The agent the flags chose, and how to get the whole compiled profile (compiled, or read
+    from the cache, only when a command such as ``--compact`` asks for it)."""
 
-    pipeline: Pipeline
     agent: Agent
+    compiled: Callable[[], Pipeline]
+
+    @property
+    def pipeline(self) -> Pipeline:
+        return self.compiled()
 
     @property
     def conversation(self) -> Conversation:
@@ -79,22 +86,42 @@ class AgentSetup:
             close()
 
 
-def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
-    """The agent for ``args``: the flags checked here (each named in its message), then :meth:`Pipeline.agent`."""
-    from pipeline import LLMAuthError, compile_profile
-    from pipeline.facade import builtin_tool_names
+def run_plan(args: argparse.Namespace) -> tuple[RunPlan, Callable[[], Pipeline]]:
+    """The run plan of the profile and flags ``args`` name (a built-in's from the cache's head when it
+    is there: no profile model is loaded), and the compiled profile on demand (compiled once)."""
+    from pipeline import profile_cache
 
-    pipeline = compile_profile(args.profile, *profile_overrides(args))
-    print_notices(pipeline.warnings)
-    profile = pipeline.profile
-    if profile.runtime is None:
+    overrides, origin = profile_overrides(args)
+
+    @cache
+    def compiled() -> Pipeline:
+        from pipeline import compile_profile
+
+        return compile_profile(args.profile, overrides, origin)
+
+    found = profile_cache.cached_plan(args.profile, overrides, origin)
+    if found is None:
+        print_notices(compiled().warnings)
+        return compiled().run_plan, compiled
+    print_notices(found.warnings)
+    return found.run.with_profile(lambda: compiled().profile), compiled
+
+
+def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
+    """The agent for ``args``: the flags checked here (each named in its message), then the agent
+    wired from the profile's run plan (:func:`pipeline.wiring.build_agent`, as :meth:`Pipeline.agent`)."""
+    from pipeline import LLMAuthError
+    from pipeline.wiring import AgentOptions, build_agent as wire_agent, builtin_tool_names
+
+    plan, compiled = run_plan(args)
+    if plan.runtime is None:
         raise PipelineError(Problem("the profile has no `runtime` block, which `pipeline run` needs",
-                                    Location(pipeline.origin), key="runtime", hint="extend builtin:default",
+                                    Location(plan.origin), key="runtime", hint="extend builtin:default",
                                     code="profile.missing-key"))
     cwd = os.path.abspath(args.cwd)
     if not os.path.isdir(cwd):
         raise UsageError(f"--cwd {args.cwd}: the working directory does not exist or is not a directory")
-    if not (args.model or profile.summarizer.model):
+    if not (args.model or plan.summarizer.model):
         raise PipelineError(Problem("no model given", key="--model", hint="pass --model or set summarizer.model",
                                     code="provider.config"))
     names = [n.strip() for n in args.tools.split(",") if n.strip()]
@@ -104,15 +131,15 @@ def build_agent(args: argparse.Namespace, listener: Any = None) -> AgentSetup:
         raise UsageError(f"--tools: unknown tool {unknown[0]!r} (built-in tools: {', '.join(known)})")
     _check_session(args.session, args.new)
     try:  # the key is checked before the session file is touched
-        agent = pipeline.agent(
-            args.session, model=args.model, wire=args.llm, base_url=args.base_url, api_key_env=args.api_key_env,
+        agent = wire_agent(plan, args.session, AgentOptions(
+            model=args.model, wire=args.llm, base_url=args.base_url, api_key_env=args.api_key_env,
             tools=names, cwd=cwd, context_window=args.context_window, max_tokens=args.max_tokens,
             mid_conversation_system=args.mid_conversation_system,
             listener=listener or (print_event if args.json else None),
-        )
+        ))
     except LLMAuthError as err:
         raise _key_problem(err) from None
-    return AgentSetup(pipeline, agent)
+    return AgentSetup(agent, compiled)
 
 
 def status_line(event: Any) -> str | None:

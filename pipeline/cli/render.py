@@ -89,8 +89,8 @@ def _text(args: argparse.Namespace) -> str:
         from pipeline import compile_profile
 
         pipeline = compile_profile(args.profile)
-        found = pipeline.render_plan, pipeline.warnings
-    plan, warnings = found
+        found = profile_cache.Plans(pipeline.render_plan, pipeline.warnings, pipeline.run_plan)
+    plan, warnings = found.render, found.warnings
     gathered = gather(plan, request_from_args(args))
     _warn(warnings, gathered.diagnostics)
     return render_system_prompt(plan, gathered.context) + "\n"

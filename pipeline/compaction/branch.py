@@ -29,7 +29,7 @@ from pipeline.model.compaction import Compaction
 from pipeline.session.projection import branch_summary_message, convert_to_llm, entry_messages
 from pipeline.session.entries import BranchSummaryEntry, CompactionEntry, CustomMessageEntry, Entry, FileLists, MessageEntry
 from pipeline.session.messages import AgentMessage, Usage, UserMessage
-from pipeline.session.texts import ContextTexts
+from pipeline.model.run_plan import ContextTexts
 from pipeline.session.tree import SessionTree
 
 

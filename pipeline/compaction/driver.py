@@ -173,7 +173,7 @@ def summarize_planned(plan: CompactionPlan, profile: Profile, client: SummaryCli
     from pipeline.compaction.engine import request_context
     from pipeline.compaction.summarize import summarize_plan
     from pipeline.llm.deadline import compaction_deadline
-    from pipeline.session.texts import ContextTexts
+    from pipeline.model.run_plan import ContextTexts
 
     summarizer = profile.summarizer
     ctx = request_context(profile, plan.settings, summarizer, plan.thinking_level)

@@ -31,7 +31,7 @@ from pipeline.model.summary import Summarizer
 from pipeline.session.projection import LlmContext, build_context, context_settings
 from pipeline.session.entries import BranchSummaryEntry, CompactionEntry
 from pipeline.session.store import SessionFile
-from pipeline.session.texts import ContextTexts
+from pipeline.model.run_plan import ContextTexts
 
 
 def make_summary_client(profile: Profile, summarizer: Summarizer) -> SummaryClient:

@@ -44,7 +44,7 @@ from pipeline.model.summary import SchemaSection
 from pipeline.session.projection import convert_to_llm
 from pipeline.session.entries import FileLists
 from pipeline.session.messages import Usage
-from pipeline.session.texts import ContextTexts
+from pipeline.model.run_plan import ContextTexts
 
 Progress = Callable[[str], None]
 

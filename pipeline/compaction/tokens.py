@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from pipeline.js import MISSING, js_json, js_truthy, u16len
-from pipeline.model.compaction import Compaction
+from pipeline.model.run_plan import CompactionCheck, Estimating, Firing
 from pipeline.session.entries import CompactionEntry
 from pipeline.session.messages import (
     AgentMessage,
@@ -38,7 +38,7 @@ from pipeline.session.messages import (
 from pipeline.session.system import current_system_message, is_context_edit
 from pipeline.session.system import is_system_message as is_system_message  # the planner reads it here
 
-_DEFAULT = Compaction.model_construct()  # the defaults, unvalidated: no schema is built at import
+_DEFAULT = CompactionCheck()  # the block's defaults, as plain data
 
 
 def _ceil_div(chars: int, per_token: int) -> int:
@@ -88,7 +88,7 @@ def message_chars(message: AgentMessage, image_chars: int = _DEFAULT.image_chars
     return 0
 
 
-def estimate_tokens(message: AgentMessage, settings: Compaction = _DEFAULT) -> int:
+def estimate_tokens(message: AgentMessage, settings: Estimating = _DEFAULT) -> int:
     """pi's ``estimateTokens``: ``ceil(chars / chars_per_token)``."""
     return _ceil_div(message_chars(message, settings.image_chars), settings.chars_per_token)
 
@@ -135,7 +135,7 @@ def _last_anchor(messages: Sequence[AgentMessage]) -> tuple[int, Usage] | None:
     return None
 
 
-def estimate_context(messages: Sequence[AgentMessage], settings: Compaction = _DEFAULT) -> ContextEstimate:
+def estimate_context(messages: Sequence[AgentMessage], settings: Estimating = _DEFAULT) -> ContextEstimate:
     """Context size of ``messages``: last usable usage + estimates of the messages after it
     (``settings.estimate_on: projection``: system messages counted, as pi 1.x does)."""
     count = projected_tokens if settings.estimate_on == "projection" else estimate_tokens
@@ -150,7 +150,7 @@ def estimate_context(messages: Sequence[AgentMessage], settings: Compaction = _D
 
 
 def context_tokens_newest_first(
-    messages_newest_first: Iterable[AgentMessage], settings: Compaction = _DEFAULT
+    messages_newest_first: Iterable[AgentMessage], settings: Estimating = _DEFAULT
 ) -> int | float:
     """``estimate_context(messages).tokens`` for the messages given newest first; stops
     reading at the last usable usage (so older messages are never looked at)."""
@@ -177,7 +177,7 @@ def _json_content_chars(content: object, image_chars: int) -> int:
     return chars
 
 
-def system_message_tokens(message: SystemMessage, settings: Compaction = _DEFAULT) -> int:
+def system_message_tokens(message: SystemMessage, settings: Estimating = _DEFAULT) -> int:
     """pi 1.x's estimate of a recorded system message: content, every non-empty section
     text and the JSON of ``toolsAdded``. 0.84.0 counts such a message as 0."""
     chars = _json_content_chars(message.content, settings.image_chars)
@@ -188,14 +188,14 @@ def system_message_tokens(message: SystemMessage, settings: Compaction = _DEFAUL
     return _ceil_div(chars, settings.chars_per_token)
 
 
-def projected_tokens(message: AgentMessage, settings: Compaction = _DEFAULT) -> int:
+def projected_tokens(message: AgentMessage, settings: Estimating = _DEFAULT) -> int:
     """:func:`estimate_tokens` as pi 1.x counts it: system messages too."""
     if isinstance(message, SystemMessage):
         return system_message_tokens(message, settings)
     return estimate_tokens(message, settings)
 
 
-def tokens_after_compaction(messages: Sequence[AgentMessage], settings: Compaction = _DEFAULT) -> int:
+def tokens_after_compaction(messages: Sequence[AgentMessage], settings: Estimating = _DEFAULT) -> int:
     """pi's ``estimatedTokensAfter``: the context after a compaction estimated message by
     message (no usage anchors it: every usage recorded before counts the summarized
     context). With ``estimate_on: projection`` (pi 1.x) system messages count too, as pi
@@ -204,7 +204,7 @@ def tokens_after_compaction(messages: Sequence[AgentMessage], settings: Compacti
     return sum(count(m, settings) for m in messages)
 
 
-def projected_context_tokens(projected: Sequence, path: Sequence, settings: Compaction = _DEFAULT) -> int | float:
+def projected_context_tokens(projected: Sequence, path: Sequence, settings: Estimating = _DEFAULT) -> int | float:
     """pi 1.x's ``estimateProjectedContextTokens`` over a projection
     (:func:`pipeline.session.projection.project_path` of ``path``): the usage-anchored
     estimate, unless the reply holding that usage comes before the newest context edit or
@@ -237,7 +237,7 @@ def _entry_holding(projected: Sequence, message_index: int):
     raise IndexError(message_index)
 
 
-def should_compact(tokens: int | float, context_window: int, settings: Compaction = _DEFAULT) -> bool:
+def should_compact(tokens: int | float, context_window: int, settings: Firing = _DEFAULT) -> bool:
     """pi's ``shouldCompact``: enabled and ``tokens > window - reserve`` (window 0 → always true),
     or the profile's ``compaction.trigger`` (:mod:`pipeline.compaction.triggers`)."""
     from pipeline.compaction.triggers import fires

@@ -8,8 +8,9 @@
 A window of 0 (unknown) makes the window rules fire on every check, as pi's does; the
 ``tokens`` rule does not look at the window.
 
-:func:`settings_for` resolves ``compaction.model_overrides`` for one ``provider/model``
-as pi 1.6's ``modelOverrides``: the exact key (case-sensitive; the model id may contain
+:meth:`~pipeline.model.Compaction.for_model` (and the run plan's
+:meth:`~pipeline.model.run_plan.CompactionCheck.for_model`) resolve
+``compaction.model_overrides`` for one ``provider/model`` as pi 1.6's ``modelOverrides``: the exact key (case-sensitive; the model id may contain
 ``/``) overrides the keys it names, each key it leaves out falls back to the profile's
 own value, and ``enabled`` cannot be overridden.
 """
@@ -19,18 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pipeline.model.compaction import Compaction, PercentTrigger, ReserveTrigger, TokensTrigger
+from pipeline.model.run_plan import Firing
 
-def settings_for(settings: Compaction, provider: str | None, model: str | None) -> Compaction:
-    """The compaction settings for ``provider/model``: its override's keys, the profile's for the rest."""
-    return settings.for_model(provider, model)
-
-
-def threshold(settings: Compaction, context_window: int) -> float:
+def threshold(settings: Firing, context_window: int) -> float:
     """Compaction fires when the context holds more tokens than this."""
     return settings.threshold(context_window)
 
 
-def fires(tokens: int | float, context_window: int, settings: Compaction) -> bool:
+def fires(tokens: int | float, context_window: int, settings: Firing) -> bool:
     """Whether compaction fires at ``tokens`` (``enabled`` and ``tokens > threshold``)."""
     return settings.enabled and tokens > threshold(settings, context_window)
 

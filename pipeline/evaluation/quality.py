@@ -35,7 +35,7 @@ from pipeline.compaction.tokens import estimate_tokens
 from pipeline.evaluation.generate import Generated, facts_path
 from pipeline.session import SessionFile
 from pipeline.session.projection import build_context, build_session_context
-from pipeline.session.texts import ContextTexts
+from pipeline.model.run_plan import ContextTexts
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.facade import Pipeline

@@ -14,16 +14,17 @@ from pipeline.llm.limits import Limits
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.llm.chat import ChatClient
+    from pipeline.model.run_plan import SummarizerSettings
     from pipeline.model.summary import Summarizer
 
 
-def profile_bounds(summarizer: "Summarizer") -> dict[str, Any]:
+def profile_bounds(summarizer: "Summarizer | SummarizerSettings") -> dict[str, Any]:
     """The client options the profile's ``summarizer`` block bounds: ``timeout`` and ``limits``."""
     limits = Limits(summarizer.call_deadline_s, summarizer.max_response_bytes, summarizer.max_chars_per_token)
     return {"timeout": summarizer.timeout_s, "limits": limits}
 
 
-def summarizer_client(summarizer: "Summarizer", *, provider: str | None = None, model: str | None = None,
+def summarizer_client(summarizer: "Summarizer | SummarizerSettings", *, provider: str | None = None, model: str | None = None,
                       base_url: str | None = None, api_key_env: str | None = None,
                       **options: Any) -> HTTPSummaryClient:
     """An HTTP summary client bounded by ``summarizer``; ``provider``, ``model``, ``base_url`` and
@@ -36,7 +37,7 @@ def summarizer_client(summarizer: "Summarizer", *, provider: str | None = None, 
     )
 
 
-def chat_client(summarizer: "Summarizer", wire: str, *, model: Any, aborted_text: str, **options: Any) -> "ChatClient":
+def chat_client(summarizer: "Summarizer | SummarizerSettings", wire: str, *, model: Any, aborted_text: str, **options: Any) -> "ChatClient":
     """A :class:`pipeline.llm.chat.ChatClient` for ``model`` (a ``TargetModel``) bounded by ``summarizer``;
     ``options`` (``base_url``, ``api_key_env``, ``anonymous``, ``env``, ``timeout``...) as the client's."""
     from pipeline.llm.chat import ChatClient

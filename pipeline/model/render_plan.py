@@ -94,11 +94,13 @@ class CallerRule:
 
 @dataclass(frozen=True)
 class CatalogEntry:
-    """One tool of the catalog (``system_prompt.tools``): its snippet and guidelines."""
+    """One tool of the catalog (``system_prompt.tools``): its snippet, guidelines and the
+    description a request declares it with (read by the runtime, not by the renderer)."""
 
     name: str
     snippet: Optional[Text] = None
     guidelines: tuple[Text, ...] = ()
+    description: Optional[Text] = None
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,8 @@ class RenderPlan:
             join=system_prompt.join,
             caller_sections=None if rule is None else CallerRule(rule.pattern, tuple(rule.reserved), rule.wrap),
             default_tools=tuple(system_prompt.default_tools),
-            catalog=tuple(CatalogEntry(name, t.snippet, tuple(t.guidelines)) for name, t in system_prompt.tools.items()),
+            catalog=tuple(CatalogEntry(name, t.snippet, tuple(t.guidelines), t.description)
+                          for name, t in system_prompt.tools.items()),
             context_file_names=tuple(system_prompt.context_file_names),
         )
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import Discriminator, Field, Tag
 
-from pipeline.agentdir import DEFAULT_AGENT_DIR
+from pipeline.agentdir import DEFAULT_GLOBAL_DIR
 from pipeline.model.base import Strict
 
 #: The template dialects a source may be read as (``pi`` is the default).
@@ -42,8 +42,8 @@ TemplateSource = Annotated[
 ]
 
 
-#: ``templates.global_dir`` that stands for pi's agent directory (``$PI_CODING_AGENT_DIR/prompts`` when set).
-DEFAULT_GLOBAL_DIR = DEFAULT_AGENT_DIR + "/prompts"
+__all__ = ["DEFAULT_GLOBAL_DIR", "SOURCE_KEYWORDS", "TEMPLATE_KEYWORDS", "Dialect", "DialectSource", "TemplateSource", "Templates",
+           "source_path"]
 
 
 class Templates(Strict):

@@ -23,12 +23,9 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Optional
 
+from pipeline.model.run_plan import PatchTexts
 from pipeline.prompt.render import RenderedSection
 from pipeline.session.system import SystemState
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.model.prompt import PatchTexts
 
 Record = Mapping[str, str]
 Patch = dict[str, Optional[str]]

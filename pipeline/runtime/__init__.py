@@ -36,6 +36,6 @@ Typical driver step after an agent run::
         check = check_compaction(reply, phase="after_run", model=model,
                                  latest_compaction_ms=latest_compaction_time(branch),
                                  recovery_attempts=cycle.attempts, messages=memory,
-                                 settings=profile.compaction)
+                                 settings=plan.compaction.for_model(model.provider, model.id))
         cycle = cycle.after(check)
 """

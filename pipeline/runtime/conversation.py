@@ -2,7 +2,7 @@
 
 ::
 
-    conv = Conversation.open(profile, session, model=ModelInfo(...), tools=[...], cwd="/repo")
+    conv = Conversation.open(compiled.run_plan, session, model=ModelInfo(...), tools=[...], cwd="/repo")
     conv.prompt("fix the failing test")          # hooks, /skill:, templates, pre-prompt check
     while True:
         request = conv.next_request("openai")    # system prompt, messages, tools, wire body
@@ -26,19 +26,18 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, cast
 
 from pipeline.errors import PipelineError, Problem
 from pipeline.llm.wire import ConvertTexts
-from pipeline.model.profile import Profile
+from pipeline.model.run_plan import RunPlan
 from pipeline.prompt import ContextFile, Skill
 from pipeline.runtime import events as ev
 from pipeline.runtime.driver import Clock, SessionDriver, ms_clock
 from pipeline.runtime.host import BeforeAgentStart, InputHook, ModelInfo, Tool
 from pipeline.runtime.memory import Memory
-from pipeline.runtime.policy import RetrySettings, TurnRetry
+from pipeline.runtime.policy import TurnRetry
 from pipeline.runtime.prompting import RESOURCES, PromptState
 from pipeline.runtime.request import ModelRequest, Next, Wire, wire_parts
 from pipeline.session.messages import AssistantMessage, ToolCall, parse_message
 from pipeline.session.projection import entry_messages
 from pipeline.session.store import SessionFile
-from pipeline.session.texts import ContextTexts
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.compaction.driver import CompactionOutcome
@@ -52,7 +51,7 @@ class Conversation:
 
     def __init__(
         self,
-        profile: Profile,
+        plan: RunPlan,
         session: SessionFile,
         *,
         model: ModelInfo,
@@ -72,32 +71,32 @@ class Conversation:
         clock: Clock = ms_clock,
         thinking_level: Optional[str] = None,
     ) -> None:
-        if profile.runtime is None:
+        if plan.runtime is None:
             raise PipelineError(Problem("the profile has no `runtime` block, which a conversation needs",
                                         key="runtime", hint="extend builtin:default or add the block",
                                         code="profile.missing-key"))
-        self.profile, self.session, self.cwd, self.runtime = profile, session, cwd, profile.runtime
-        self.driver = SessionDriver(profile, session, model=model, thinking_level=thinking_level, clock=clock,
+        self.plan, self.session, self.cwd, self.runtime = plan, session, cwd, plan.runtime
+        self.driver = SessionDriver(plan, session, model=model, thinking_level=thinking_level, clock=clock,
                                     summarizer=summarizer, listener=listener)
         recording = bool(self.runtime.record_system_prompt)  # sessions record the system prompt
         self.prompts = PromptState(
-            profile.system_prompt, recording=recording, cwd=cwd, tools=tools, skills=skills,
+            plan.render, patch=plan.patch, recording=recording, cwd=cwd, tools=tools, skills=skills,
             context_files=context_files, custom_prompt=custom_prompt, append_prompts=append_prompts,
             guidelines=guidelines, sections=sections, before_agent_start=before_agent_start)
-        self.wire_texts = ConvertTexts(**{k: v.render() for k, v in self.runtime.wire})
-        self.retry_settings = RetrySettings.from_profile(profile)
+        self.wire_texts = ConvertTexts(**self.runtime.wire.rendered())
+        self.retry_settings = plan.retry
         self.templates, self.input_hooks = tuple(templates), tuple(input_hooks)
         self._retry = TurnRetry()
         self._queue: deque[str] = deque()
         self._reply_entry: Optional[str] = None  # the entry of the last recorded reply
-        self.memory = Memory(ContextTexts.from_profile(profile), keep_system=recording and model.mid_conversation_system)
+        self.memory = Memory(plan.context, keep_system=recording and model.mid_conversation_system)
         self._sync()  # constructing reads the session and writes nothing (:meth:`start` does)
         self.driver.resolve_level()
 
     @classmethod
-    def open(cls, profile: Profile, session: SessionFile, **options: Any) -> "Conversation":
+    def open(cls, plan: RunPlan, session: SessionFile, **options: Any) -> "Conversation":
         """A conversation, started (:meth:`start`): what :meth:`pipeline.Pipeline.conversation` returns."""
-        return cls(profile, session, **options).start()
+        return cls(plan, session, **options).start()
 
     def start(self) -> "Conversation":
         """The conversation's first write, once: a new session starts with its model and thinking
@@ -205,7 +204,7 @@ class Conversation:
             if changed is not None:
                 text = changed
         skill = expand_skill(text, self.prompts.skills, self.runtime.skill)
-        return skill if skill is not None else expand_input(text, self.templates, self.profile.templates.argument_splitting)
+        return skill if skill is not None else expand_input(text, self.templates, self.plan.templates.argument_splitting)
 
     def prompt(self, text: str) -> str:
         """Start a run with the user's ``text``: expansion, the compaction check before a
@@ -374,8 +373,8 @@ class Conversation:
         from pipeline.compaction.engine import branch_session
 
         with self.driver.writing() as session:
-            if summarize:
-                done = branch_session(session, self.profile, self.driver.summary_client(), target_id,
+            if summarize:  # a branch summary reads the whole profile
+                done = branch_session(session, self.plan.profile(), self.driver.summary_client(), target_id,
                                       custom_instructions=instructions)
             else:
                 target = session.get(target_id)

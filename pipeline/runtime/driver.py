@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Se
 
 from pipeline.errors import PipelineError
 from pipeline.js import iso_timestamp
-from pipeline.model.profile import Profile
+from pipeline.model.run_plan import RunPlan
 from pipeline.runtime import events as ev
 from pipeline.runtime.edits import context_messages, edited_tokens, omit_attempt
 from pipeline.runtime.host import ModelInfo
@@ -87,10 +87,10 @@ class SessionDriver:
     (default: the profile's ``summarizer``). ``listener`` is given the compaction events.
     """
 
-    def __init__(self, profile: Profile, session: SessionFile, *, model: ModelInfo,
+    def __init__(self, plan: RunPlan, session: SessionFile, *, model: ModelInfo,
                  thinking_level: Optional[str] = None, clock: Clock = ms_clock,
                  summarizer: Optional[SummaryClient] = None, listener: Optional[ev.Listener] = None) -> None:
-        self.profile, self.session, self.model, self.clock = profile, session, model, clock
+        self.plan, self.session, self.model, self.clock = plan, session, model, clock
         self.summarizer, self.listener = summarizer, listener
         self.cycle = RecoveryCycle()
         self.recorded_level: Optional[str] = None
@@ -133,7 +133,7 @@ class SessionDriver:
     def read(self) -> tuple[AgentMessage, ...]:
         """The context's agent messages on the session's current branch (pi 1.x's projection when the
         profile records the prompt or edits the context); notes the level the branch recorded."""
-        messages, self.recorded_level = context_messages(self.session, self.profile.runtime)
+        messages, self.recorded_level = context_messages(self.session, self.plan.runtime)
         return messages
 
     def resolve_level(self) -> None:
@@ -143,7 +143,7 @@ class SessionDriver:
     def record_thinking_level(self) -> None:
         """``runtime.record_thinking_level`` (pi 1.x): the live level, when the branch records another
         one (both as the model runs them: ``off`` without reasoning)."""
-        runtime = self.profile.runtime
+        runtime = self.plan.runtime
         if runtime is None or not runtime.record_thinking_level or self.recorded_level is None:
             return
         live = self.model.runnable_level(self.thinking_level)
@@ -179,7 +179,7 @@ class SessionDriver:
 
     def omit(self, entry_id: Optional[str], reply: AssistantMessage) -> None:
         """``runtime.context_edits``: a failed attempt leaves the context through context edits."""
-        runtime = self.profile.runtime
+        runtime = self.plan.runtime
         if runtime is not None and runtime.context_edits and entry_id is not None:
             with self.writing() as session:
                 omit_attempt(session, entry_id, reply)
@@ -192,7 +192,7 @@ class SessionDriver:
         the branch, ``messages`` the context); recorded in the recovery cycle. ``attempts``: the
         compact-and-retry attempts used (default: the cycle's)."""
         current = self.model.current()
-        settings = self.profile.compaction.for_model(current.provider, current.id)
+        settings = self.plan.compaction.for_model(current.provider, current.id)
         decision = check_compaction(
             reply, phase=phase, model=current, latest_compaction_ms=latest_compaction_time(self.session.path_to()),
             recovery_attempts=self.cycle.attempts if attempts is None else attempts, messages=messages,
@@ -202,11 +202,13 @@ class SessionDriver:
         return decision
 
     def summary_client(self) -> SummaryClient:
-        """The summary client: the host's, else the profile's ``summarizer`` (made once)."""
+        """The summary client: the host's, else the profile's ``summarizer`` (made once; the whole
+        profile is loaded for it, :meth:`RunPlan.profile`)."""
         if self.summarizer is None:
             from pipeline.compaction.engine import make_summary_client
 
-            self.summarizer = make_summary_client(self.profile, self.profile.summarizer)
+            profile = self.plan.profile()
+            self.summarizer = make_summary_client(profile, profile.summarizer)
         return self.summarizer
 
     def emit(self, event: Any) -> None:
@@ -227,14 +229,14 @@ class SessionDriver:
         from pipeline.compaction.plan import NothingToCompact
         from pipeline.compaction.tokens import tokens_after_compaction
 
-        current = self.model.current()
-        settings = self.profile.compaction.for_model(current.provider, current.id)
+        current, profile = self.model.current(), self.plan.profile()  # compaction reads the whole profile
+        settings = profile.compaction.for_model(current.provider, current.id)
         if reason != "manual" and isinstance(plan_session(self.session, settings), NothingToCompact):
             return None  # pi decides to compact, finds nothing to summarize: no events, no retry
         self.emit(ev.CompactionStart(reason))
         try:
             with self.writing() as session:
-                done = compact(session, self.profile, self.summary_client(), provider=current.provider,
+                done = compact(session, profile, self.summary_client(), provider=current.provider,
                                model=current.id, window=current.context_window, instructions=instructions,
                                thinking_level=self.thinking_level)
         except PipelineError as err:  # the provider (or the session) failed: the session is unchanged

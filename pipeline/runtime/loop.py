@@ -22,7 +22,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Protocol
 
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, Problem
+from pipeline.model.run_plan import RunPlan
 from pipeline.js import js_json
 from pipeline.runtime import events as ev
 from pipeline.runtime.arguments import argument_problems
@@ -188,11 +189,14 @@ class Agent:
         return [{"type": "text", "text": output if isinstance(output, str) else js_json(output)}], False, None
 
 
-def model_client(profile: Any, model: Any, wire: str = "openai", **options: Any) -> "ChatClient":
+def model_client(plan: RunPlan, model: Any, wire: str = "openai", **options: Any) -> "ChatClient":
     """A :class:`pipeline.llm.chat.ChatClient` for ``model`` (a :class:`~pipeline.runtime.host.ModelInfo`)
-    with the profile's texts and bounds (:func:`pipeline.llm.clients.chat_client`); ``options``:
+    with the run plan's texts and bounds (:func:`pipeline.llm.clients.chat_client`); ``options``:
     ``base_url``, ``api_key_env``, ``timeout``, ``env``..."""
     from pipeline.llm.clients import chat_client
 
-    return chat_client(profile.summarizer, wire, model=model.target(), aborted_text=profile.runtime.aborted.render(),
+    if plan.runtime is None:
+        raise PipelineError(Problem("the profile has no `runtime` block, which a chat client needs", key="runtime",
+                                    code="profile.missing-key"))
+    return chat_client(plan.summarizer, wire, model=model.target(), aborted_text=plan.runtime.aborted.render(),
                        **options)

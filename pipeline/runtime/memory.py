@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 from pipeline.gcpause import gc_paused
 from pipeline.session.messages import AgentMessage, AssistantMessage, SystemMessage
 from pipeline.session.projection import convert_to_llm
-from pipeline.session.texts import ContextTexts
+from pipeline.model.run_plan import ContextTexts
 
 #: A converter of LLM messages (JSON) to provider messages: ``messages → list``.
 Convert = Callable[[Sequence[dict]], list]

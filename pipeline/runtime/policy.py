@@ -28,10 +28,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Literal, Mapping, Optional, Sequence
 
-from pipeline.compaction.tokens import context_tokens, estimate_context, should_compact
-from pipeline.compaction.triggers import settings_for
-from pipeline.model.compaction import Compaction
-from pipeline.model.profile import Profile
+from pipeline.compaction.tokens import context_tokens, estimate_context
+from pipeline.model.run_plan import CompactionCheck, RetrySettings
 from pipeline.runtime.classify import (
     Reply,
     as_reply,
@@ -120,7 +118,7 @@ class CompactionDecision:
 
 NOTHING = CompactionDecision()
 _FAIL = CompactionDecision("fail", "overflow")
-_DEFAULT_SETTINGS = Compaction.model_construct()  # the defaults, unvalidated: no schema is built at import
+_DEFAULT_SETTINGS = CompactionCheck()  # the block's defaults
 
 
 def check_compaction(
@@ -131,7 +129,7 @@ def check_compaction(
     latest_compaction_ms: Optional[float] = None,
     recovery_attempts: int = 0,
     messages: Sequence[AgentMessage | Mapping[str, Any]] = (),
-    settings: Compaction = _DEFAULT_SETTINGS,
+    settings: CompactionCheck = _DEFAULT_SETTINGS,
     edited_tokens: Optional[float] = None,
 ) -> CompactionDecision:
     """pi's ``_checkCompaction`` (docs/pi-rules.md#after-a-run-the-compaction-check) as a decision.
@@ -152,15 +150,15 @@ def check_compaction(
     agent run or before a new user prompt; ``model``: the current model (``None``: none
     selected — never "same model", window 0); ``latest_compaction_ms``: see
     :func:`latest_compaction_time`; ``recovery_attempts``: :attr:`RecoveryCycle.attempts`;
-    ``messages``: the in-memory context, typed or JSON; ``settings``: the profile's
-    ``compaction`` block (``enabled``, ``reserve_tokens``, ``overflow_retries`` and the
-    estimate's ``chars_per_token``/``image_chars``/``estimate_on``); ``edited_tokens``
+    ``messages``: the in-memory context, typed or JSON; ``settings``: the run plan's
+    compaction check (:class:`~pipeline.model.run_plan.CompactionCheck`: ``enabled``, the
+    trigger, ``overflow_retries`` and the estimate's ``chars_per_token``/``image_chars``/``estimate_on``); ``edited_tokens``
     (``estimate_on: projection`` and the branch has context edits): the projection's
     estimate, which the threshold step uses instead of the reply's usage (pi 1.x).
     """
     msg = as_reply(reply)
     if model is not None:  # the model's own `compaction.model_overrides` entry, key by key
-        settings = settings_for(settings, model.provider, model.id)
+        settings = settings.for_model(model.provider, model.id)
     if not settings.enabled or (phase == "after_run" and msg.stop_reason == "aborted"):
         return NOTHING
     if latest_compaction_ms is not None and _not_after(msg, latest_compaction_ms):
@@ -178,7 +176,7 @@ def _recoverable(msg: AssistantMessage, model: CurrentModel) -> bool:
     return is_context_overflow(msg, model.context_window) or is_recoverable_length(msg, model.max_tokens)
 
 
-def _recover(msg: AssistantMessage, attempts: int, settings: Compaction) -> CompactionDecision:
+def _recover(msg: AssistantMessage, attempts: int, settings: CompactionCheck) -> CompactionDecision:
     if msg.stop_reason == "stop":
         return CompactionDecision("compact", "overflow")
     if attempts >= settings.overflow_retries:
@@ -191,7 +189,7 @@ def _threshold(
     model: Optional[CurrentModel],
     compaction_ms: Optional[float],
     messages: Sequence[AgentMessage | Mapping[str, Any]],
-    settings: Compaction,
+    settings: CompactionCheck,
 ) -> CompactionDecision:
     tokens = context_tokens(msg.usage) if msg.usage is not None else 0
     if msg.stop_reason == "error" or tokens == 0:
@@ -201,15 +199,15 @@ def _threshold(
     return _compare(tokens, model, settings)
 
 
-def _compare(tokens: float, model: Optional[CurrentModel], settings: Compaction) -> CompactionDecision:
+def _compare(tokens: float, model: Optional[CurrentModel], settings: CompactionCheck) -> CompactionDecision:
     window = model.context_window if model is not None else 0
-    if should_compact(tokens, window, settings):
+    if settings.fires(tokens, window):
         return CompactionDecision("compact", "threshold", tokens=tokens)
     return replace(NOTHING, tokens=tokens)
 
 
 def _estimated_tokens(
-    messages: Sequence[AgentMessage | Mapping[str, Any]], compaction_ms: Optional[float], settings: Compaction
+    messages: Sequence[AgentMessage | Mapping[str, Any]], compaction_ms: Optional[float], settings: CompactionCheck
 ) -> Optional[float]:
     """The in-memory context estimate, or ``None`` without a usable anchor newer than the
     latest compaction (a kept pre-compaction reply reports the old, larger context)."""
@@ -248,30 +246,6 @@ class RecoveryCycle:
 
 
 # --------------------------------------------------------------------------- turn retries
-
-
-@dataclass(frozen=True)
-class RetrySettings:
-    """pi's ``retry`` settings (``settings.json``; docs/pi-rules.md#token-accounting) with pi's defaults; a profile's
-    ``retry`` block gives them with :meth:`from_profile`."""
-
-    enabled: bool = True
-    max_retries: int = 3
-    base_delay_ms: int = 2000
-    max_agent_delay_ms: Optional[int] = None  # pi 1.x caps the wait (60000); 0.84.0 does not
-
-    @classmethod
-    def from_profile(cls, profile: Profile) -> "RetrySettings":
-        """The ``retry`` block of a :class:`~pipeline.model.profile.Profile` (``Pipeline.retry_settings``)."""
-        retry = profile.retry
-        return cls(enabled=retry.enabled, max_retries=retry.max_retries, base_delay_ms=retry.base_delay_ms,
-                   max_agent_delay_ms=retry.max_agent_delay_ms)
-
-    def delay_ms(self, attempt: int) -> float:
-        """Wait before retry ``attempt`` (1-based): ``base_delay_ms · 2^(attempt−1)``, at most
-        ``max_agent_delay_ms`` when that is set."""
-        delay = self.base_delay_ms * 2 ** (attempt - 1)
-        return delay if self.max_agent_delay_ms is None else min(delay, self.max_agent_delay_ms)
 
 
 RetryAction = Literal["none", "retry", "give_up"]
@@ -347,5 +321,5 @@ def summary_retry_delay(reply: Reply, retries_made: int, settings: RetrySettings
 
 __all__ = [
     "CompactionDecision", "CurrentModel", "NOTHING", "Phase", "RecoveryCycle", "RetryDecision",
-    "RetrySettings", "TurnRetry", "check_compaction", "latest_compaction_time", "summary_retry_delay",
+    "TurnRetry", "check_compaction", "latest_compaction_time", "summary_retry_delay",
 ]

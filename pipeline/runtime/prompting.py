@@ -6,8 +6,8 @@ parts, caller sections and guidelines), the base prompt rendered when they chang
 turn), the state of the current run (:class:`~pipeline.runtime.override.RunPrompt`: the
 before-agent-start hooks' override, the run's render options) and, for a profile whose
 sessions record the prompt, the :class:`~pipeline.runtime.system.RecordedPrompt`. It reads
-the profile's ``system_prompt`` block and writes nothing: recording hands the new system
-message to the caller's writer.
+the run plan's render plan and patch words (:class:`~pipeline.model.run_plan.RunPlan`) and
+writes nothing: recording hands the new system message to the caller's writer.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from pipeline.llm.wire import ToolDefinition
-from pipeline.model.prompt import SystemPrompt
-from pipeline.model.render_plan import RenderPlan
+from pipeline.model.render_plan import CatalogEntry, RenderPlan
+from pipeline.model.run_plan import PatchTexts
 from pipeline.prompt import ContextFile, RenderContext, Skill, render_sections, render_system_prompt, section_record
 from pipeline.runtime.host import AgentStart, BeforeAgentStart, HookResult, Tool
 from pipeline.runtime.override import RunPrompt, run_hooks
@@ -31,18 +31,19 @@ RESOURCES = ("skills", "context_files", "custom_prompt", "append_prompts", "guid
 class PromptState:
     """The system prompt of one conversation (see the module docstring)."""
 
-    def __init__(self, system_prompt: SystemPrompt, *, recording: bool, cwd: str, tools: Sequence[Tool] = (),
+    def __init__(self, plan: RenderPlan, *, patch: Optional[PatchTexts], recording: bool, cwd: str,
+                 tools: Sequence[Tool] = (),
                  skills: Sequence[Skill] = (), context_files: Sequence[ContextFile] = (),
                  custom_prompt: Optional[str] = None, append_prompts: Sequence[str] = (),
                  guidelines: Sequence[str] = (), sections: Mapping[str, str] = {},
                  before_agent_start: Sequence[BeforeAgentStart] = ()) -> None:
-        self.catalog, self.cwd, self.recording = system_prompt.tools, cwd, recording
-        self.plan = RenderPlan.of(system_prompt)  # what rendering reads, derived once
+        self.catalog = {entry.name: entry for entry in plan.catalog}
+        self.plan, self.cwd, self.recording = plan, cwd, recording
         self.skills, self.context_files = tuple(skills), tuple(context_files)
         self.custom_prompt, self.append_prompts = custom_prompt, tuple(append_prompts)
         self.guidelines, self.sections = tuple(guidelines), dict(sections)
         self.before_agent_start = tuple(before_agent_start)
-        self.recorded = RecordedPrompt(system_prompt, recording=recording)
+        self.recorded = RecordedPrompt(plan.join, patch, recording=recording)
         self.options = RunOptions(self.sections, self.guidelines)
         self.tools: tuple[Tool, ...] = tuple(tools)
         self.run: Optional[RunPrompt] = None
@@ -62,7 +63,7 @@ class PromptState:
             setattr(self, name, value if name == "custom_prompt" else dict(value) if name == "sections" else tuple(value))
         self._base = None
 
-    def _entry(self, tool: Tool) -> Any:
+    def _entry(self, tool: Tool) -> Optional[CatalogEntry]:
         return self.catalog.get(tool.name)
 
     def _snippet(self, tool: Tool) -> Optional[str]:

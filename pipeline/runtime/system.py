@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from pipeline.llm.wire import ToolDefinition
-from pipeline.model.prompt import PatchTexts, SystemPrompt
+from pipeline.model.run_plan import PatchTexts
 from pipeline.prompt.patch import Patch, frame_patch, section_patch
 from pipeline.session.messages import AgentMessage, SystemMessage
 from pipeline.session.system import SystemState, content_text, replay
@@ -135,10 +135,9 @@ class RecordedPrompt:
     request, and what a request is sent. :class:`~pipeline.runtime.conversation.Conversation`
     holds one and passes it what it reads."""
 
-    def __init__(self, system_prompt: SystemPrompt, *, recording: bool) -> None:
+    def __init__(self, join: Optional[str], texts: Optional[PatchTexts], *, recording: bool) -> None:
         self.recording = recording
-        self.join: Optional[str] = system_prompt.join
-        self.texts: Optional[PatchTexts] = system_prompt.patch
+        self.join, self.texts = join, texts
         self.log = SystemLog()
 
     def in_place_for(self, mid_conversation_system: bool) -> bool:

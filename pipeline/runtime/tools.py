@@ -27,6 +27,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from pipeline import files
 from pipeline.errors import PipelineError, Problem
+from pipeline.model.run_plan import RunPlan
 from pipeline.runtime.host import Tool, ToolOutput
 
 READ_ONLY = ("read", "ls", "find", "grep")
@@ -267,13 +268,13 @@ def _guarded(ws: Workspace, function: Callable[[Workspace, Mapping[str, Any]], A
     return call
 
 
-def builtin_tools(names: Sequence[str], cwd: str | os.PathLike, profile: Any) -> list[Tool]:
-    """The built-in tools ``names`` over ``cwd``; texts from ``profile`` (its ``runtime`` block)."""
+def builtin_tools(names: Sequence[str], cwd: str | os.PathLike, plan: RunPlan) -> list[Tool]:
+    """The built-in tools ``names`` over ``cwd``; texts from ``plan`` (its ``runtime`` block)."""
     unknown = [n for n in names if n not in _FUNCTIONS]
     if unknown:
         raise ValueError(f"unknown tool {unknown[0]!r}; built-in tools: {', '.join((*READ_ONLY, *OPT_IN))}")
-    if profile.runtime is None:
+    if plan.runtime is None:
         raise PipelineError(Problem("the profile has no `runtime` block, which the built-in tools need", key="runtime",
                                     code="profile.missing-key"))
-    ws = Workspace(cwd, profile.runtime.tool_output)
+    ws = Workspace(cwd, plan.runtime.tool_output)
     return [Tool(name=n, parameters=SCHEMAS[n], function=_guarded(ws, _FUNCTIONS[n])) for n in names]

@@ -15,8 +15,8 @@ models keeping their raw JSON), :mod:`~pipeline.session.reader` (streaming load,
 problems), :mod:`~pipeline.session.migrate` (v1→v2→v3 in memory),
 :mod:`~pipeline.session.tree` (navigation, integrity), :mod:`~pipeline.session.log`
 (the locked append log), :mod:`~pipeline.session.store` (the session: tree, leaf, typed
-appends), :mod:`~pipeline.session.projection` (projection),
-:mod:`~pipeline.session.texts` (the profile words the projection adds).
+appends), :mod:`~pipeline.session.projection` (projection)
+and the profile words the projection adds, a :class:`~pipeline.model.run_plan.ContextTexts`.
 """
 
 from pipeline.session.projection import (
@@ -76,7 +76,7 @@ from pipeline.session.messages import (
     parse_message,
 )
 from pipeline.session.store import SessionFile
-from pipeline.session.texts import ContextTexts
+from pipeline.model.run_plan import ContextTexts
 from pipeline.session.tree import SessionTree
 
 __all__ = [

@@ -8,7 +8,7 @@ Two steps, kept apart because the compaction engine uses the first on its own:
    from ``firstKeptEntryId`` on, then everything after it) and project each entry into
    agent messages (:func:`entry_messages`);
 2. :func:`convert_to_llm` — turn pi's own roles into user messages, with the wrapper and
-   shell-command words taken from a :class:`~pipeline.session.texts.ContextTexts`.
+   shell-command words taken from a :class:`~pipeline.model.run_plan.ContextTexts`.
 
 Leaf selection follows pi: ``None`` → an empty context; a known id → that entry;
 anything else (the default :data:`LAST`, or an unknown id) → the last entry in file
@@ -49,7 +49,7 @@ from pipeline.session.messages import (
     parse_message,
 )
 from pipeline.session.masks import masked_entries, masked_message
-from pipeline.session.texts import ContextTexts
+from pipeline.model.run_plan import ContextTexts
 from pipeline.session.tree import SessionTree
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, Union
 
 from pipeline import files
-from pipeline.agentdir import CONFIG_DIR, agent_dir, expand_home
+from pipeline.agentdir import CONFIG_DIR, DEFAULT_GLOBAL_DIR, agent_dir, expand_home
 from pipeline.errors import Location, PipelineError, Problem
 from pipeline.js import js_trim
 from pipeline.manifests import ExportedCopies
@@ -39,6 +39,8 @@ from .files import PromptTemplate, SourceKind, read_template
 from .ignorefile import IgnoreRules
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.model.run_plan import TemplateSettings
+    from pipeline.model.run_plan import TemplateSource as PlannedSource
     from pipeline.model.templates import Templates
 
 
@@ -105,8 +107,8 @@ def load_templates(
 
 
 def profile_sources(
-    sources: Sequence[Union[str, Path]],
-    settings: Templates,
+    sources: Sequence[Union[str, Path, PlannedSource]],
+    settings: Templates | TemplateSettings,
     cwd: Path | str | None = None,
     *,
     agent: Path | str | None = None,
@@ -130,7 +132,7 @@ def profile_sources(
                 out.append(TemplateSource(base / expand_home(settings.project_dir, home), "project", filtered=True))
         elif source == "global":
             out.append(TemplateSource(global_template_dir(settings.global_dir, agent, home), "user", filtered=True))
-        else:
+        elif isinstance(source, (str, Path)):
             out.extend(explicit_sources([source], base))
     return out
 
@@ -155,16 +157,14 @@ def global_template_dir(
     """``templates.global_dir`` as a directory. The default (``~/.pi/agent/prompts``) means
     pi's user directory, ``<agent>/prompts``: ``agent``, else ``$PI_CODING_AGENT_DIR``, else
     ``~/.pi/agent``; any other value is used as written, ``~`` expanded."""
-    from pipeline.model.templates import DEFAULT_GLOBAL_DIR
-
     if global_dir != DEFAULT_GLOBAL_DIR:
         return expand_home(global_dir, home)
     return (Path(agent) if agent is not None else agent_dir(home)) / "prompts"
 
 
 def load_profile_templates(
-    settings: Templates,
-    sources: Sequence[Union[str, Path]],
+    settings: Templates | TemplateSettings,
+    sources: Sequence[Union[str, Path, PlannedSource]],
     cwd: Path | str | None = None,
     *,
     agent: Path | str | None = None,

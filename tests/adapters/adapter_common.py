@@ -18,6 +18,7 @@ import pytest
 from pipeline.facade import Pipeline, compile_profile
 from pipeline.runtime.policy import CurrentModel, check_compaction, latest_compaction_time
 from pipeline.session import CompactionEntry, MessageEntry, SessionFile
+from pipeline.model.run_plan import RunPlan
 
 WINDOW = 4000
 RESERVE = 1000
@@ -73,7 +74,7 @@ def our_loop_decisions(pipeline: Pipeline, session_path: Path, model: CurrentMod
         decision = check_compaction(entry.message, phase="after_run", model=model,
                                     latest_compaction_ms=latest_compaction_time(branch),
                                     messages=pipeline.project(replay).agent_messages,
-                                    settings=pipeline.profile.compaction)
+                                    settings=pipeline.run_plan.compaction)
         if decision.action != "compact":
             decisions.append((i, decision.action))
             continue
@@ -172,7 +173,7 @@ def our_loop_session(tmp_path: Path, monkeypatch: Any, prompts: Sequence[str] = 
                  for name in ("read", "lookup")]
         conversation = pipeline.conversation(SessionFile.create(path, cwd=str(tmp_path)), model=model, tools=tools,
                                              cwd=str(tmp_path), summarizer=pipeline.summary_client())
-        client = model_client(pipeline.profile, model, "openai", base_url=server.openai_base_url, api_key_env=KEY_ENV)
+        client = model_client(RunPlan.of(pipeline.profile), model, "openai", base_url=server.openai_base_url, api_key_env=KEY_ENV)
         agent = Agent(conversation, client, wire="openai")
         answers = [agent.run(prompt).answer for prompt in prompts]
     assert answers[-1] == last_answer

@@ -42,7 +42,7 @@ from pipeline.compaction.triggers import fires
 from pipeline.llm.types import Completion
 from pipeline.session.entries import parse_entry
 from pipeline.session.messages import Usage
-from pipeline.session.texts import ContextTexts
+from pipeline.model.run_plan import ContextTexts
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from npm_install import AgentInstallError, install, node_bin  # noqa: E402

@@ -19,7 +19,8 @@ from pipeline.runtime.policy import CurrentModel, check_compaction
 from pipeline.session import SessionFile, Usage
 from pipeline.session.masks import MASK_TYPE
 from pipeline.session.projection import build_context
-from pipeline.session.texts import ContextTexts
+from pipeline.model.run_plan import ContextTexts
+from pipeline.model.run_plan import CompactionCheck
 
 from .conftest import ROOT, ScriptedClient, default_profile
 from .test_cli_compact import run
@@ -81,8 +82,8 @@ def test_runtime_check_uses_the_models_override():
     reply = {"role": "assistant", "content": [], "provider": "p", "model": "m", "stopReason": "stop",
              "usage": {"input": 150, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 150},
              "timestamp": 1}
-    mine = check_compaction(reply, phase="after_run", model=CurrentModel("p", "m", 200000), settings=settings)
-    other = check_compaction(reply, phase="after_run", model=CurrentModel("p", "x", 200000), settings=settings)
+    mine = check_compaction(reply, phase="after_run", model=CurrentModel("p", "m", 200000), settings=CompactionCheck.of(settings))
+    other = check_compaction(reply, phase="after_run", model=CurrentModel("p", "x", 200000), settings=CompactionCheck.of(settings))
     assert (mine.action, other.action) == ("compact", "none")
 
 

@@ -40,7 +40,7 @@ def test_the_read_tool_refuses_a_fifo_and_an_oversize_file(tmp_path):
     code = ("import json, sys\n"
             "from pipeline import compile_profile\n"
             "from pipeline.runtime.tools import builtin_tools\n"
-            "[read] = builtin_tools(['read'], sys.argv[1], compile_profile('default').profile)\n"
+            "[read] = builtin_tools(['read'], sys.argv[1], compile_profile('default').run_plan)\n"
             "for name in ('pipe', 'huge.log'):\n"
             "    out = read.function({'path': name})\n"
             "    print(json.dumps([out.is_error, out.blocks()[0]['text']]))\n")

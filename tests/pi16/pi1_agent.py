@@ -37,6 +37,7 @@ from pipeline.runtime.system import frame_update
 from pipeline.runtime.tools import SCHEMAS
 from pipeline.session import SessionFile
 from pipeline.testing.loopback import LoopbackServer
+from pipeline.model.run_plan import RunPlan
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = json.loads((ROOT / "tests" / "data" / "pi16" / "agent.json").read_text(encoding="utf-8"))
@@ -147,7 +148,7 @@ def run_scenario(request: dict, tmp: Path, *, wire: str, mid: bool, session: Pat
     replies = request.get("responses") or ["FAKE RESPONSE"]
     with LoopbackServer(replies) as server:
         conv = Conversation(
-            PROFILE, file, model=model(mid), cwd=str(cwd), tools=tools_for(request.get("tools") or DEFAULT_TOOLS, cwd),
+            RunPlan.of(PROFILE), file, model=model(mid), cwd=str(cwd), tools=tools_for(request.get("tools") or DEFAULT_TOOLS, cwd),
             skills=found.skills, context_files=found.context_files, custom_prompt=request.get("systemPrompt"),
             append_prompts=(request["appendSystemPrompt"],) if request.get("appendSystemPrompt") else (),
             before_agent_start=hooks_for(request, run), clock=lambda: 1787220000000.0,

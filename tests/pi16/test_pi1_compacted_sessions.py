@@ -32,8 +32,9 @@ from pipeline.session.system import is_system_message
 from pipeline.runtime.tools import SCHEMAS
 from pipeline.session import SessionFile
 from pipeline.session.projection import convert_to_llm
-from pipeline.session.texts import ContextTexts
+from pipeline.model.run_plan import ContextTexts
 from pipeline.testing.loopback import LoopbackServer
+from pipeline.model.run_plan import RunPlan
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "pi16"
@@ -117,7 +118,7 @@ def test_we_resume_pis_compacted_file(tmp_path) -> None:
     snapshot = next(e for e in session.entries if e.raw["type"] == "compaction").raw["systemMessage"]
     found = discover(str(cwd), str(tmp_path / "agent"))
     with LoopbackServer(["done"]) as server:
-        conv = Conversation(PROFILE, session, model=model(False), cwd=str(cwd), tools=tools_for(["read", "bash", "edit", "write"], cwd),
+        conv = Conversation(RunPlan.of(PROFILE), session, model=model(False), cwd=str(cwd), tools=tools_for(["read", "bash", "edit", "write"], cwd),
                             skills=found.skills, context_files=found.context_files, clock=lambda: 1787220000000.0)
         requests = []
         original = conv.next_request

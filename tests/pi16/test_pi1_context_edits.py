@@ -22,6 +22,7 @@ import pytest
 from pipeline.errors import SessionError
 from pipeline.session import SessionFile
 from pipeline.session.snapshot import projected_messages
+from pipeline.model.run_plan import RunPlan
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = json.loads((ROOT / "tests" / "data" / "pi16" / "edits.json").read_text(encoding="utf-8"))
@@ -88,7 +89,7 @@ def test_the_runtime_edits_the_context(tmp_path: Path) -> None:
 
     case = next(c for c in CASES if c["session"] == "base" and c["target"] == 5 and c["replacement"] == {"content": "shorter"})
     session = _open(tmp_path, "base")
-    conv = Conversation(compile_profile("builtin:pi-1").profile, session, cwd=str(tmp_path),
+    conv = Conversation(RunPlan.of(compile_profile("builtin:pi-1").profile), session, cwd=str(tmp_path),
                         model=ModelInfo(id="m", provider="anthropic", context_window=200000))
     before = json.dumps(conv.next_request().__dict__, default=str)
     entry = conv.edit_context(DATA["base_ids"]["base"][5], {"content": "shorter"})

@@ -26,6 +26,7 @@ import pytest
 from pipeline import compile_profile
 from pipeline.compaction.plan import CompactionPlan, plan_compaction
 from pipeline.session import SessionFile
+from pipeline.model.run_plan import RunPlan
 
 from planspec import plan_entries
 
@@ -253,7 +254,7 @@ def test_runtime_and_command_compact_with_the_same_plan(tmp_path: Path, capsys, 
         shutil.copyfile(ROOT / case["session"], copy)
         if how == "runtime":
             profile = compile_profile(str(profile_path)).profile
-            conv = Conversation(profile, SessionFile.open(copy), cwd=str(tmp_path),
+            conv = Conversation(RunPlan.of(profile), SessionFile.open(copy), cwd=str(tmp_path),
                                 model=ModelInfo(id=model["id"], provider=model["provider"], context_window=200000))
             conv.compact()
         else:

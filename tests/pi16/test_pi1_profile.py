@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import PipelineError
+from pipeline.model.run_plan import RunPlan
 from pi1_masks import Masks
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "pi16"
@@ -108,7 +109,7 @@ def test_the_runtime_splits_arguments_as_the_profile_declares(tmp_path) -> None:
     got = {}
     for name in ("default", "builtin:pi-1"):
         session = SessionFile.create(tmp_path / f"{name.replace(':', '_')}.jsonl", cwd=str(tmp_path))
-        conv = Conversation(compile_profile(name).profile, session, model=model, tools=[], cwd=str(tmp_path),
+        conv = Conversation(RunPlan.of(compile_profile(name).profile), session, model=model, tools=[], cwd=str(tmp_path),
                             templates=template)
         got[name] = conv.expand("/say doesn't '' x")
     assert got == {"default": "[doesnt  x][]", "builtin:pi-1": "[doesn't][]"}

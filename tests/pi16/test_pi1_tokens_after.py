@@ -34,6 +34,7 @@ from pipeline.runtime.host import ModelInfo
 from pipeline.session import CompactionEntry, SessionFile
 from pipeline.session.projection import project_path
 from pipeline.session.snapshot import system_snapshot
+from pipeline.model.run_plan import RunPlan
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -108,7 +109,7 @@ def test_conversation_reports_pi_estimate(vector, tmp_path):
     session = _session(vector, tmp_path)
     profile = PI1.model_copy(update={"compaction": _settings(vector)})
     events: list = []
-    conv = Conversation(profile, session, model=ModelInfo(id="m", provider="p", context_window=200_000),
+    conv = Conversation(RunPlan.of(profile), session, model=ModelInfo(id="m", provider="p", context_window=200_000),
                         cwd=str(tmp_path), summarizer=ScriptedClient(list(vector["responses"])),
                         listener=events.append, clock=lambda: 1_795_000_000_000.0)
     conv.compact()

@@ -26,7 +26,7 @@ SCENARIOS = sorted((ROOT / "tests" / "scenarios").glob("*.yaml"))
 BUILTINS = sorted(builtin_profiles())
 #: Model fields the system prompt's rendering does not read (a tool's description goes to the model request;
 #: a section's owner only tells an export whose text it is, its folder which AGENTS.md the agents-md export puts it in).
-NOT_RENDERED = {Tool: {"description"}, Section: {"owner", "folder"}}
+NOT_RENDERED = {Section: {"owner", "folder"}}
 
 
 @pytest.fixture

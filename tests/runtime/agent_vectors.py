@@ -34,6 +34,7 @@ from pipeline.runtime import events as ev
 from pipeline.runtime.tools import SCHEMAS, builtin_tools
 from pipeline.session import SessionFile
 from pipeline.testing.loopback import LoopbackServer
+from pipeline.model.run_plan import RunPlan
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "agent_loop"
@@ -153,7 +154,7 @@ def _recorded_results(step: dict) -> dict:
 
 
 def _tools(names: list, cwd: Path, profile: Any, step: dict) -> list[Tool]:
-    own = {t.name: t for t in builtin_tools([n for n in names if n in OWN_TOOLS], cwd, profile)}
+    own = {t.name: t for t in builtin_tools([n for n in names if n in OWN_TOOLS], cwd, RunPlan.of(profile))}
     recorded = _recorded_results(step)
     queues: dict = {}
     for entry in step["newEntries"]:
@@ -252,7 +253,7 @@ def _run_step(step: dict, session: SessionFile, cwd: Path, agent_dir: Path, wire
                                  env={"OPENAI_API_KEY": "loopback"}, max_retries=0)
         tools = _tools(request["tools"] if "tools" in request else DEFAULT_TOOLS, cwd, profile, step)
         conv = Conversation(
-            profile, session, model=model, cwd=str(cwd), tools=adapt_tools(tools) if adapt_tools else tools,
+            RunPlan.of(profile), session, model=model, cwd=str(cwd), tools=adapt_tools(tools) if adapt_tools else tools,
             summarizer=summarizer, templates=templates, skills=found.skills, context_files=found.context_files,
             before_agent_start=_hooks(request), clock=clock, thinking_level=request.get("thinkingLevel"),
         )

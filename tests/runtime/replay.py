@@ -27,6 +27,7 @@ from pipeline.runtime.policy import (
     check_compaction,
     latest_compaction_time,
 )
+from pipeline.model.run_plan import CompactionCheck
 from pipeline.session import (
     AssistantMessage,
     CompactionEntry,
@@ -123,7 +124,7 @@ class Replay:
         decision = check_compaction(
             reply, phase=phase, model=self.model,
             latest_compaction_ms=latest_compaction_time(session_path(self.entries)),
-            recovery_attempts=self.cycle.attempts, messages=self.memory, settings=self.settings,
+            recovery_attempts=self.cycle.attempts, messages=self.memory, settings=CompactionCheck.of(self.settings),
         )
         self.cycle = self.cycle.after(decision)
         return decision

@@ -18,6 +18,7 @@ from pipeline.runtime.host import ModelInfo
 from pipeline.runtime.loop import Agent
 from pipeline.runtime import events as ev
 from pipeline.session import SessionFile
+from pipeline.model.run_plan import RunPlan
 
 PROFILE = compile_profile("default", overrides={"compaction.keep_recent_tokens": 50,
                                                 "compaction.reserve_tokens": 1000}).profile
@@ -49,7 +50,7 @@ def _over_threshold(tmp_path, error):
     """A conversation whose second run ends over the threshold; its summarizer raises ``error``."""
     events: list = []
     session = SessionFile.create(tmp_path / "s.jsonl", cwd=str(tmp_path))
-    conv = Conversation(PROFILE, session, model=MODEL, cwd=str(tmp_path), summarizer=Failing(error),
+    conv = Conversation(RunPlan.of(PROFILE), session, model=MODEL, cwd=str(tmp_path), summarizer=Failing(error),
                         listener=events.append)
     conv.prompt("tell me everything about this project " * 10)
     conv.record(_reply("a long answer " * 40, 500))
@@ -96,7 +97,7 @@ def test_constructing_a_conversation_writes_nothing_starting_it_does(tmp_path):
     path = tmp_path / "s.jsonl"
     session = SessionFile.create(path, cwd=str(tmp_path))
     header = path.read_bytes()
-    conv = Conversation(PROFILE, session, model=MODEL, cwd=str(tmp_path), thinking_level="high")
+    conv = Conversation(RunPlan.of(PROFILE), session, model=MODEL, cwd=str(tmp_path), thinking_level="high")
     assert path.read_bytes() == header and not session.entries
     assert conv.start() is conv and conv.start() is conv  # once
     assert [e.type for e in SessionFile.open(path).entries] == ["model_change", "thinking_level_change"]
@@ -105,7 +106,7 @@ def test_constructing_a_conversation_writes_nothing_starting_it_does(tmp_path):
 
 def test_the_first_write_starts_the_conversation(tmp_path):
     path = tmp_path / "s.jsonl"
-    conv = Conversation(PROFILE, SessionFile.create(path, cwd=str(tmp_path)), model=MODEL, cwd=str(tmp_path))
+    conv = Conversation(RunPlan.of(PROFILE), SessionFile.create(path, cwd=str(tmp_path)), model=MODEL, cwd=str(tmp_path))
     assert not SessionFile.open(path).entries
     conv.prompt("hi")
     assert [e.type for e in SessionFile.open(path).entries] == ["model_change", "thinking_level_change", "message"]
@@ -122,7 +123,7 @@ def test_pipeline_conversation_returns_a_started_conversation(tmp_path):
 
 def test_constructing_an_agent_leaves_the_conversations_listener_alone(tmp_path):
     events: list = []
-    conv = Conversation(PROFILE, SessionFile.create(tmp_path / "s.jsonl", cwd=str(tmp_path)), model=MODEL,
+    conv = Conversation(RunPlan.of(PROFILE), SessionFile.create(tmp_path / "s.jsonl", cwd=str(tmp_path)), model=MODEL,
                         cwd=str(tmp_path), listener=events.append)
     agent = Agent(conv, client=None, listener=lambda event: None)  # type: ignore[arg-type]
     assert conv.listener == events.append

@@ -16,6 +16,7 @@ from pipeline.runtime.tools import builtin_tools
 from pipeline.runtime import events as ev
 from pipeline.session import MessageEntry, SessionFile
 from pipeline.testing.loopback import LoopbackServer
+from pipeline.model.run_plan import RunPlan
 
 from .agent_vectors import cancel_after_request
 
@@ -26,12 +27,12 @@ SCHEMA = {"type": "object", "required": ["path"], "properties": {"path": {"type"
 
 def _conv(tmp_path, tools=(), **options) -> Conversation:
     session = SessionFile.create(tmp_path / "s.jsonl", cwd=str(tmp_path))
-    return Conversation(PROFILE, session, model=MODEL, tools=list(tools), cwd=str(tmp_path), **options)
+    return Conversation(RunPlan.of(PROFILE), session, model=MODEL, tools=list(tools), cwd=str(tmp_path), **options)
 
 
 def _agent(conv, server, wire="openai", events=None):
     base = server.openai_base_url if wire == "openai" else server.anthropic_base_url
-    client = model_client(PROFILE, MODEL, wire, base_url=base, env={"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"})
+    client = model_client(RunPlan.of(PROFILE), MODEL, wire, base_url=base, env={"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"})
     return Agent(conv, client, wire=wire, listener=(events.append if events is not None else None))
 
 
@@ -40,11 +41,11 @@ def _roles(session_path):
 
 
 def test_the_system_prompt_is_rebuilt_only_when_tools_change(tmp_path):
-    conv = _conv(tmp_path, builtin_tools(["read"], tmp_path, PROFILE))
+    conv = _conv(tmp_path, builtin_tools(["read"], tmp_path, RunPlan.of(PROFILE)))
     first = conv.base_prompt
     assert conv.base_prompt is first  # cached
     assert "- read:" in first and "- ls:" not in first
-    conv.set_tools(builtin_tools(["read", "ls"], tmp_path, PROFILE))
+    conv.set_tools(builtin_tools(["read", "ls"], tmp_path, RunPlan.of(PROFILE)))
     assert conv.base_prompt is not first and "- ls:" in conv.base_prompt
     assert [t.name for t in conv.next_request().tools] == ["read", "ls"]
     assert conv.next_request().tools[1].description == PROFILE.system_prompt.tools["ls"].description.render()
@@ -57,7 +58,7 @@ def test_an_override_holds_for_every_request_of_its_run_and_ends_with_it(tmp_pat
         seen.append(start.system_prompt)
         return HookResult(system_prompt="SHORT MODE") if start.prompt == "first" else None
 
-    conv = _conv(tmp_path, builtin_tools(["read"], tmp_path, PROFILE), before_agent_start=[hook])
+    conv = _conv(tmp_path, builtin_tools(["read"], tmp_path, RunPlan.of(PROFILE)), before_agent_start=[hook])
     (tmp_path / "a.txt").write_text("x")
     script = [{"toolCalls": [{"name": "read", "arguments": {"path": "a.txt"}}]}, "done", "second answer"]
     with LoopbackServer(script) as server:
@@ -136,7 +137,7 @@ def test_an_answer_that_is_not_json_is_a_clear_error(tmp_path):
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         conv = _conv(tmp_path)
-        client = model_client(PROFILE, MODEL, base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1",
+        client = model_client(RunPlan.of(PROFILE), MODEL, base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1",
                               env={"OPENAI_API_KEY": "k"})
         result = Agent(conv, client).run("hi")
     finally:
@@ -219,7 +220,7 @@ def test_a_profile_without_a_runtime_block_is_refused(tmp_path):
 
     bare = PROFILE.model_copy(update={"runtime": None})
     with pytest.raises(PipelineError, match="runtime"):
-        Conversation(bare, SessionFile.create(tmp_path / "s.jsonl", cwd="."), model=MODEL, cwd=".")
+        Conversation(RunPlan.of(bare), SessionFile.create(tmp_path / "s.jsonl", cwd="."), model=MODEL, cwd=".")
 
 
 def test_an_answer_over_the_size_limit_is_refused(tmp_path):
@@ -227,7 +228,7 @@ def test_an_answer_over_the_size_limit_is_refused(tmp_path):
 
     conv = _conv(tmp_path)
     with LoopbackServer(["x" * 5000]) as server:
-        client = model_client(PROFILE, MODEL, base_url=server.openai_base_url, env={"OPENAI_API_KEY": "k"},
+        client = model_client(RunPlan.of(PROFILE), MODEL, base_url=server.openai_base_url, env={"OPENAI_API_KEY": "k"},
                               limits=Limits(max_response_bytes=1000))
         result = Agent(conv, client).run("hi")
     assert "larger than 1000 bytes" in result.error
@@ -247,8 +248,8 @@ def test_threshold_compaction_goes_on_only_with_queued_messages(tmp_path):
         session = SessionFile.create(tmp_path / f"s{queued}.jsonl", cwd=str(tmp_path))
         with RoutedServer(["first " * 50, big, "after the queue"], ["## Goal\nx"]) as server:
             summarizer = make_summary(server)
-            conv = Conversation(profile, session, model=model, cwd=str(tmp_path), summarizer=summarizer)
-            client = model_client(profile, model, base_url=server.openai_base_url, env={"OPENAI_API_KEY": "k"})
+            conv = Conversation(RunPlan.of(profile), session, model=model, cwd=str(tmp_path), summarizer=summarizer)
+            client = model_client(RunPlan.of(profile), model, base_url=server.openai_base_url, env={"OPENAI_API_KEY": "k"})
             agent = Agent(conv, client)
             agent.run(long)
             if queued:
@@ -271,9 +272,9 @@ def test_an_answer_that_never_completes_times_out(tmp_path):
 
     profile = compile_profile("default", overrides={"retry.enabled": False}).profile
     session = SessionFile.create(tmp_path / "s.jsonl", cwd=str(tmp_path))
-    conv = Conversation(profile, session, model=MODEL, cwd=str(tmp_path))
+    conv = Conversation(RunPlan.of(profile), session, model=MODEL, cwd=str(tmp_path))
     with LoopbackServer([{"text": "late", "delay": 5}]) as server:
-        client = model_client(profile, MODEL, base_url=server.openai_base_url, env={"OPENAI_API_KEY": "k"},
+        client = model_client(RunPlan.of(profile), MODEL, base_url=server.openai_base_url, env={"OPENAI_API_KEY": "k"},
                               limits=Limits(call_deadline=0.5))
         started = time.monotonic()
         result = Agent(conv, client).run("hi")

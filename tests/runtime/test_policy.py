@@ -20,6 +20,7 @@ from pipeline.runtime.policy import (
     summary_retry_delay,
 )
 from pipeline.session import CompactionEntry, parse_entry
+from pipeline.model.run_plan import CompactionCheck
 
 from .replay import compaction_settings, load
 
@@ -44,7 +45,7 @@ def user(text="hi", ts=NOW) -> dict:
 
 def decide(reply, *, phase="after_run", model=MODEL, compaction=None, attempts=0, messages=(), settings=Compaction()):
     decision = check_compaction(reply, phase=phase, model=model, latest_compaction_ms=compaction,
-                                recovery_attempts=attempts, messages=messages, settings=settings)
+                                recovery_attempts=attempts, messages=messages, settings=CompactionCheck.of(settings))
     return CompactionDecision(decision.action, decision.reason, decision.drop_reply, decision.retry)
 
 

@@ -1,14 +1,15 @@
-"""`RetrySettings.from_profile` (and `Pipeline.retry_settings`): turn retries read the profile's `retry` block."""
+"""A run plan's `retry` (and `Pipeline.retry_settings`): turn retries read the profile's `retry` block."""
 
 from __future__ import annotations
 
 from pipeline import compile_profile
-from pipeline.runtime.policy import RetrySettings, TurnRetry
+from pipeline.model.run_plan import RetrySettings, RunPlan
+from pipeline.runtime.policy import TurnRetry
 
 
 def test_default_profile_gives_pis_defaults():
     pipeline = compile_profile("default")
-    assert pipeline.retry_settings == RetrySettings() == RetrySettings.from_profile(pipeline.profile)
+    assert pipeline.retry_settings == RetrySettings() == RunPlan.of(pipeline.profile).retry
 
 
 def test_an_overlay_drives_the_turn_retry(tmp_path):
@@ -26,7 +27,7 @@ def test_an_overlay_drives_the_turn_retry(tmp_path):
 
 def test_disabled_in_the_profile(tmp_path):
     (tmp_path / "p.yaml").write_text("extends: builtin:default\nname: t\nretry: {enabled: false}\n", encoding="utf-8")
-    assert RetrySettings.from_profile(compile_profile(tmp_path / "p.yaml").profile).enabled is False
+    assert RunPlan.of(compile_profile(tmp_path / "p.yaml").profile).retry.enabled is False
 
 
 def test_pi1_caps_the_wait_and_the_default_does_not():

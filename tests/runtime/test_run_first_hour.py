@@ -9,6 +9,7 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.session import CompactionEntry, MessageEntry, SessionFile
+from pipeline.model.run_plan import RunPlan
 
 from .routed import RoutedServer
 
@@ -85,7 +86,7 @@ def test_agent_run_checks_the_key_before_writing(project, monkeypatch):
     session = SessionFile.create(project / "lib.jsonl", cwd=str(project / "proj"))
     model = ModelInfo(id="m", provider="openai", api="openai-completions", context_window=100000, max_tokens=1000)
     with RoutedServer(["answered"], ["unused"]) as server:
-        client = model_client(pipeline.profile, model, base_url=server.openai_base_url, api_key_env="LOCAL_KEY")
+        client = model_client(RunPlan.of(pipeline.profile), model, base_url=server.openai_base_url, api_key_env="LOCAL_KEY")
         agent = Agent(pipeline.conversation(session, model=model, cwd=str(project / "proj")), client)
         failed = agent.run("hi", cancel=threading.Event())
         assert failed.error is not None and "LOCAL_KEY" in failed.error and server.received == []

@@ -15,6 +15,7 @@ from pipeline.runtime.conversation import Conversation
 from pipeline.runtime.host import ModelInfo
 from pipeline.runtime.driver import SessionDriver, open_session
 from pipeline.session import SessionFile
+from pipeline.model.run_plan import RunPlan
 
 PROFILE = compile_profile("default").profile
 MODEL = ModelInfo(id="m", provider="local", context_window=4000, max_tokens=1000)
@@ -24,7 +25,7 @@ PINNED_ISO = "2026-08-20T10:00:00.000Z"
 
 def test_the_conversations_clock_stamps_its_entries_and_leaves_the_session_alone(tmp_path):
     session = SessionFile.create(tmp_path / "s.jsonl", cwd=str(tmp_path))
-    conv = Conversation.open(PROFILE, session, model=MODEL, cwd=str(tmp_path), clock=lambda: PINNED)
+    conv = Conversation.open(RunPlan.of(PROFILE), session, model=MODEL, cwd=str(tmp_path), clock=lambda: PINNED)
     conv.prompt("hello")
     stamps = [e.raw["timestamp"] for e in session.entries]
     assert stamps == [PINNED_ISO] * 3  # model change, thinking level, the user's message
@@ -47,7 +48,7 @@ def test_an_empty_or_missing_file_starts_a_new_session_for_every_host(tmp_path):
     for name in ("conversation", "bridge"):
         (tmp_path / f"{name}.jsonl").write_text("")
     conv_session = open_session(tmp_path / "conversation.jsonl", str(tmp_path))
-    Conversation.open(PROFILE, conv_session, model=MODEL, cwd=str(tmp_path), thinking_level="low")
+    Conversation.open(RunPlan.of(PROFILE), conv_session, model=MODEL, cwd=str(tmp_path), thinking_level="low")
     bridge = ContextBridge.open("default", tmp_path / "bridge.jsonl", context_window=4000, model="m",
                                 provider="local", cwd=str(tmp_path), thinking_level="low")
     shape = lambda s: [(e.type, e.raw.get("provider"), e.raw.get("modelId"), e.raw.get("thinkingLevel"))  # noqa: E731
@@ -58,7 +59,7 @@ def test_an_empty_or_missing_file_starts_a_new_session_for_every_host(tmp_path):
 
 def test_the_driver_counts_the_recovery_cycle_from_what_it_appends(tmp_path):
     session = SessionFile.create(tmp_path / "s.jsonl", cwd=str(tmp_path))
-    driver = SessionDriver(PROFILE, session, model=MODEL, clock=lambda: PINNED)
+    driver = SessionDriver(RunPlan.of(PROFILE), session, model=MODEL, clock=lambda: PINNED)
     assert driver.start() and not driver.start()
     overflow = {"role": "assistant", "content": [], "api": "x", "provider": "local", "model": "m",
                 "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0},

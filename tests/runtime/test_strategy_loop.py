@@ -13,6 +13,7 @@ from pipeline.runtime import events as ev
 from pipeline.session import SessionFile
 from pipeline.session.masks import MASK_TYPE
 from pipeline.testing.loopback import LoopbackServer
+from pipeline.model.run_plan import RunPlan
 
 MODEL = ModelInfo(id="m", provider="local", context_window=4000, max_tokens=1000)
 
@@ -26,10 +27,10 @@ def _run(tmp_path, profile, script, model=MODEL):
     (tmp_path / "a.txt").write_text("line of the file\n" * 500, encoding="utf-8")  # ~2100 tokens
     session = SessionFile.create(tmp_path / "s.jsonl", cwd=str(tmp_path))
     events: list = []
-    conv = Conversation(profile, session, model=model, tools=builtin_tools(["read"], tmp_path, profile),
+    conv = Conversation(RunPlan.of(profile), session, model=model, tools=builtin_tools(["read"], tmp_path, RunPlan.of(profile)),
                         cwd=str(tmp_path))
     with LoopbackServer(script) as server:
-        client = model_client(profile, model, base_url=server.openai_base_url, env={"OPENAI_API_KEY": "k"})
+        client = model_client(RunPlan.of(profile), model, base_url=server.openai_base_url, env={"OPENAI_API_KEY": "k"})
         agent = Agent(conv, client, listener=events.append)
         agent.run("read a.txt please")
         agent.run("and now?")

@@ -15,6 +15,7 @@ from pipeline.runtime.system import SystemLog, tool_changes
 from pipeline.session.system import replay
 from pipeline.session import SessionFile
 from pipeline.testing.loopback import LoopbackServer
+from pipeline.model.run_plan import RunPlan
 
 PI1 = compile_profile("builtin:pi-1").profile
 DEFAULT = compile_profile("default").profile
@@ -26,7 +27,7 @@ def _model(mid: bool) -> ModelInfo:
 
 def _conv(tmp_path, profile=PI1, mid=True, names=("read",), **options) -> Conversation:
     session = SessionFile.create(tmp_path / "s.jsonl", cwd=str(tmp_path))
-    return Conversation(profile, session, model=_model(mid), tools=builtin_tools(list(names), tmp_path, profile),
+    return Conversation(RunPlan.of(profile), session, model=_model(mid), tools=builtin_tools(list(names), tmp_path, RunPlan.of(profile)),
                         cwd=str(tmp_path), **options)
 
 
@@ -36,7 +37,7 @@ def _systems(conv) -> list[dict]:
 
 def _agent(conv, server, wire="openai"):
     base = server.openai_base_url if wire == "openai" else server.anthropic_base_url
-    client = model_client(conv.profile, conv.model, wire, base_url=base, env={"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"})
+    client = model_client(conv.plan, conv.model, wire, base_url=base, env={"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"})
     return Agent(conv, client, wire=wire)
 
 
@@ -62,7 +63,7 @@ def test_a_tool_change_inside_a_run_is_recorded_before_the_next_request(tmp_path
         def send(self, body, *, cancel=None):
             reply = self.inner.send(body, cancel=cancel)
             if len(server.bodies) == 1:  # the host adds a tool while the first call runs
-                conv.set_tools(builtin_tools(["read", "ls"], tmp_path, PI1))
+                conv.set_tools(builtin_tools(["read", "ls"], tmp_path, RunPlan.of(PI1)))
             return reply
 
     script = [{"toolCalls": [{"name": "read", "arguments": {"path": "a.txt"}}]}, "done"]
@@ -189,7 +190,7 @@ def test_the_recorded_prompt_is_a_collaborator_with_its_own_state():
     from pipeline.session import SystemMessage
 
     written: list[dict] = []
-    recorded = RecordedPrompt(PI1.system_prompt, recording=True)
+    recorded = RecordedPrompt(PI1.system_prompt.join, RunPlan.of(PI1).patch, recording=True)
     read = {"name": "read", "description": "r", "parameters": {}}
     first = recorded.record({"a": "A", "b": "B"}, [read], 1, written.append)
     assert first == {"role": "system", "content": "", "sections": {"a": "A", "b": "B"}, "timestamp": 1,
@@ -206,5 +207,5 @@ def test_the_recorded_prompt_is_a_collaborator_with_its_own_state():
     assert leading == (join if join is not None else "\n\n").join(["A", "B"])
     assert recorded.update(in_place=False) is None and recorded.update(in_place=True) is not None
     assert recorded.in_place_for(True) and not recorded.in_place_for(False)
-    off = RecordedPrompt(PI1.system_prompt, recording=False)
+    off = RecordedPrompt(PI1.system_prompt.join, RunPlan.of(PI1).patch, recording=False)
     assert off.record({"a": "A"}, [], 1, written.append) is None and not off.in_place_for(True)

@@ -21,6 +21,7 @@ from pipeline.runtime.loop import Agent, model_client
 from pipeline.runtime.tools import builtin_tools
 from pipeline.session import SessionFile
 from pipeline.testing.loopback import LoopbackServer
+from pipeline.model.run_plan import RunPlan
 
 PROFILE = compile_profile("default").profile
 OUT = PROFILE.runtime.tool_output
@@ -48,7 +49,7 @@ def _call(tool, args, wait=20.0):
 
 
 def _tools(cwd, profile=PROFILE):
-    return {t.name: t for t in builtin_tools(["read", "grep", "edit", "write"], cwd, profile)}
+    return {t.name: t for t in builtin_tools(["read", "grep", "edit", "write"], cwd, RunPlan.of(profile))}
 
 
 def _refused(result, text):
@@ -128,13 +129,13 @@ def test_the_refusal_texts_are_the_profiles(name, snapshot):
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 def test_an_agent_run_gets_the_refusals_as_tool_results(tree, wire):
     session = SessionFile.create(tree.parent / f"{tree.name}.jsonl", cwd=str(tree))  # outside what grep walks
-    conv = Conversation(PROFILE, session, model=MODEL, tools=builtin_tools(["read", "grep"], tree, PROFILE),
+    conv = Conversation(RunPlan.of(PROFILE), session, model=MODEL, tools=builtin_tools(["read", "grep"], tree, RunPlan.of(PROFILE)),
                         cwd=str(tree))
     calls = [{"name": "read", "arguments": {"path": "pipe"}}, {"name": "read", "arguments": {"path": "huge.log"}},
              {"name": "grep", "arguments": {"pattern": "needle"}}]
     with LoopbackServer([{"toolCalls": calls}, "done"]) as server:
         base = server.openai_base_url if wire == "openai" else server.anthropic_base_url
-        client = model_client(PROFILE, MODEL, wire, base_url=base, env={"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"})
+        client = model_client(RunPlan.of(PROFILE), MODEL, wire, base_url=base, env={"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"})
         box: list = []
         worker = threading.Thread(target=lambda: box.append(Agent(conv, client, wire=wire).run("look")), daemon=True)
         worker.start()

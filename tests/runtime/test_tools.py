@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline import compile_profile
+from pipeline.model.run_plan import RunPlan
 from pipeline.runtime.host import ToolOutput
 from pipeline.runtime.tools import builtin_tools
 
@@ -19,7 +20,7 @@ def tools(tmp_path):
     (tmp_path / "README.md").write_text("# demo\n")
     (tmp_path / "empty").mkdir()
     (tmp_path.parent / "secret.txt").write_text("no")
-    return {t.name: t for t in builtin_tools(["read", "ls", "find", "grep", "bash", "edit", "write"], tmp_path, PROFILE)}
+    return {t.name: t for t in builtin_tools(["read", "ls", "find", "grep", "bash", "edit", "write"], tmp_path, RunPlan.of(PROFILE))}
 
 
 def _text(result):
@@ -67,11 +68,11 @@ def test_the_opt_in_tools_write_and_run(tools, tmp_path):
 
 
 def test_parameters_are_pis():
-    names = {t.name: t.parameters for t in builtin_tools(["read", "ls"], ".", PROFILE)}
+    names = {t.name: t.parameters for t in builtin_tools(["read", "ls"], ".", RunPlan.of(PROFILE))}
     assert names["read"]["required"] == ["path"] and set(names["read"]["properties"]) == {"path", "offset", "limit"}
     assert "required" not in names["ls"]
 
 
 def test_an_unknown_tool_is_refused():
     with pytest.raises(ValueError, match="unknown tool 'rm'"):
-        builtin_tools(["read", "rm"], ".", PROFILE)
+        builtin_tools(["read", "rm"], ".", RunPlan.of(PROFILE))
