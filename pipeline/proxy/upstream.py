@@ -314,11 +314,7 @@ class UpstreamPool:
         writer = connection.writer
         try:
             with _Deadline(self.idle_timeout):
-                if len(body) < _READ:
-                    writer.write(head + body)
-                else:
-                    writer.write(head)
-                    writer.write(body)
+                writer.writelines((head, body))  # one writev on uvloop, the body not copied first
                 await writer.drain()
         except (ConnectionError, OSError):
             raise _Nothing() from None
