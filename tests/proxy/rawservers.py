@@ -134,8 +134,10 @@ class ForwardProxy:
     """An HTTP proxy on 127.0.0.1: ``CONNECT host:port`` tunnels, an absolute-form request is
     sent on in origin form; each connection's first request head is kept in ``seen``."""
 
-    def __init__(self) -> None:
+    def __init__(self, refuse: Optional[int] = None) -> None:
+        """``refuse``: a status every ``CONNECT`` is answered with instead of a tunnel."""
         self.seen: list[Request] = []
+        self.refuse = refuse
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         threading.Thread(target=self._accept, daemon=True).start()
@@ -159,6 +161,9 @@ class ForwardProxy:
             request = Request(head, b"")
             self.seen.append(request)
             method, target, _ = request.line.split(" ")
+            if method == "CONNECT" and self.refuse is not None:
+                conn.sendall(b"HTTP/1.1 %d Refused\r\ncontent-length: 0\r\n\r\n" % self.refuse)
+                return
             if method == "CONNECT":
                 host, port = target.rsplit(":", 1)
                 onward = socket.create_connection((host, int(port)))

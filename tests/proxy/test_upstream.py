@@ -12,7 +12,7 @@ import time
 import httpx
 import pytest
 
-from pipeline.proxy.upstream import (ConnectError, ProxyNotSupported, RemoteProtocolError, UpstreamPool,
+from pipeline.proxy.upstream import (ConnectError, ProxyNotSupported, ProxyRefused, RemoteProtocolError, UpstreamPool,
                                      UpstreamTimeout)
 
 from .proxyrun import ProxyProcess
@@ -209,6 +209,16 @@ def test_an_https_upstream_through_the_environments_proxy_is_tunnelled(certifica
     assert proxy.seen[0].line == f"CONNECT 127.0.0.1:{server.port} HTTP/1.1"
     assert server.requests[0].header("x-api-key") == "k"  # inside the tunnel: the proxy never saw it
     assert "x-api-key" not in proxy.seen[0].names
+
+
+def test_a_tunnel_the_proxy_refuses_is_named_with_its_status(certificate):
+    proxy = ForwardProxy(refuse=407)
+    with RawServer(ok, tls=certificate) as server:
+        with pytest.raises(ProxyRefused) as caught:
+            call(pool({"HTTPS_PROXY": proxy.url.replace("://", "://bob:pw@")}), server.url + "/x")
+    assert f"refused to CONNECT to 127.0.0.1:{server.port}: status 407" in caught.value.reason()
+    assert proxy.seen[0].header("proxy-authorization") == "Basic " + base64.b64encode(b"bob:pw").decode()
+    assert server.requests == []
 
 
 def test_no_proxy_names_hosts_that_are_reached_directly():
