@@ -27,10 +27,8 @@ import hmac
 import json
 import time
 from dataclasses import dataclass, field
-from http.cookiejar import CookieJar
 from typing import Any, Awaitable, Callable, Mapping, MutableMapping, Optional
-
-import httpx
+from urllib.parse import urlsplit
 
 from pipeline.proxy import codec
 from pipeline.proxy.metrics import CONTENT_TYPE, Metrics
@@ -39,6 +37,7 @@ from pipeline.proxy.routes import Route, Upstreams, route
 from pipeline.proxy.shapes import ProxyFailure, error_body
 from pipeline.proxy.status import StatusInfo, status_html
 from pipeline.proxy.store import ProxyStore
+from pipeline.proxy.upstream import UpstreamError, UpstreamPool, UpstreamTimeout
 from pipeline.proxy.usage import UsageTap
 from pipeline.proxy.wire import conversation_id, one_request
 
@@ -74,14 +73,13 @@ class ProxyApp:
     """The ASGI application (``uvicorn`` serves it; tests may call it in process)."""
 
     def __init__(self, settings: ProxySettings, store: ProxyStore, policy: Optional[Policy] = None,
-                 transport: Optional[httpx.AsyncBaseTransport] = None, status: Optional[StatusInfo] = None) -> None:
+                 status: Optional[StatusInfo] = None) -> None:
         self.settings = settings
         self.store = store
         self.policy = policy
         self.status = status
         self.metrics = Metrics(store)
-        self._transport = transport
-        self._client: Optional[httpx.AsyncClient] = None
+        self._client: Optional[UpstreamPool] = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -102,13 +100,11 @@ class ProxyApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    def client(self) -> httpx.AsyncClient:
+    def client(self) -> UpstreamPool:
+        """The one upstream client (:mod:`pipeline.proxy.upstream`): its pool is every agent's; it
+        keeps no cookies (each agent's own pass through as its headers)."""
         if self._client is None:
-            s = self.settings
-            timeout = httpx.Timeout(s.idle_timeout, connect=s.connect_timeout)
-            self._client = httpx.AsyncClient(timeout=timeout, transport=self._transport, follow_redirects=False,
-                                             limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
-                                             cookies=_NoCookies())
+            self._client = UpstreamPool(self.settings.connect_timeout, self.settings.idle_timeout)
         return self._client
 
     async def aclose(self) -> None:
@@ -199,57 +195,34 @@ class ProxyApp:
 
     async def _relay(self, method: str, where: Route, headers: list[tuple[str, str]], body: bytes,
                      send: Send, conversation: Optional[str], booked: Optional[Awaitable[None]] = None) -> None:
-        client = self.client()
-        request = client.build_request(method, where.url, headers=headers, content=body)
         try:
-            response = await _sent(client, request)
-        except httpx.TimeoutException:
+            response = await self.client().request(method, where.url, headers, body)
+        except UpstreamTimeout:
             self.store.count("upstream_errors")
             raise ProxyFailure(504, f"the upstream {_host(where.url)} did not answer in time") from None
-        except httpx.HTTPError as err:
+        except UpstreamError as err:
             self.store.count("upstream_errors")
-            raise ProxyFailure(502, f"cannot reach the upstream {_host(where.url)}: {type(err).__name__}") from None
+            raise ProxyFailure(502, f"cannot reach the upstream {_host(where.url)}: {err.reason()}") from None
         try:
-            if response.status_code >= 400:
+            if response.status >= 400:
                 self.store.count("upstream_errors")
-            back = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.multi_items()
-                    if k.lower() not in _HOP or k.lower() == "content-length"]
+            back = [(k, v) for k, v in response.headers if k.decode("latin-1") not in _HOP or k == b"content-length"]
             if booked is not None:
                 await asyncio.shield(booked)  # the counters a client reads after its answer count it
-            await send({"type": "http.response.start", "status": response.status_code, "headers": back})
-            tap = UsageTap(response.headers.get("content-type", ""), "content-encoding" in response.headers)
+            await send({"type": "http.response.start", "status": response.status, "headers": back})
+            tap = UsageTap(response.header(b"content-type") or "", response.header(b"content-encoding") is not None)
             try:
-                async for chunk in response.aiter_raw():
+                async for chunk in response.chunks():
                     tap.feed(chunk)
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            except httpx.HTTPError:
+            except UpstreamError:
                 self.store.count("upstream_errors")  # the answer is cut: the client sees a short body
             await send({"type": "http.response.body", "body": b"", "more_body": False})
-            reported = tap.reported() if conversation is not None and response.status_code < 400 else None
+            reported = tap.reported() if conversation is not None and response.status < 400 else None
             if reported is not None and conversation is not None:
                 self.store.usage(conversation, reported)
         finally:
-            await response.aclose()
-
-
-async def _sent(client: httpx.AsyncClient, request: httpx.Request) -> httpx.Response:
-    """``request`` sent, its answer's head read. A kept-alive connection the upstream closed
-    as the request went out (its idle timeout and the pool's crossed) ends without an answer:
-    the request is sent once more, on a new connection, as browsers do. Only then: an upstream
-    that answered anything, or failed a second time, is the client's answer or a 502."""
-    try:
-        return await client.send(request, stream=True)
-    except (httpx.RemoteProtocolError, httpx.ReadError):
-        return await client.send(request, stream=True)
-
-
-class _NoCookies(CookieJar):
-    """The upstream client's jar, which keeps nothing: one client serves every agent, and a
-    cookie an upstream set for one (a CDN's, say) would go out with every other's requests;
-    each agent's own cookies pass through as its headers."""
-
-    def extract_cookies(self, response: Any, request: Any) -> None:
-        return None
+            response.release()
 
 
 class ClientGone(Exception):
@@ -298,4 +271,4 @@ async def _reply(send: Send, status: int, body: bytes, kind: str = "application/
 
 
 def _host(url: str) -> str:
-    return httpx.URL(url).host or url
+    return urlsplit(url).hostname or url

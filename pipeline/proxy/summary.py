@@ -77,6 +77,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: how often a replica waiting for another's summary looks for it in the store (seconds)
 POLL_S = 0.05
+#: the conversations whose last unprepared history is remembered (the oldest forgotten first)
+_UNPREPARED_KEPT = 4096
 #: the variable name the client's key is handed to the summary client under (never the environment)
 _KEY = "PIPELINE_PROXY_CLIENT_KEY"
 
@@ -96,6 +98,9 @@ class SummaryPolicy:
         self.strategies = tuple(strategies)
         #: the conversations (the hash of their first message) with a summary being prepared
         self._pending: dict[str, threading.Event] = {}
+        #: per conversation, the last link of the history whose preparing ended without a summary
+        #: (nothing to cut, or the call failed): that same history is not prepared again
+        self._unprepared: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def apply(self, route: Route, body: Json, headers: Mapping[str, str] = {},
@@ -199,10 +204,12 @@ class SummaryPolicy:
 
     def _prepare(self, route: Route, body: Json, messages: list[Any], hashes: list[str], head: int,
                  stored: Optional[Summary], headers: Mapping[str, str]) -> None:
-        """Make the summary the crossing request will need in the background (once per history)."""
+        """Make the summary the crossing request will need in the background (once per history:
+        one that ended without a summary is not prepared again, each request spawning a thread
+        to find the same nothing)."""
         conversation = hashes[1]
         with self._lock:
-            if conversation in self._pending:
+            if conversation in self._pending or self._unprepared.get(conversation) == hashes[-1]:
                 return
             done = self._pending[conversation] = threading.Event()
 
@@ -210,6 +217,11 @@ class SummaryPolicy:
             try:
                 if self._step(route, body, messages, hashes, head, stored, dict(headers), wait=False) is not None:
                     self.store.count("summaries_prepared")
+                else:  # the next message, or the request crossing the trigger, tries again
+                    with self._lock:
+                        if len(self._unprepared) >= _UNPREPARED_KEPT:
+                            self._unprepared.pop(next(iter(self._unprepared)))
+                        self._unprepared[conversation] = hashes[-1]
             finally:
                 with self._lock:
                     del self._pending[conversation]
