@@ -74,6 +74,8 @@ CODES: dict[str, str] = {
     "profile.export-path": "a path the export would use (a manifest entry, a template's file name) is not a safe path inside its root",
     "profile.export-write": "the export's files could not be written; everything it had changed was put back (exit 4)",
     "profile.export-place": "the directory to export into does not exist",
+    "profile.export-other-profile": "`pipeline export` without PROFILE (no repository profile set) would write "
+                                    "`default` over an export of another profile",
     "profile.export-folder": "a section's `folder` (the sub-folder whose AGENTS.md holds it) is not an existing "
                              "folder inside the project",
     "profile.export-verify-agent": "the agent CLI `pipeline export --verify` runs is not installed (or --agent-bin "

@@ -8,6 +8,9 @@ This module imports nothing of the project; :mod:`pipeline.files` applies the fi
 
 from __future__ import annotations
 
+import re
+import sys
+
 MiB = 1 << 20
 
 #: Largest file of each kind, in bytes.
@@ -39,6 +42,10 @@ YAML_MAX_DEPTH = 64
 #: Deepest nesting of JSON objects and lists in a file `pipeline export` edits or `pipeline
 #: import` reads (settings files, the export's manifest and compiled profile.json).
 JSON_MAX_DEPTH = 64
+#: Deepest nesting of TOML arrays and inline tables in a file the tool reads (Codex's
+#: config.toml, pyproject.toml, .context-pipeline.toml, a Gemini CLI command), checked on
+#: the text before a parser recurses into it.
+TOML_MAX_DEPTH = 64
 #: Deepest directory level a skills walk descends to.
 WALK_MAX_DEPTH = 64
 
@@ -85,3 +92,54 @@ def _size(value: object, depth: int, sizes: dict[int, int], active: set[int]) ->
     active.discard(key)
     sizes[key] = total
     return total
+
+
+#: where scanning TOML text stops to look: a string's start, a comment, a bracket or brace
+_TOML_TOKEN = re.compile("\"\"\"|'''|[\"'#\\[\\]{}]")
+#: the rest of each kind of string or comment, up to its end
+_TOML_REST = {
+    '"""': re.compile(r'(?:[^"\\]|\\.|"(?!""))*""""{0,2}', re.S),
+    "'''": re.compile(r"(?:.*?)''''{0,2}", re.S),
+    '"': re.compile(r'(?:[^"\\\n]|\\.)*"'),
+    "'": re.compile(r"[^'\n]*'"),
+    "#": re.compile(r"[^\n]*"),
+}
+
+
+def toml_excess(text: str) -> tuple[str, int, int] | None:
+    """Why TOML ``text`` nests arrays and inline tables deeper than :data:`TOML_MAX_DEPTH`,
+    with the line and column where it does (``None`` when it does not). Read on the text,
+    so a parser never recurses into it (Python's tomllib does, to a RecursionError)."""
+    depth, pos = 0, 0
+    while True:
+        found = _TOML_TOKEN.search(text, pos)
+        if found is None:
+            return None
+        token, pos = found.group(), found.end()
+        if token in "[{":
+            depth += 1
+            if depth > TOML_MAX_DEPTH:
+                start = found.start()
+                return (f"nested too deeply (more than {TOML_MAX_DEPTH} levels, see docs/limits.md)",
+                        text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start))
+        elif token in "]}":
+            depth = max(0, depth - 1)
+        else:
+            rest = _TOML_REST[token].match(text, pos)
+            end = text.find("\n", pos) if rest is None and token in "\"'" else -1
+            pos = rest.end() if rest is not None else (end if end >= 0 else len(text))
+
+
+def toml_loads(text: str) -> dict:
+    """``tomllib.loads(text)`` within :data:`TOML_MAX_DEPTH`: deeper nesting raises the
+    ``ValueError`` tomllib raises for bad TOML, its place written as tomllib writes it
+    (``... (at line L, column C)``), so every reader's handling of bad TOML applies."""
+    excess = toml_excess(text)
+    if excess is not None:
+        message, line, col = excess
+        raise ValueError(f"{message} (at line {line}, column {col})")
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[import-not-found]
+    return tomllib.loads(text)

@@ -58,3 +58,38 @@ def test_init_target_hook_checks_that_export(tmp_path, capsys, monkeypatch, targ
     assert main(["export", target]) == 0
     capsys.readouterr()
     assert main(shlex.split(hook)[1:]) == 0
+
+
+@pytest.mark.parametrize("target", ["pi", "claude-code", "codex", "opencode", "gemini", "qwen-code", "kilo", "copilot",
+                                    "agents-md"])
+def test_the_hook_and_ci_watch_every_file_the_export_writes_later(tmp_path, capsys, monkeypatch, target):
+    """Issue 29 point 4: the hooks init writes run when a template or an exported file changes, also a
+    file the starter does not export yet (GEMINI.md, QWEN.md, AGENTS.md hold the team's sections once
+    the profile has some): a hand edit of it must wake the hook and the CI job."""
+    import fnmatch
+    import re
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert main(["init", ".", "--target", target, "--install", "context-pipeline==0.1.0"]) == 0
+    config = load_yaml((tmp_path / ".pre-commit-config.yaml").read_text())
+    watched = next(h["files"] for r in config["repos"] for h in r["hooks"] if h["id"] == f"pipeline-export-{target}")
+    workflow = load_yaml((tmp_path / ".github" / "workflows" / "context-profiles.yml").read_text())
+    paths = workflow["on"]["push"]["paths"]
+    profile = tmp_path / "agent-profiles" / "team.yaml"
+    profile.write_text(profile.read_text() + "system_prompt:\n  sections:\n"
+                       "    - {id: review, before: project_context, text: Every change is reviewed.}\n")
+    (tmp_path / ".pi" / "prompts").mkdir(parents=True)
+    (tmp_path / ".pi" / "prompts" / "fix.md").write_text("Fix $ARGUMENTS\n")
+    def snapshot() -> dict[str, bytes]:
+        return {str(p.relative_to(tmp_path)): p.read_bytes() for p in tmp_path.rglob("*")
+                if p.is_file() and p.relative_to(tmp_path).parts[0] != "home"}  # HOME: the profile cache
+
+    before = snapshot()
+    assert main(["export", target, "--force"]) == 0
+    capsys.readouterr()
+    written = [path for path, data in snapshot().items() if before.get(path) != data] + [".pi/prompts/fix.md"]
+    assert len(written) > 2  # the manifest and at least one file of the agent's
+    for path in written:
+        assert re.search(watched, path), (path, watched)
+        assert any(fnmatch.fnmatch(path, glob) for glob in paths), (path, paths)

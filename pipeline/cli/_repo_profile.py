@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from pipeline.errors import Location, PipelineError, Problem, did_you_mean
+from pipeline.limits import toml_loads
 
 #: the file that holds only the setting
 SETTING_FILE = ".context-pipeline.toml"
@@ -135,7 +135,7 @@ def _read(path: Path) -> Optional[RepoProfile]:
 
 def _parse(text: str, path: Path) -> dict[str, Any]:
     try:
-        return _tomllib().loads(text)
+        return toml_loads(text)  # bounded nesting: a located error, never tomllib's RecursionError
     except ValueError as err:
         message = str(err)
         m = re.search(r" \(at line (\d+), column (\d+)\)", message)
@@ -165,11 +165,3 @@ def _error(path: Path, line: Optional[int], col: Optional[int], key: Optional[st
            hint: Optional[str]) -> PipelineError:
     shown = f"{TABLE}.{key}" if key and path.name == PYPROJECT else key
     return PipelineError(Problem(message, Location(str(path), line, col), key=shown, hint=hint, code=CODE))
-
-
-def _tomllib() -> Any:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[import-not-found]
-    return tomllib

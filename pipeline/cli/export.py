@@ -49,8 +49,9 @@ examples:
 Without PROFILE the export uses the repository's profile (the `profile` setting
 `pipeline init` records in .context-pipeline.toml or pyproject.toml's
 [tool.context-pipeline], looked up from --project or the current directory up to the git
-root; docs/profile.md#the-repositorys-profile), else `default`; the report's first line
-names the profile used. Without --project, the export goes to the folder holding that
+root; docs/profile.md#the-repositorys-profile), else `default` (refused where the files
+there were exported from another profile: name it); the report's first line names the
+profile used. Without --project, the export goes to the folder holding that
 setting (the repository's root, also from a sub-folder), else the current directory. With
 --check, drift is reported with the command that fixes it.
 
@@ -115,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
                                     hint="create it first, or name an existing directory", code="profile.export-place"))
     from pipeline.cli import _repo_profile
 
+    implicit = args.profile is None
     args.profile, repo = (_repo_profile.choose(args.profile, args.project or ".") if not args.user_dir
                           else (args.profile or "default", None))
     if repo is not None and not args.project and not args.user_dir:
@@ -127,12 +129,37 @@ def run(args: argparse.Namespace) -> int:
                   extra={"cwd": str(root) if not args.user_dir else None})
     writes = not (args.dry_run or args.check)
     with export_lock(root, exclusive=writes):  # two exports into one root queue; each plans on a complete one
+        if implicit and repo is None:
+            _refuse_default_over_another(target, place, root, args)
         export, plan = prepare(target, pipeline, place, force=args.force)
         document = _show(target, root, export, plan, args, repo)
         code = _apply(export, plan, args, repo, writes)
     if not args.verify:
         return code
     return max(code, _verify(target, pipeline, export, root, args, document))
+
+
+def _refuse_default_over_another(target, place, root, args) -> None:
+    """Without PROFILE and without a repository profile the export is `default`'s: refused where
+    the manifest says the files were exported from another profile (it would revert them)."""
+    import shlex
+
+    from pipeline.errors import Location, PipelineError, Problem
+    from pipeline.export.apply import read_manifest
+
+    rel = target.manifest_path(place)
+    recorded = read_manifest(root, rel, target.name).get("profile")
+    if not isinstance(recorded, str) or not recorded or recorded in ("default", "builtin:default"):
+        return
+    where = [flag for flag, value in (("--project", args.project), ("--user-dir", args.user_dir)) if value]
+    tail = [*where, (args.project or args.user_dir)] if where else []
+    named = shlex.join(["pipeline", "export", target.name, recorded, *tail])
+    plain = shlex.join(["pipeline", "export", target.name, "default", *tail])
+    raise PipelineError(Problem(
+        f"these files were exported from profile `{recorded}`; without PROFILE the export would write `default` "
+        "over them", Location(str(root / rel)), key="profile",
+        hint=f"name the profile to export: `{named}`, `{plain}` for the built-in one, or record the repository's "
+             "profile with `pipeline init`", code="profile.export-other-profile"))
 
 
 def _show(target, root, export, plan, args, repo) -> dict:

@@ -124,6 +124,9 @@ def _export_facts(root, profile: str, target: str) -> tuple[str, list[str]]:
     export, plan = prepare(TARGETS[target], compile_profile(source), place, force=False)
     keys = [c.key for c in undeclared_losses(export, [])]
     written = [c.path for c in plan.changes] + [TARGETS[target].manifest_path(place)]
+    block_file = getattr(TARGETS[target], "block_file", None)  # GEMINI.md, AGENTS.md: written once there are sections
+    if block_file is not None:
+        written.append(block_file)
     return (" --allow-loss " + " ".join(keys) if keys else ""), _places(written)
 
 

@@ -74,6 +74,8 @@ NOT_REPLACED = ("AGENTS.md is read beside each reader's own system prompt, never
 class AgentsMdTarget:
     name = "agents-md"
     agent = "AGENTS.md"
+    #: the project file the export keeps its marked block in (`pipeline init`'s hook watches it)
+    block_file = FILE
 
     def manifest_path(self, place: Place) -> str:
         return ".agents/context-pipeline-export.json"

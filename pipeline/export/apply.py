@@ -27,7 +27,7 @@ from pipeline import files
 from pipeline.errors import Location, PipelineError, Problem
 from pipeline.export.base import Export, SharedJson
 from pipeline.export.blocks import block_body, block_change
-from pipeline.export.manifest import (MANIFEST_VERSION, digest, key_id, read_manifest, read_recorded,
+from pipeline.export.manifest import (MANIFEST_VERSION, PENDING, digest, key_id, read_manifest, read_recorded,
                                       value_digest)
 from pipeline.export.paths import link_in_the_way, path_problem
 from pipeline.export.plan import Action, Change, Plan, conflict, in_the_way
@@ -44,6 +44,8 @@ def plan_changes(export: Export, root: Path, manifest_path: str, *, force: bool 
     _check_paths(root, manifest_path, export)
     recorded = read_recorded(root, manifest_path, export.target)
     plan = Plan(root, manifest_path)
+    # a link on the manifest's way (or its journal's) is a conflict, as on any file the export writes
+    in_the_way(plan, manifest_path, force) or in_the_way(plan, manifest_path + PENDING, force)
     produced = {f.path for f in export.files} | {s.path for s in export.shared}
     for item in export.files:
         _owned_change(plan, item.path, item.text, recorded.files.get(item.path, set()), force)

@@ -152,6 +152,12 @@ class GeminiTarget(FolderTarget):
     #: the compaction, summary and retry table of the report
     table: tuple[Row, ...] = LOSSES
 
+    @property
+    def block_file(self) -> str:
+        """The project file the export keeps its marked block in (GEMINI.md), written only once the
+        profile has sections of the team's: `pipeline init`'s hook watches it from the start."""
+        return self.memory.memory
+
     def build(self, pipeline: "Pipeline", place: Place, pre: str) -> Export:
         files, blocks, report = memory_prompt(pipeline, place, pre, self.memory)
         commands, carried = command_files(pipeline, place, f"{pre}commands", self._translate, self.name)

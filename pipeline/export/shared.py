@@ -4,7 +4,7 @@ A shared file (``.pi/settings.json``, ``.claude/settings.json``, ``opencode.json
 ``.gemini/settings.json``, Codex's ``config.toml``) is read through the bounded reader
 (a regular file, not a link, at most :data:`~pipeline.limits.FILE_LIMITS` ``settings
 file``, strict UTF-8) and parsed strictly (:mod:`pipeline.export.jsontext`; TOML nested
-at most :data:`~pipeline.limits.JSON_MAX_DEPTH`). What cannot be read exactly is a
+at most :data:`~pipeline.limits.TOML_MAX_DEPTH`, checked on its text). What cannot be read exactly is a
 located error and nothing is written. The export then edits the text at its own keys'
 spans only: every other byte of the file stays.
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import re
-import sys
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -29,7 +28,7 @@ from pipeline.export.base import Key, SharedJson, SharedToml, key_text
 from pipeline.export.manifest import Recorded, value_digest
 from pipeline.export.plan import Action, Change, Plan, conflict, in_the_way
 from pipeline.export.toml_lines import toml_edit
-from pipeline.limits import JSON_MAX_DEPTH
+from pipeline.limits import toml_loads
 
 
 @dataclass
@@ -76,24 +75,7 @@ def read_shared(plan: Plan, item: SharedJson, force: bool) -> tuple[Optional[str
 
 
 def _parse_toml(text: str) -> Any:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[import-not-found]
-    data = tomllib.loads(text)
-    if _depth(data) > JSON_MAX_DEPTH:
-        raise ValueError(f"nested too deeply (more than {JSON_MAX_DEPTH} levels, see docs/limits.md)")
-    return data
-
-
-def _depth(value: Any) -> int:
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            deepest = max(deepest, depth + 1)
-            stack += [(v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)]
-    return deepest
+    return toml_loads(text)  # nesting past TOML_MAX_DEPTH: a ValueError with its place, before tomllib recurses
 
 
 def _error_place(err: ValueError) -> tuple[str, Optional[int], Optional[int]]:

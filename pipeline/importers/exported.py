@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any, Optional
 
 from pipeline import files, jsontext
 from pipeline.errors import Location, Problem, ProfileError
+from pipeline.limits import toml_loads
 from pipeline.model import pi_plan as plan_schema
 from pipeline.model.pi_plan import Parts, PiPlan, Var
 
@@ -423,20 +423,19 @@ def _claude(project: Path, overlay: Overlay) -> None:
 
 
 def _codex(project: Path, overlay: Overlay) -> None:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[import-not-found]
-
     _static_prompt(overlay, _text_file(project / ".codex" / "context-pipeline" / "instructions.md",
                                        "instructions file"))
     path = project / ".codex" / "config.toml"
     if files.missing(path):
         return
     try:
-        config = tomllib.loads(files.read_text(path, "settings file"))
-    except tomllib.TOMLDecodeError as err:
-        raise ProfileError(Problem(f"invalid TOML: {err}", Location(str(path)), code="profile.import-settings")) from None
+        config = toml_loads(files.read_text(path, "settings file"))  # bounded nesting, before tomllib recurses
+    except ValueError as err:
+        found = re.search(r" \(at line (\d+), column (\d+)\)$", str(err))
+        line, col = (int(found.group(1)), int(found.group(2))) if found else (None, None)
+        message = str(err)[:found.start()] if found else str(err)
+        raise ProfileError(Problem(f"invalid TOML: {message}", Location(str(path), line, col),
+                                   code="profile.import-settings")) from None
     limit = config.get("model_auto_compact_token_limit")
     if limit == NEVER:
         overlay.values[("compaction", "enabled")] = False

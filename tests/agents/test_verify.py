@@ -75,8 +75,10 @@ def test_an_export_verifies_on_the_real_cli(tmp_path, target):
         assert items[key]["status"] == "ok", items[key]
     if target != "pi":  # pi's extension renders the whole prompt: one `system_prompt` item, checked below
         assert {"system_prompt.sections.team_note", "system_prompt.sections.team_style"} <= set(carried)
-    if target == "pi":
-        assert items["system_prompt"]["status"] == "ok"
+    assert items["system_prompt"]["status"] == "ok", items["system_prompt"]  # pi: the whole prompt; others: their own
+    if target != "pi":
+        assert "none of the profile's 4 section(s) it stands in for (identity, tools, other_tools, rules)" in \
+            items["system_prompt"]["detail"]
     if target not in ("codex", "copilot", "agents-md"):  # no commands with arguments there: lost
         assert items["templates.scan"]["status"] == "ok"
     assert f"verify: running {Path(verify['binary']).name} (1/" in done.stderr  # progress on stderr
@@ -139,3 +141,33 @@ def test_a_cli_that_is_not_installed_is_a_clear_usage_error(tmp_path):
     missing = _pipeline("export", "codex", "--project", str(project), "--verify", "--agent-bin",
                         str(tmp_path / "nope"), cwd=project, env=env)
     assert missing.returncode == 2 and "is not an executable file" in missing.stderr
+
+
+@pytest.mark.parametrize("profile", ["builtin:pi-1", "starter"])
+def test_verify_shows_the_agents_own_prompt_kept_and_catches_pis_rules_sent(tmp_path, profile):
+    """Issue 29, points 6 and 7: for a profile without team sections (builtin:pi-1, the starter) --verify
+    still checks the agent's own prompt stands: none of pi's identity, tool list or tool rules in the
+    request; pi's tool rules planted in CLAUDE.md are a mismatch (exit 1) naming the section."""
+    env = _env("claude-code", tmp_path / "home")
+    project = tmp_path / "project"
+    project.mkdir()
+    if profile == "starter":
+        (project / ".git").mkdir()
+        assert _pipeline("init", "--install", "cp==0.1", cwd=project, env=env).returncode == 0
+        profile = "agent-profiles/team.yaml"
+    done = _pipeline("export", "claude-code", profile, "--project", str(project), "--verify", "--format", "json",
+                     cwd=project, env=env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    items = {i["key"]: i for i in json.loads(done.stdout)["verify"]["items"]}
+    assert items["system_prompt"]["status"] == "ok"
+    assert "Claude Code's own system prompt: none of the profile's" in items["system_prompt"]["detail"]
+    rules = _pipeline("render", profile, "--cwd", str(project), "--format", "json", cwd=project, env=env)
+    assert rules.returncode == 0, rules.stderr
+    sections = {s["id"]: s["text"] for s in json.loads(rules.stdout)["sections"]}
+    (project / "CLAUDE.md").write_text(sections["rules"] + "\n")
+    tampered = _pipeline("export", "claude-code", profile, "--project", str(project), "--check", "--verify",
+                         "--format", "json", cwd=project, env=env)
+    assert tampered.returncode == 1, tampered.stderr[-2000:]
+    items = {i["key"]: i for i in json.loads(tampered.stdout)["verify"]["items"]}
+    assert items["system_prompt"]["status"] == "mismatch"
+    assert "stands in for were sent: rules in " in items["system_prompt"]["detail"]

@@ -115,3 +115,36 @@ def test_a_removal_never_deletes_through_a_link(tmp_path):
     (prompts / "fix.md").unlink()
     assert export(project, str(profile), "--force") == 0
     assert (outside / "fix.md").read_text() == "Fix $1\n"
+
+
+TARGETS = ("pi", "claude-code", "codex", "opencode", "gemini", "qwen-code", "kilo", "copilot", "agents-md")
+
+
+def manifest_of(target: str, tmp_path: Path) -> str:
+    """Where ``target`` keeps its manifest (read from a plain export, not assumed)."""
+    ref = tmp_path / f"ref-{target}"
+    ref.mkdir()
+    assert export(ref, target=target) == 0
+    (found,) = [p for p in ref.rglob("context-pipeline-export.json")]
+    return str(found.relative_to(ref))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("linked", ["folder", "file"])
+def test_a_link_on_the_manifests_way_is_a_conflict_and_force_replaces_only_the_link(place, capsys, target, linked):
+    """The manifest is a file the export writes like any other: a link to it, or to the folder
+    holding it (a user's `.kilo` or `.agents` kept elsewhere), is a conflict, never silently
+    replaced; --force replaces the link, never what is behind it."""
+    project, outside = place
+    rel = manifest_of(target, project.parent)
+    link = project / (rel.split("/")[0] if linked == "folder" else rel)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(outside if linked == "folder" else outside / "x", link)
+    before = snapshot(outside)
+    assert export(project, target=target) == 1
+    err = capsys.readouterr().err
+    assert "symbolic link" in err and str(project / rel) in err and "secret line" not in err
+    assert link.is_symlink()
+    assert export(project, "--force", target=target) == 0
+    assert not link.is_symlink() and json.loads((project / rel).read_text())["target"] == target
+    assert snapshot(outside) == before and sorted(os.listdir(outside)) == ["x"]

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from pipeline.cli import main
 
 # each profile's templates have names of their own: the pi export's copies in .pi/prompts are pi's
@@ -203,3 +205,33 @@ def test_an_interrupt_beside_any_rename_leaves_the_old_export_or_the_new_one(tmp
         else:
             raise AssertionError("the export was interrupted at every one of 200 calls")
     assert ends == {"A", "B"}
+
+
+
+def read_only(folder: Path, on: bool) -> None:
+    """``folder`` made read-only (or writable again): by its mode, or for root, whom modes do not
+    stop, by the immutable attribute (chattr, as root may)."""
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "+i" if on else "-i", str(folder)], check=True)
+    else:
+        folder.chmod(0o555 if on else 0o755)
+
+
+@pytest.mark.parametrize("target, folder", [("pi", ".pi/prompts"), ("claude-code", ".claude/commands"),
+                                            ("opencode", ".opencode/command"), ("kilo", ".kilo/command")])
+def test_a_read_only_folder_exits_4_and_changes_nothing(tmp_path, target, folder):
+    old = make_profile(tmp_path / "a", "a", 3, "old")
+    new = make_profile(tmp_path / "b", "b", 3, "new")
+    project = tmp_path / "proj"
+    project.mkdir()
+    assert main(["export", target, str(old), "--project", str(project)]) == 0
+    before = files(project)
+    read_only(project / folder, True)
+    try:
+        done = subprocess.run([sys.executable, "-m", "pipeline", "export", target, str(new), "--project",
+                               str(project)], capture_output=True, text=True, timeout=300)
+    finally:
+        read_only(project / folder, False)
+    assert done.returncode == 4, done.stderr
+    assert "nothing was changed" in done.stderr and str(project / folder) in done.stderr
+    assert files(project) == before

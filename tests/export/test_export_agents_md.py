@@ -123,7 +123,7 @@ def test_not_utf8_is_refused_and_kept(tmp_path, team, capsys):
 def test_without_team_sections_the_block_goes_and_the_users_lines_stay(tmp_path, team):
     root = project(tmp_path, "Mine.\n")
     assert export(root, team) == 0
-    assert export(root) == 0  # builtin:default has no team section
+    assert export(root, "default") == 0  # builtin:default has no team section
     assert (root / "AGENTS.md").read_text() == "Mine.\n\n"
     fresh = tmp_path / "fresh"
     fresh.mkdir()

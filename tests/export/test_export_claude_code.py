@@ -41,7 +41,7 @@ def test_the_default_keeps_claude_codes_prompt_and_writes_the_teams_sections_to_
     carried = report(project, capsys, str(team))
     assert carried["system_prompt.sections.house"] == {"key": "system_prompt.sections.house", "how": "native",
                                                         "where": RULES}
-    assert export(project) == 0  # back to builtin:default: the rules file goes
+    assert export(project, "default") == 0  # back to builtin:default (named): the rules file goes
     assert not (project / RULES).exists()
 
 

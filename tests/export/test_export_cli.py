@@ -195,3 +195,31 @@ def test_hybrid_goes_through_the_extension_with_its_trigger(tmp_path, capsys):
     assert masking["strategy"] == "hybrid" and masking["placeholder"]
     assert masking["rule"] == {"trigger": None, "reserve_tokens": 16384,
                                "models": {"loop/m": {"trigger": None, "reserve_tokens": 3000}}}
+
+
+def test_without_profile_default_is_not_written_over_another_profiles_export(tmp_path, capsys):
+    """Issue 29 point 4: in a repository exported from a team profile but with no repository profile
+    set, a plain `pipeline export pi` silently reverted the team's thresholds and deleted its
+    templates; now it refuses, naming the profile the files came from and the exact commands."""
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "fix.md").write_text("Fix $1\n")
+    team = tmp_path / "team.yaml"
+    team.write_text("extends: builtin:default\nname: team\ntemplates:\n  sources: [project, global, prompts]\n"
+                    "compaction:\n  reserve_tokens: 24000\n")
+    project = tmp_path / "proj"
+    project.mkdir()
+    for target in ("pi", "claude-code"):
+        assert main(["export", target, str(team), "--project", str(project)]) == 0
+    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    for args in ([], ["--check"], ["--force"]):
+        for target, manifest in (("pi", ".pi"), ("claude-code", ".claude")):
+            assert main(["export", target, "--project", str(project), *args]) == 1
+            err = capsys.readouterr().err
+            assert f"{project / manifest / 'context-pipeline-export.json'}: profile: these files were exported " \
+                   f"from profile `{team}`" in err
+            assert f"`pipeline export {target} {team} --project {project}`" in err
+    assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
+    assert main(["export", "pi", "default", "--project", str(project)]) == 0  # named: the user's choice
+    assert '"reserveTokens": 16384' in (project / ".pi/settings.json").read_text()
+    assert export(project) == 0  # now the files are default's

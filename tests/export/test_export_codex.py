@@ -55,7 +55,7 @@ def test_the_default_keeps_codexs_instructions_and_the_team_gets_developer_instr
     assert tomllib.loads((tmp_path / CONFIG).read_text())["developer_instructions"] == "Prefer short functions."
     got = report(tmp_path, capsys, str(tmp_path / "team.yaml"))
     assert got["system_prompt.sections.house"]["how"] == "native"
-    assert export(tmp_path) == 0
+    assert export(tmp_path, "default") == 0  # named: a plain export is refused over another profile's
     assert "developer_instructions" not in tomllib.loads((tmp_path / CONFIG).read_text())
 
 

@@ -34,7 +34,7 @@ def test_the_team_sections_are_an_owned_instructions_file(tmp_path, capsys):
     assert got["system_prompt"]["how"] == "own" and got["system_prompt.sections.house"]["how"] == "native"
     assert got["system_prompt.sections.where"]["how"] == "lost"  # ${cwd}
     assert "system_prompt.base" not in got
-    assert export(tmp_path) == 0 and not (tmp_path / FILE).exists()  # no team section: the file goes
+    assert export(tmp_path, "default") == 0 and not (tmp_path / FILE).exists()  # no team section: the file goes
 
 
 def test_an_edited_file_is_a_conflict(tmp_path, capsys):

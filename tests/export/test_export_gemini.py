@@ -39,7 +39,7 @@ def test_the_default_keeps_geminis_prompt_and_the_team_gets_a_block_of_gemini_md
     assert export(tmp_path, str(tmp_path / "team.yaml")) == 1  # the user edited the export's block
     assert "marked block was edited" in capsys.readouterr().err
     (tmp_path / "GEMINI.md").write_text("Top.\n" + text)  # a line of the user's above the block is theirs
-    assert export(tmp_path) == 0  # builtin:default has no team section: the block goes, the user's lines stay
+    assert export(tmp_path, "default") == 0  # builtin:default has no team section: the block goes, the user's lines stay
     assert (tmp_path / "GEMINI.md").read_text() == "Top.\n# Ours\nUse tabs.\n\n"
 
 

@@ -115,15 +115,28 @@ def test_the_issues_case_pi_then_claude_code_keeps_the_commands(tmp_path):
 
 
 def test_exports_of_every_target_live_side_by_side(tmp_path):
+    """All nine targets (the newer ones too: Qwen Code, Kilo, Copilot, AGENTS.md) exported into one
+    project: none changes or deletes another's files, and the user's own files stay."""
+    from pipeline.export import TARGETS as ALL
+
     project = make_project(tmp_path, ORDERS["project last"])
+    with (project / "profiles" / "team.yaml").open("a") as profile:  # a team section: the block targets write it
+        profile.write("system_prompt:\n  sections:\n    - {id: team, after: rules, text: Every change is reviewed.}\n")
     (project / ".pi/prompts").mkdir(parents=True)
     (project / ".pi/prompts/fix.md").write_text("Fix these: $@\n")
-    for target in TARGETS:
+    (project / ".github/workflows").mkdir(parents=True)
+    (project / ".github/workflows/ci.yml").write_text("on: push\n")
+    (project / "AGENTS.md").write_text("# ours\n")
+    for target in ALL:
         export(project, target)
-    for target in TARGETS:
+    for target in ALL:
         assert changed(export(project, target)) == [], target
+    assert (project / ".github/workflows/ci.yml").read_text() == "on: push\n"
+    assert (project / "AGENTS.md").read_text().startswith("# ours\n")
+    assert "Every change is reviewed." in (project / "AGENTS.md").read_text()
+    assert "Every change is reviewed." in (project / "GEMINI.md").read_text()
     manifests = list(project.glob(".*/context-pipeline-export.json"))
-    assert len(manifests) == len(TARGETS)
+    assert len(manifests) == len(ALL) == 9
     for manifest in manifests:
         for rel, recorded in json.loads(manifest.read_text())["files"].items():
             assert hashlib.sha256((project / rel).read_bytes()).hexdigest() == recorded, rel

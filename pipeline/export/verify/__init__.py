@@ -148,11 +148,34 @@ def _prompt_items(recipe: Recipe, pipeline: "Pipeline", export: Export, root: Pa
         return [Item(k, "failed", failed) for k in keys]
     if recipe.target == "pi":
         return [_whole_prompt(pipeline, root, run, empty)]
-    if not sections:
-        return [Item("system_prompt", "not_observable", "the export's report carries no section to look for")]
-    rendered = _static_sections(pipeline, root, False if recipe.target == "agents-md" else None)
     leaves = [(p, t) for p, t in string_leaves(run.bodies[0]) if len(t) >= 20]
-    return [_section_item(c, rendered.get(c.key.removeprefix("system_prompt.sections.")), leaves) for c in sections]
+    own = _own_prompt_item(pipeline, export, root, leaves)
+    if not sections:
+        return [own or Item("system_prompt", "not_observable", "the export's report carries no section to look for")]
+    rendered = _static_sections(pipeline, root, False if recipe.target == "agents-md" else None)
+    items = [_section_item(c, rendered.get(c.key.removeprefix("system_prompt.sections.")), leaves) for c in sections]
+    return ([own] if own else []) + items
+
+
+def _own_prompt_item(pipeline: "Pipeline", export: Export, root: Path, leaves: list[tuple[str, str]]) -> Item | None:
+    """Where the report says the agent keeps its own prompt (``system_prompt``: own), that none of
+    the profile's sections it stands in for (pi's identity, tool list and tool rules, reported
+    ``own``) reached the request, as a file replacing the prompt would hold them."""
+    head = next((c for c in export.report if c.key == "system_prompt"), None)
+    if head is None or head.how != "own":
+        return None
+    ids = [c.key.removeprefix("system_prompt.sections.") for c in export.report
+           if c.key.startswith("system_prompt.sections.") and c.how == "own"]
+    rendered = _static_sections(pipeline, root, True)
+    texts = {i: rendered[i].strip() for i in ids if i in rendered and len(rendered[i].strip()) >= 20
+             and str(root) not in rendered[i]}  # the working directory: every agent states it in its own words
+    sent = [(i, p) for i, t in texts.items() for p, leaf in leaves if t in leaf]
+    if sent:
+        where = ", ".join(f"{i} in {p}" for i, p in sent)
+        return Item("system_prompt", "mismatch", f"the profile's sections the agent's own prompt stands in for were "
+                                                 f"sent: {where} ({head.where})")
+    return Item("system_prompt", "ok", f"{head.where}: none of the profile's {len(texts)} section(s) it stands in for "
+                                       f"({', '.join(texts) or 'none rendered'}) is in the request")
 
 
 def _nested_items(recipe: Recipe, binary: str, pipeline: "Pipeline", export: Export, root: Path, items: list[Item],

@@ -14,13 +14,13 @@ YAML) is read as the text it is, with a hint to quote it. Gemini CLI files are T
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.errors import Location, PipelineError, Problem, TemplateError
 from pipeline.js import js_trim, js_truthy, yaml_string
+from pipeline.limits import toml_loads
 
 from ..files import PromptTemplate, SourceKind, first_line_description
 from ..frontmatter import Frontmatter, FrontmatterError, normalize_newlines, parse_frontmatter
@@ -155,20 +155,11 @@ def _argument_hint(fm: Frontmatter, text: str, file: str, dialect: str) -> tuple
 # --- Gemini CLI (TOML) -------------------------------------------------------------------
 
 
-def _toml():
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    return tomllib
-
-
 def _gemini(path: Path, text: str, name: str, kind: SourceKind) -> PromptTemplate:
     file = source_file(path, name)
-    toml = _toml()
     try:
-        data = toml.loads(text)
-    except toml.TOMLDecodeError as err:
+        data = toml_loads(text)  # nesting past TOML_MAX_DEPTH is refused before the parser recurses
+    except ValueError as err:
         line, col = _toml_position(str(err))
         raise TemplateError(Problem(f"invalid TOML: {_toml_reason(str(err))}", Location(file, line, col),
                                     severity="warning", code="template.toml", hint="the command is skipped"))
