@@ -159,13 +159,16 @@ class ProxyApp:
             await _reply(send, failure.status, error_body(where.provider, failure.status, failure.message))
 
     async def _own_page(self, path: str, send: Send) -> None:
+        """The proxy's own pages, read from the store in a worker thread (never on the event loop:
+        a store that is slow to answer, Redis away, holds up no other request)."""
         if path == METRICS_PATH:
-            await _reply(send, 200, self.metrics.text(), CONTENT_TYPE)
+            await _reply(send, 200, await asyncio.to_thread(self.metrics.text), CONTENT_TYPE)
         elif path == STATUS_PATH and self.status is not None:
             page = await asyncio.to_thread(status_html, self.status, self.store)
             await _reply(send, 200, page, "text/html; charset=utf-8")
         else:
-            await _reply(send, 200, json.dumps(self.store.counters()).encode(), "application/json")
+            counters = await asyncio.to_thread(self.store.counters)
+            await _reply(send, 200, json.dumps(counters).encode(), "application/json")
 
     def _authorized(self, names: dict[str, str]) -> bool:
         token = self.settings.token

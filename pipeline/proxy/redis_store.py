@@ -18,13 +18,20 @@ for the request's counters and record, one for the upstream's usage.
 **Redis going away** never fails a request: every operation that cannot reach Redis returns
 what an empty store would (no summary, no masking step, a lock ``unavailable``) and writes are
 dropped; one warning goes to stderr when Redis goes away and one line when it is back. While
-it is away, Redis is tried again at most every :data:`RETRY_S` seconds (a connection the
-redis client opens anew), so a dead Redis costs the requests nothing.
+it is away no request waits for it: a thread of its own pings Redis every :data:`RETRY_S`
+seconds (a connection the redis client opens anew) and the store is used again once one
+answers, so a dead or blackholed Redis costs the requests nothing once it was found away.
+
+**Nothing waits for Redis on the event loop.** The counters the app adds from its event loop
+(:meth:`RedisStore.count`, :meth:`RedisStore.usage`) are queued to one writer thread, in
+order; :meth:`RedisStore.counters` first waits for this process's queued writes, so a client
+reads back what its own requests counted. Every other call is made from a worker thread.
 """
 
 from __future__ import annotations
 
 import json
+import queue
 import sys
 import threading
 import time
@@ -37,7 +44,7 @@ from pipeline.proxy.store import COUNTERS, HISTORY_KEPT, Claim, Reported, Summar
 
 T = TypeVar("T")
 PREFIX = "pipeline-proxy:"
-#: how long Redis is left alone after it could not be reached
+#: how often Redis is pinged while it is away
 RETRY_S = 1.0
 #: delete a lock only while it is still this holder's (another may hold it after it expired)
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
@@ -55,9 +62,12 @@ class RedisStore:
         self._release = self._redis.register_script(_RELEASE)
         self._state = threading.Lock()
         self._tokens: dict[str, str] = {}
-        self._retry_at = 0.0
         self._down = False
         self._trips = 0
+        self._closed = threading.Event()
+        #: writes queued by the event loop's calls, made in order by one writer thread
+        self._writes: "queue.Queue[Callable[[redis.Redis], object]]" = queue.Queue()
+        self._writer: Optional[threading.Thread] = None
 
     def open(self) -> "RedisStore":
         """Try Redis once; unreachable, the proxy starts all the same, degraded, and says so."""
@@ -65,6 +75,7 @@ class RedisStore:
         return self
 
     def close(self) -> None:
+        self._closed.set()
         self._redis.close()
 
     # ------------------------------------------------------------------ reaching Redis
@@ -72,7 +83,7 @@ class RedisStore:
     def _do(self, default: T, work: Callable[[redis.Redis], T]) -> T:
         """``work`` (one round trip), or ``default`` when Redis cannot be reached."""
         with self._state:
-            if self._down and time.monotonic() < self._retry_at:
+            if self._down:  # the prober (:meth:`_probe`) says when it is back
                 return default
             self._trips += 1
         try:
@@ -80,25 +91,50 @@ class RedisStore:
         except (redis.ConnectionError, redis.TimeoutError) as err:
             self._went_away(err)
             return default
-        if self._down:
-            self._came_back()
         return result
 
     def _went_away(self, err: Exception) -> None:
         with self._state:
-            self._retry_at = time.monotonic() + RETRY_S
             if self._down:
                 return
             self._down = True
         print(f"pipeline proxy: warning: the store {without_password(self.url)} cannot be reached ({type(err).__name__}); "
               "passing requests through without stored summaries until it is back", file=sys.stderr, flush=True)
+        threading.Thread(target=self._probe, name="pipeline-proxy-redis-probe", daemon=True).start()
 
-    def _came_back(self) -> None:
+    def _probe(self) -> None:
+        """While Redis is away: ping it every :data:`RETRY_S` seconds; the store is used again
+        once it answers."""
+        while not self._closed.wait(RETRY_S):
+            try:
+                self._redis.ping()
+            except (redis.ConnectionError, redis.TimeoutError):
+                continue
+            with self._state:
+                self._down = False
+            print(f"pipeline proxy: the store {without_password(self.url)} is back", file=sys.stderr, flush=True)
+            return
+
+    def down(self) -> bool:
+        """Whether Redis was found away (and is not back yet)."""
         with self._state:
-            if not self._down:
-                return
-            self._down = False
-        print(f"pipeline proxy: the store {without_password(self.url)} is back", file=sys.stderr, flush=True)
+            return self._down
+
+    def _queued(self, work: Callable[[redis.Redis], object]) -> None:
+        """``work`` made by the writer thread, in order; the caller goes on at once."""
+        with self._state:
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write, name="pipeline-proxy-redis-writer", daemon=True)
+                self._writer.start()
+        self._writes.put(work)
+
+    def _write(self) -> None:
+        while True:
+            work = self._writes.get()
+            try:
+                self._do(None, work)
+            finally:
+                self._writes.task_done()
 
     def round_trips(self) -> int:
         return self._trips
@@ -106,9 +142,10 @@ class RedisStore:
     # ------------------------------------------------------------------ counters and records
 
     def count(self, name: str, by: int = 1) -> None:
-        self._do(None, lambda r: r.hincrby(_key("counters"), name, by))
+        self._queued(lambda r: r.hincrby(_key("counters"), name, by))
 
     def counters(self) -> dict[str, int]:
+        self._writes.join()  # this process's own counts first
         rows: dict[str, str] = self._do({}, lambda r: r.hgetall(_key("counters")))  # type: ignore[arg-type,return-value]
         return {name: int(rows.get(name, 0)) for name in (*COUNTERS, *sorted(set(rows) - set(COUNTERS)))}
 
@@ -141,7 +178,7 @@ class RedisStore:
                                 ("cache_write_tokens", usage.cache_write)):
                 pipe.hincrby(_key("counters"), name, value)
             pipe.execute()
-        self._do(None, work)
+        self._queued(work)
 
     def history(self, conversation: str) -> list[tuple[float, int, int]]:
         rows: list[str] = self._do([], lambda r: r.lrange(_key("history", conversation), 0, -1))  # type: ignore[arg-type,return-value]
