@@ -257,6 +257,11 @@ class RedisStore:
     def locked(self, key: str) -> bool:
         return bool(self._do(0, lambda r: r.exists(_key("lock", key))))
 
+    def holds(self, key: str) -> bool:
+        with self._state:
+            token = self._tokens.get(key)
+        return token is not None and self._do(None, lambda r: r.get(_key("lock", key))) == token
+
 
 def _key(*parts: str) -> str:
     return PREFIX + ":".join(parts)

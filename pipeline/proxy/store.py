@@ -132,6 +132,10 @@ class ProxyStore(Protocol):
         """Whether anyone holds the lock ``key`` now."""
         ...
 
+    def holds(self, key: str) -> bool:
+        """Whether this caller still holds the lock ``key`` (it has not expired, nor been taken by another)."""
+        ...
+
     def round_trips(self) -> int:
         """The network round trips to the store so far, in this process (0 for an embedded store)."""
         ...
@@ -290,6 +294,9 @@ class Store:
     def locked(self, key: str) -> bool:
         with self._lock:
             return self._claims.get(key, 0.0) > time.monotonic()
+
+    def holds(self, key: str) -> bool:
+        return self.locked(key)  # one process: a lock not expired is this store's caller's
 
     def round_trips(self) -> int:
         return 0

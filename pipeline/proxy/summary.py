@@ -30,7 +30,9 @@ fall and how the summary stands in, per format: here for Anthropic Messages and 
    the client's model and credentials, or to the profile's summarizer when it names a
    provider other than ``offline``. The summary is stored under the hash of what it
    replaces (``compactions``). It is made holding the conversation's lock in the store
-   (:meth:`~pipeline.proxy.store.ProxyStore.claim`, expiring after the profile's deadline): a
+   (:meth:`~pipeline.proxy.store.ProxyStore.claim`, expiring after the profile's
+   ``summarizer.compaction_deadline_s``, within which the summary is made: a summary that
+   comes back after its lock was lost is dropped, a failure): a
    request that finds the lock held, on this replica or another sharing the store, waits for
    that summary up to the deadline and is forwarded with it (reused), else as it came; never
    two summaries of one history. A store that cannot be reached (Redis away) makes and
@@ -61,6 +63,7 @@ from pipeline.compaction.plan import CompactionPlan
 from pipeline.compaction.triggers import fires
 from pipeline.errors import PipelineError, ProviderError
 from pipeline.llm.clients import profile_bounds, summarizer_client
+from pipeline.llm.deadline import compaction_deadline
 from pipeline.llm.errors import LLMError
 from pipeline.llm.factory import make_client
 from pipeline.proxy.history import WirePlan, wire_plan
@@ -151,21 +154,28 @@ class SummaryPolicy:
         if planned is None or planned.cut <= done:
             return None
         lock = "summary:" + hashes[1]
-        claim = self.store.claim(lock, self._deadline())
+        claim = self.store.claim(lock, self._lock_s())
         if claim != "held":  # busy: another replica or thread summarizes; unavailable: pass-through
             return self._awaited(route, body, hashes, head, done, lock) if claim == "busy" and wait else None
         try:
             newer = self.store.summary_for(hashes)  # made and stored while this one waited for the lock
             if newer is not None and newer.messages > done:
                 return self._reused(route, body, head, newer) if wait else None
-            return self._made(route, body, hashes, head, planned, stored, model, headers)
+            return self._made(route, body, hashes, head, planned, stored, model, headers, lock)
         finally:
             self.store.release(lock)
 
     def _made(self, route: Route, body: Json, hashes: list[str], head: int, planned: WirePlan,
-              stored: Optional[Summary], model: str, headers: Mapping[str, str]) -> Optional[Json]:
-        """Summarize what ``planned`` cuts off, store it; the body to forward."""
-        text = self._summarize(route, planned.plan, model, headers)
+              stored: Optional[Summary], model: str, headers: Mapping[str, str], lock: str) -> Optional[Json]:
+        """Summarize what ``planned`` cuts off, store it; the body to forward. The summary must end
+        within the lock's time (every call and retry of it is bounded by it); one that comes back
+        after the lock was lost (expired, so another may be summarizing this history) is
+        dropped, a failure: never two summaries of one history."""
+        with compaction_deadline(self._lock_s()):
+            text = self._summarize(route, planned.plan, model, headers)
+        if text is not None and not self.store.holds(lock):
+            self.store.count("summary_failures")
+            return None
         if text is None:
             return None
         before = self._forwarded(route, body, head, stored.messages, stored.text) if stored is not None else body
@@ -194,8 +204,15 @@ class SummaryPolicy:
         return self._forwarded(route, body, head, stored.messages, stored.text)
 
     def _deadline(self) -> float:
-        """How long a summary may take: the profile's deadline for one call, else its timeout."""
+        """How long a request waits for a summary another makes: the profile's deadline for one
+        call, else its timeout."""
         return float(self.profile.summarizer.call_deadline_s or self.profile.summarizer.timeout_s)
+
+    def _lock_s(self) -> float:
+        """How long the lock of a summary holds: the profile's bound of one whole compaction
+        (``summarizer.compaction_deadline_s``: its calls, checks and retries), which the summary is
+        made within."""
+        return float(self.profile.summarizer.compaction_deadline_s)
 
     def _prepare(self, route: Route, body: Json, messages: list[Any], hashes: list[str], head: int,
                  stored: Optional[Summary], headers: Mapping[str, str]) -> None:

@@ -82,11 +82,13 @@ def test_a_lock_is_one_callers_until_released_or_expired(any_store):
     assert not any_store.locked("summary:c1")
     assert any_store.claim("summary:c1", 30) == "held"
     assert any_store.claim("summary:c1", 30) == "busy" and any_store.locked("summary:c1")
+    assert any_store.holds("summary:c1")
     assert any_store.claim("summary:c2", 30) == "held"
     any_store.release("summary:c1")
-    assert not any_store.locked("summary:c1")
+    assert not any_store.locked("summary:c1") and not any_store.holds("summary:c1")
     assert any_store.claim("summary:c1", 0.2) == "held"
     time.sleep(0.4)
+    assert not any_store.holds("summary:c1")  # expired: no longer this caller's
     assert any_store.claim("summary:c1", 30) == "held"  # the first holder "died": its lock expired
 
 
