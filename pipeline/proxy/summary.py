@@ -2,8 +2,8 @@
 :mod:`pipeline.proxy.hybrid`), made once and reused.
 
 The rule, per request of a conversation in any of the four wire formats (where a cut may
-fall and how the summary stands in, per format: here for Anthropic Messages and OpenAI chat,
-:mod:`pipeline.proxy.turns` for OpenAI Responses and Gemini):
+fall and how the summary stands in, per format: :mod:`pipeline.proxy.turns`, from each
+format's wire module):
 
 1. **A stored summary first.** The store keeps each summary under the hash of the messages
    it replaces (:mod:`pipeline.proxy.wire`'s chain). The longest one whose messages this
@@ -53,7 +53,6 @@ summary, never summarized.
 
 from __future__ import annotations
 
-import copy
 import threading
 import time
 from typing import Any, Callable, Collection, Mapping, Optional
@@ -106,14 +105,14 @@ class SummaryPolicy:
         """As :meth:`Policy.apply <pipeline.proxy.policy.Policy.apply>`; ``keys``: the chain the
         summaries are stored under when it is not that of ``body``'s messages (``hybrid``: the
         client's messages, before masking), asked for only past the early exit."""
-        if route.kind not in ("messages", "chat", *TURNS):
+        if route.kind not in TURNS:
             return None
         found = governed(route, body, self.profile.compaction, self.windows, self.strategies, self.prepare_at)
         if found is None:  # below the trigger (and the share that prepares): nothing stored can be this history's
             return None
         settings, messages, window = found.settings, found.messages, found.window
         hashes = keys() if keys is not None else chain(messages)
-        head = _head(route, messages)
+        head = TURNS[route.kind].head(messages)
         # a summary prepared meanwhile is looked up afresh; else hybrid's masking looked it up already
         stored = self.store.summary_for(hashes) if self._await_prepared(hashes[1]) else self._stored(hashes)
         out = body if stored is None else self._forwarded(route, body, head, stored.messages, stored.text)
@@ -131,10 +130,10 @@ class SummaryPolicy:
         """``body`` as forwarded with the stored summary of its history (``body`` when there is none);
         ``keys``: the chain of its client's messages."""
         messages = messages_of(route.kind, body)
-        stored = self._stored(keys) if messages and route.kind in ("messages", "chat", *TURNS) else None
+        stored = self._stored(keys) if messages and route.kind in TURNS else None
         if stored is None or messages is None:
             return body
-        return self._forwarded(route, body, _head(route, messages), stored.messages, stored.text)
+        return self._forwarded(route, body, TURNS[route.kind].head(messages), stored.messages, stored.text)
 
     def _stored(self, keys: list[str]) -> Optional[Summary]:
         """The stored summary of the history ``keys`` hashes, looked up once a request."""
@@ -252,20 +251,7 @@ class SummaryPolicy:
         return made
 
     def _rewritten(self, route: Route, body: Json, head: int, replaced: int, summary: str) -> Json:
-        if route.kind in TURNS:
-            return TURNS[route.kind].forwarded(body, route.kind, head, replaced, self.texts[0] + summary + self.texts[1])
-        out = copy.deepcopy(body)
-        messages = messages_of(route.kind, out) or []
-        blocks: list[Any] = [{"type": "text", "text": self.texts[0] + summary + self.texts[1]}]
-        kept = messages[replaced:]
-        if kept and _turn_start(route, kept[0]):
-            blocks += _blocks(kept.pop(0).get("content"))
-        else:
-            request = next((m for m in reversed(messages[head:replaced]) if _turn_start(route, m)), None)
-            blocks += _blocks(request.get("content")) if request is not None else []
-        inside = [m for m in messages[head:replaced] if _role(m) in ("system", "developer")]
-        messages[head:] = [*inside, {"role": "user", "content": blocks}, *kept]
-        return out
+        return TURNS[route.kind].forwarded(body, route.kind, head, replaced, self.texts[0] + summary + self.texts[1])
 
     def _summarize(self, route: Route, plan: CompactionPlan, model: str, headers: Mapping[str, str]) -> Optional[str]:
         try:
@@ -279,7 +265,7 @@ class SummaryPolicy:
         summarizer = self.profile.summarizer
         if summarizer.provider != "offline":
             return summarizer_client(summarizer)
-        if route.kind in TURNS:
+        if route.kind in ("responses", "gemini"):
             return summary_client(route, self.upstreams, model, _KEY, {_KEY: client_key(route, headers)},
                                   summarizer.max_retries, profile_bounds(summarizer))
         base = self.upstreams.anthropic if route.provider == "anthropic" else self.upstreams.openai
@@ -291,30 +277,3 @@ def _key(headers: Mapping[str, str]) -> str:
     """The client's own key: Anthropic's ``x-api-key``, else the bearer token."""
     bearer = headers.get("authorization", "")
     return headers.get("x-api-key") or (bearer[7:] if bearer.lower().startswith("bearer ") else "")
-
-
-def _head(route: Route, messages: list[Any]) -> int:
-    """How many leading messages are system or developer messages (chat, Responses)."""
-    if route.kind in TURNS:
-        return TURNS[route.kind].head(messages)
-    at = 0
-    while route.kind == "chat" and at < len(messages) and isinstance(messages[at], dict) \
-            and messages[at].get("role") in ("system", "developer"):
-        at += 1
-    return at
-
-
-def _blocks(content: Any) -> list[Any]:
-    return list(content) if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
-
-
-def _turn_start(route: Route, message: Any) -> bool:
-    if not isinstance(message, dict) or message.get("role") != "user":
-        return False
-    content = message.get("content")
-    return not (route.kind == "messages" and isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in content))
-
-
-def _role(message: Any) -> str:
-    return str(message.get("role")) if isinstance(message, dict) else ""

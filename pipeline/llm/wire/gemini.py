@@ -135,6 +135,11 @@ def kept_whole(content: Any) -> bool:
     return False
 
 
+def head(contents: list[Any]) -> int:
+    """No leading content is set apart (``systemInstruction`` is outside ``contents``)."""
+    return 0
+
+
 def summary_message(summary: str, extra: list[Any]) -> JSON:
     """The summary as one user content: its text, then ``extra`` parts."""
     return {"role": "user", "parts": [{"text": summary}, *extra]}
