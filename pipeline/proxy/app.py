@@ -40,7 +40,7 @@ from pipeline.proxy.shapes import ProxyFailure, error_body
 from pipeline.proxy.status import StatusInfo, status_html
 from pipeline.proxy.store import ProxyStore
 from pipeline.proxy.usage import UsageTap
-from pipeline.proxy.wire import conversation_id, one_request
+from pipeline.proxy.wire import Request
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -177,9 +177,9 @@ class ProxyApp:
     def _apply(self, where: Route, body: bytes, headers: Mapping[str, str]) -> tuple[Optional[bytes], Optional[str]]:
         """The bytes to forward instead of ``body`` (None: the client's), and the conversation's id."""
         data, fast = _json_object(body)
-        with one_request():  # the conversation's id is the first link of the chain the policies hash
-            conversation = conversation_id(where.kind, data)
-            changed = None if self.policy is None else self.policy.apply(where, data, headers)
+        request = Request(where, data, headers)  # the one view the policies read; the id its chain's first link
+        conversation = request.conversation
+        changed = None if self.policy is None else self.policy.apply(request, data)
         if changed is None:
             return None, conversation
         return codec.dumps(changed, fast=fast), conversation

@@ -70,7 +70,7 @@ from pipeline.proxy.policy import governed
 from pipeline.proxy.routes import Route, Upstreams
 from pipeline.proxy.store import ProxyStore, Summary
 from pipeline.proxy.turns import TURNS, client_key, summary_client
-from pipeline.proxy.wire import Json, chain, messages_of, remembered, size
+from pipeline.proxy.wire import Json, Request, messages_of
 from pipeline.proxy.windows import Windows
 
 TYPE_CHECKING = False
@@ -100,52 +100,53 @@ class SummaryPolicy:
         self._pending: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
 
-    def apply(self, route: Route, body: Json, headers: Mapping[str, str] = {},
-              keys: Optional[Callable[[], list[str]]] = None) -> Optional[Json]:
+    def apply(self, request: Request, body: Json, keys: Optional[Callable[[], list[str]]] = None) -> Optional[Json]:
         """As :meth:`Policy.apply <pipeline.proxy.policy.Policy.apply>`; ``keys``: the chain the
         summaries are stored under when it is not that of ``body``'s messages (``hybrid``: the
         client's messages, before masking), asked for only past the early exit."""
+        route = request.route
         if route.kind not in TURNS:
             return None
-        found = governed(route, body, self.profile.compaction, self.windows, self.strategies, self.prepare_at)
+        found = governed(request, body, self.profile.compaction, self.windows, self.strategies, self.prepare_at)
         if found is None:  # below the trigger (and the share that prepares): nothing stored can be this history's
             return None
         settings, messages, window = found.settings, found.messages, found.window
-        hashes = keys() if keys is not None else chain(messages)
+        hashes = keys() if keys is not None else request.chain(messages)
         head = TURNS[route.kind].head(messages)
         # a summary prepared meanwhile is looked up afresh; else hybrid's masking looked it up already
-        stored = self.store.summary_for(hashes) if self._await_prepared(hashes[1]) else self._stored(hashes)
-        out = body if stored is None else self._forwarded(route, body, head, stored.messages, stored.text)
+        stored = self.store.summary_for(hashes) if self._await_prepared(hashes[1]) else self._stored(request, hashes)
+        out = body if stored is None else self._forwarded(request, body, head, stored.messages, stored.text)
         if stored is not None:
             self.store.count("summaries_reused")
-        tokens = size(out) / 4
+        tokens = request.size(out) / 4
         if not fires(tokens, window, settings):
             if self.prepare_at and fires(tokens / self.prepare_at, window, settings):
-                self._prepare(route, body, messages, hashes, head, stored, headers)
+                self._prepare(request, body, messages, hashes, head, stored)
             return None if stored is None else out
-        new = self._step(route, body, messages, hashes, head, stored, headers)
+        new = self._step(request, body, messages, hashes, head, stored)
         return new if new is not None else None if stored is None else out
 
-    def shown(self, route: Route, body: Json, keys: list[str]) -> Json:
+    def shown(self, request: Request, body: Json, keys: list[str]) -> Json:
         """``body`` as forwarded with the stored summary of its history (``body`` when there is none);
         ``keys``: the chain of its client's messages."""
-        messages = messages_of(route.kind, body)
-        stored = self._stored(keys) if messages and route.kind in TURNS else None
+        messages = messages_of(request.kind, body)
+        stored = self._stored(request, keys) if messages and request.kind in TURNS else None
         if stored is None or messages is None:
             return body
-        return self._forwarded(route, body, TURNS[route.kind].head(messages), stored.messages, stored.text)
+        return self._forwarded(request, body, TURNS[request.kind].head(messages), stored.messages, stored.text)
 
-    def _stored(self, keys: list[str]) -> Optional[Summary]:
+    def _stored(self, request: Request, keys: list[str]) -> Optional[Summary]:
         """The stored summary of the history ``keys`` hashes, looked up once a request."""
-        found: Optional[Summary] = remembered(keys, "summary", lambda: self.store.summary_for(keys))
+        found: Optional[Summary] = request.once(keys, "summary", lambda: self.store.summary_for(keys))
         return found
 
-    def _step(self, route: Route, body: Json, messages: list[Any], hashes: list[str], head: int,
-              stored: Optional[Summary], headers: Mapping[str, str], wait: bool = True) -> Optional[Json]:
+    def _step(self, request: Request, body: Json, messages: list[Any], hashes: list[str], head: int,
+              stored: Optional[Summary], wait: bool = True) -> Optional[Json]:
         """Plan as the runtime does (over the stored summary), then summarize holding the
         conversation's lock, store it; the body to forward. Another holder's summary is waited
         for (``wait``) up to the profile's deadline, else the request goes on without one:
         never two summaries of one history."""
+        route = request.route
         model = str(body.get("model") or route.model or "")
         settings = self.profile.compaction.for_model(route.provider, model)
         planned = wire_plan(route.kind, messages, head, settings, stored)
@@ -155,35 +156,36 @@ class SummaryPolicy:
         lock = "summary:" + hashes[1]
         claim = self.store.claim(lock, self._lock_s())
         if claim != "held":  # busy: another replica or thread summarizes; unavailable: pass-through
-            return self._awaited(route, body, hashes, head, done, lock) if claim == "busy" and wait else None
+            return self._awaited(request, body, hashes, head, done, lock) if claim == "busy" and wait else None
         try:
             newer = self.store.summary_for(hashes)  # made and stored while this one waited for the lock
             if newer is not None and newer.messages > done:
-                return self._reused(route, body, head, newer) if wait else None
-            return self._made(route, body, hashes, head, planned, stored, model, headers, lock)
+                return self._reused(request, body, head, newer) if wait else None
+            return self._made(request, body, hashes, head, planned, stored, model, lock)
         finally:
             self.store.release(lock)
 
-    def _made(self, route: Route, body: Json, hashes: list[str], head: int, planned: WirePlan,
-              stored: Optional[Summary], model: str, headers: Mapping[str, str], lock: str) -> Optional[Json]:
+    def _made(self, request: Request, body: Json, hashes: list[str], head: int, planned: WirePlan,
+              stored: Optional[Summary], model: str, lock: str) -> Optional[Json]:
         """Summarize what ``planned`` cuts off, store it; the body to forward. The summary must end
         within the lock's time (every call and retry of it is bounded by it); one that comes back
         after the lock was lost (expired, so another may be summarizing this history) is
         dropped, a failure: never two summaries of one history."""
         with compaction_deadline(self._lock_s()):
-            text = self._summarize(route, planned.plan, model, headers)
+            text = self._summarize(request.route, planned.plan, model, request.headers)
         if text is not None and not self.store.holds(lock):
             self.store.count("summary_failures")
             return None
         if text is None:
             return None
-        before = self._forwarded(route, body, head, stored.messages, stored.text) if stored is not None else body
-        new = self._forwarded(route, body, head, planned.cut, text)
-        self.store.record_summary(hashes[1], hashes[planned.cut], planned.cut, text, size(before) // 4, size(new) // 4)
+        before = self._forwarded(request, body, head, stored.messages, stored.text) if stored is not None else body
+        new = self._forwarded(request, body, head, planned.cut, text)
+        self.store.record_summary(hashes[1], hashes[planned.cut], planned.cut, text, request.size(before) // 4,
+                                  request.size(new) // 4)
         self.store.count("compactions")
         return new
 
-    def _awaited(self, route: Route, body: Json, hashes: list[str], head: int, done: int,
+    def _awaited(self, request: Request, body: Json, hashes: list[str], head: int, done: int,
                  lock: str) -> Optional[Json]:
         """The summary another holder of ``lock`` is making, once stored; None when the deadline
         passes or the lock is given back (or expires) without one."""
@@ -193,14 +195,14 @@ class SummaryPolicy:
             held = self.store.locked(lock)
             newer = self.store.summary_for(hashes)
             if newer is not None and newer.messages > done:
-                return self._reused(route, body, head, newer)
+                return self._reused(request, body, head, newer)
             if not held:
                 return None
         return None
 
-    def _reused(self, route: Route, body: Json, head: int, stored: Summary) -> Json:
+    def _reused(self, request: Request, body: Json, head: int, stored: Summary) -> Json:
         self.store.count("summaries_reused")
-        return self._forwarded(route, body, head, stored.messages, stored.text)
+        return self._forwarded(request, body, head, stored.messages, stored.text)
 
     def _deadline(self) -> float:
         """How long a request waits for a summary another makes: the profile's deadline for one
@@ -213,9 +215,11 @@ class SummaryPolicy:
         made within."""
         return float(self.profile.summarizer.compaction_deadline_s)
 
-    def _prepare(self, route: Route, body: Json, messages: list[Any], hashes: list[str], head: int,
-                 stored: Optional[Summary], headers: Mapping[str, str]) -> None:
-        """Make the summary the crossing request will need in the background (once per history)."""
+    def _prepare(self, request: Request, body: Json, messages: list[Any], hashes: list[str], head: int,
+                 stored: Optional[Summary]) -> None:
+        """Make the summary the crossing request will need in the background (once per history),
+        on a view of its own (the request's is its thread's)."""
+        own = Request(request.route, request.body, dict(request.headers))
         conversation = hashes[1]
         with self._lock:
             if conversation in self._pending:
@@ -224,7 +228,7 @@ class SummaryPolicy:
 
         def run() -> None:
             try:
-                if self._step(route, body, messages, hashes, head, stored, dict(headers), wait=False) is not None:
+                if self._step(own, body, messages, hashes, head, stored, wait=False) is not None:
                     self.store.count("summaries_prepared")
             finally:
                 with self._lock:
@@ -242,12 +246,12 @@ class SummaryPolicy:
             pending.wait(self._deadline())
         return pending is not None
 
-    def _forwarded(self, route: Route, body: Json, head: int, replaced: int, summary: str) -> Json:
+    def _forwarded(self, request: Request, body: Json, head: int, replaced: int, summary: str) -> Json:
         """``body`` with messages ``head:replaced`` replaced by one user message: the summary, then
         the user's request when the cut is inside its turn, then the first kept message when it
         is the user's (a copy, made once a request: hybrid's masking measures it first)."""
-        made: Json = remembered(body, f"forwarded {head} {replaced} " + summary,
-                                lambda: self._rewritten(route, body, head, replaced, summary))
+        made: Json = request.once(body, f"forwarded {head} {replaced} " + summary,
+                                  lambda: self._rewritten(request.route, body, head, replaced, summary))
         return made
 
     def _rewritten(self, route: Route, body: Json, head: int, replaced: int, summary: str) -> Json:
