@@ -7,7 +7,8 @@ conversations and counters the others made:
 * ``counters`` (a hash), ``conversation:ID`` (a hash per conversation), ``conversations``
   (their ids by last request, a sorted set), ``history:ID`` (a list, the last
   :data:`~pipeline.proxy.store.HISTORY_KEPT` requests);
-* ``summary:PREFIX`` and ``mask:PREFIX``: written once (``SET NX``), never replaced, so a
+* ``summary:PREFIX``, ``prepared:PREFIX`` (a summary prepared ahead) and ``mask:PREFIX``:
+  written once (``SET NX``), never replaced, so a
   replica that dies after storing a summary has lost nothing and two never disagree;
 * ``lock:KEY``: :meth:`RedisStore.claim`, ``SET NX PX`` with a token of this process, given
   back by a compare-and-delete script; it expires by itself when its holder dies.
@@ -203,8 +204,8 @@ class RedisStore:
 
     # ------------------------------------------------------------------ summaries and masking steps
 
-    def summary_for(self, chain: list[str]) -> Optional[Summary]:
-        found = [Summary(prefix=h, **json.loads(v)) for h, v in self._by_prefix("summary", chain)]
+    def summary_for(self, chain: list[str], prepared: bool = False) -> Optional[Summary]:
+        found = [Summary(prefix=h, **json.loads(v)) for h, v in self._by_prefix("prepared" if prepared else "summary", chain)]
         return max(found, key=lambda s: s.messages, default=None)
 
     def mask_step(self, chain: list[str]) -> int:
@@ -222,14 +223,15 @@ class RedisStore:
         return [(h, v) for h, v in found if _length(kind, v) == at[h]]
 
     def record_summary(self, conversation: str, prefix: str, messages: int, text: str, tokens_before: int,
-                       tokens_after: int) -> None:
+                       tokens_after: int, prepared: bool = False) -> None:
         value = json.dumps({"messages": messages, "text": text, "tokens_before": tokens_before,
                             "tokens_after": tokens_after})
 
         def work(r: redis.Redis) -> None:
             pipe = r.pipeline(transaction=True)
-            pipe.set(_key("summary", prefix), value, nx=True)
-            pipe.hincrby(_key("conversation", conversation), "summaries_made", 1)
+            pipe.set(_key("prepared" if prepared else "summary", prefix), value, nx=True)
+            if not prepared:
+                pipe.hincrby(_key("conversation", conversation), "summaries_made", 1)
             pipe.execute()
         self._do(None, work)
 

@@ -13,6 +13,9 @@ program wrote, or that is damaged, is a located error at start, not a traceback 
   made and reused, and the cache read and write tokens the upstream reported;
 * ``summaries``: a summary keyed by the hash of the prefix it replaces, so a later request
   with the same prefix reuses it;
+* ``prepared``: the same, for a summary prepared ahead of the trigger
+  (:mod:`pipeline.proxy.summary`), which stands in only once a request crosses the trigger
+  (then it is recorded in ``summaries``);
 * ``history``: the last requests of each conversation (time, tokens before and after the
   policy), which the status page draws;
 * ``masks``: how many leading messages have their tool results masked, keyed by the hash
@@ -50,6 +53,9 @@ CREATE TABLE IF NOT EXISTS conversations (
     input_tokens INTEGER NOT NULL DEFAULT 0, cache_read INTEGER NOT NULL DEFAULT 0,
     cache_write INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS summaries (
+    prefix TEXT PRIMARY KEY, conversation TEXT NOT NULL, messages INTEGER NOT NULL, summary TEXT NOT NULL,
+    tokens_before INTEGER NOT NULL, tokens_after INTEGER NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS prepared (
     prefix TEXT PRIMARY KEY, conversation TEXT NOT NULL, messages INTEGER NOT NULL, summary TEXT NOT NULL,
     tokens_before INTEGER NOT NULL, tokens_after INTEGER NOT NULL, created REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS masks (prefix TEXT PRIMARY KEY, messages INTEGER NOT NULL, created REAL NOT NULL);
@@ -104,10 +110,14 @@ class ProxyStore(Protocol):
 
     def mask_step(self, chain: list[str]) -> int: ...
 
-    def summary_for(self, chain: list[str]) -> Optional[Summary]: ...
+    def summary_for(self, chain: list[str], prepared: bool = False) -> Optional[Summary]:
+        """The stored summary of the longest prefix of ``chain`` (``prepared``: of those prepared ahead)."""
+        ...
 
     def record_summary(self, conversation: str, prefix: str, messages: int, text: str, tokens_before: int,
-                       tokens_after: int) -> None: ...
+                       tokens_after: int, prepared: bool = False) -> None:
+        """Store a summary once, never replaced (``prepared``: as one prepared ahead, apart)."""
+        ...
 
     def record_mask_step(self, prefix: str, messages: int) -> None: ...
 
@@ -206,9 +216,11 @@ class Store:
         (the number of leading messages it masks; 0 when none)."""
         return max((row[1] for row in self._by_prefix("masks", "prefix, messages", chain)), default=0)
 
-    def summary_for(self, chain: list[str]) -> Optional[Summary]:
-        """The stored summary replacing the longest prefix of a conversation whose prefix hashes are ``chain``."""
-        rows = self._by_prefix("summaries", "prefix, messages, summary, tokens_before, tokens_after", chain)
+    def summary_for(self, chain: list[str], prepared: bool = False) -> Optional[Summary]:
+        """The stored summary replacing the longest prefix of a conversation whose prefix hashes are ``chain``
+        (``prepared``: of the summaries prepared ahead)."""
+        table = "prepared" if prepared else "summaries"
+        rows = self._by_prefix(table, "prefix, messages, summary, tokens_before, tokens_after", chain)
         return max((Summary(*row) for row in rows), key=lambda s: s.messages, default=None)
 
     def _by_prefix(self, table: str, columns: str, chain: list[str]) -> list[tuple]:
@@ -225,12 +237,15 @@ class Store:
         return [row for row in found if wanted[row[0]] == row[1]]
 
     def record_summary(self, conversation: str, prefix: str, messages: int, text: str, tokens_before: int,
-                       tokens_after: int) -> None:
-        """A summary of the first ``messages`` messages of the conversations whose prefix hash is ``prefix``."""
+                       tokens_after: int, prepared: bool = False) -> None:
+        """A summary of the first ``messages`` messages of the conversations whose prefix hash is ``prefix``
+        (``prepared``: prepared ahead, kept apart until a request crosses the trigger)."""
         with self._lock, _transaction(self.db):
-            self.db.execute("INSERT OR IGNORE INTO summaries VALUES (?, ?, ?, ?, ?, ?, ?)",
+            self.db.execute(f"INSERT OR IGNORE INTO {'prepared' if prepared else 'summaries'} VALUES (?, ?, ?, ?, ?, ?, ?)",
                             (prefix, conversation, messages, text, tokens_before, tokens_after, time.time()))
-            self.db.execute("UPDATE conversations SET summaries_made = summaries_made + 1 WHERE id = ?", (conversation,))
+            if not prepared:
+                self.db.execute("UPDATE conversations SET summaries_made = summaries_made + 1 WHERE id = ?",
+                                (conversation,))
 
     def record_mask_step(self, prefix: str, messages: int) -> None:
         """Mask the tool results of the first ``messages`` messages of every request whose prefix hash is ``prefix``."""

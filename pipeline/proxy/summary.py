@@ -39,9 +39,12 @@ format's wire module):
    reuses no summary: the request goes on as it came.
 4. **Prepared ahead**: with ``--prepare-at SHARE`` (default 0.8), a request whose estimate
    passes that share of the trigger's threshold starts the summary the crossing request
-   will need in a background thread (once per history; ``summaries_prepared``); the request
-   itself goes on at once. The crossing request then finds it stored (step 1) and does not
-   wait.
+   will need in a background thread (once per history; ``summaries_prepared``), stored
+   apart as prepared; the request itself goes on at once. A prepared summary stands in for
+   nothing until a request crosses the trigger: the requests below it keep the summary in
+   force (their forwarded prefix byte-stable, the provider's cache hitting); the crossing
+   request finds it (:meth:`SummaryPolicy._ready`), records it as the history's summary
+   (``compactions``) and does not wait.
 5. **Failure is not the client's**: a summary call that fails (a key the upstream refuses
    for it, a timeout, an answer that fails the checks) leaves the request as it came
    (``summary_failures``); the next request tries again.
@@ -123,6 +126,11 @@ class SummaryPolicy:
             if self.prepare_at and fires(tokens / self.prepare_at, window, settings):
                 self._prepare(request, body, messages, hashes, head, stored)
             return None if stored is None else out
+        ready = self._ready(request, body, hashes, head, stored)
+        if ready is not None:
+            stored, out = ready
+            if not fires(request.size(out) / 4, window, settings):
+                return out
         new = self._step(request, body, messages, hashes, head, stored)
         return new if new is not None else None if stored is None else out
 
@@ -140,12 +148,27 @@ class SummaryPolicy:
         found: Optional[Summary] = request.once(keys, "summary", lambda: self.store.summary_for(keys))
         return found
 
+    def _ready(self, request: Request, body: Json, hashes: list[str], head: int,
+               stored: Optional[Summary]) -> Optional[tuple[Summary, Json]]:
+        """A summary prepared ahead of a longer prefix than ``stored``'s, for a request that crosses
+        the trigger: recorded now as the history's summary (``compactions``), and the body it
+        forwards. Before a request crosses the trigger a prepared summary stands in for nothing:
+        the requests below it keep the summary in force, their prefix byte-stable."""
+        prepared = self.store.summary_for(hashes, prepared=True)
+        if prepared is None or prepared.messages <= (stored.messages if stored is not None else head):
+            return None
+        self.store.record_summary(hashes[1], prepared.prefix, prepared.messages, prepared.text, prepared.tokens_before,
+                                  prepared.tokens_after)
+        self.store.count("compactions")
+        return prepared, self._forwarded(request, body, head, prepared.messages, prepared.text)
+
     def _step(self, request: Request, body: Json, messages: list[Any], hashes: list[str], head: int,
               stored: Optional[Summary], wait: bool = True) -> Optional[Json]:
         """Plan as the runtime does (over the stored summary), then summarize holding the
         conversation's lock, store it; the body to forward. Another holder's summary is waited
         for (``wait``) up to the profile's deadline, else the request goes on without one:
-        never two summaries of one history."""
+        never two summaries of one history. Without ``wait`` (prepared ahead) the summary is
+        stored as prepared, apart (:meth:`_ready`)."""
         route = request.route
         model = str(body.get("model") or route.model or "")
         settings = self.profile.compaction.for_model(route.provider, model)
@@ -158,15 +181,16 @@ class SummaryPolicy:
         if claim != "held":  # busy: another replica or thread summarizes; unavailable: pass-through
             return self._awaited(request, body, hashes, head, done, lock) if claim == "busy" and wait else None
         try:
-            newer = self.store.summary_for(hashes)  # made and stored while this one waited for the lock
+            # made and stored while this one waited for the lock (prepared ahead: one prepared already)
+            newer = self.store.summary_for(hashes, prepared=not wait)
             if newer is not None and newer.messages > done:
                 return self._reused(request, body, head, newer) if wait else None
-            return self._made(request, body, hashes, head, planned, stored, model, lock)
+            return self._made(request, body, hashes, head, planned, stored, model, lock, ahead=not wait)
         finally:
             self.store.release(lock)
 
     def _made(self, request: Request, body: Json, hashes: list[str], head: int, planned: WirePlan,
-              stored: Optional[Summary], model: str, lock: str) -> Optional[Json]:
+              stored: Optional[Summary], model: str, lock: str, ahead: bool = False) -> Optional[Json]:
         """Summarize what ``planned`` cuts off, store it; the body to forward. The summary must end
         within the lock's time (every call and retry of it is bounded by it); one that comes back
         after the lock was lost (expired, so another may be summarizing this history) is
@@ -181,8 +205,9 @@ class SummaryPolicy:
         before = self._forwarded(request, body, head, stored.messages, stored.text) if stored is not None else body
         new = self._forwarded(request, body, head, planned.cut, text)
         self.store.record_summary(hashes[1], hashes[planned.cut], planned.cut, text, request.size(before) // 4,
-                                  request.size(new) // 4)
-        self.store.count("compactions")
+                                  request.size(new) // 4, prepared=ahead)
+        if not ahead:
+            self.store.count("compactions")
         return new
 
     def _awaited(self, request: Request, body: Json, hashes: list[str], head: int, done: int,

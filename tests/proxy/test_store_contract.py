@@ -69,6 +69,16 @@ def test_the_longest_stored_summary_of_the_prefix_wins_and_none_is_replaced(any_
     assert any_store.summary_for(["h0", "h2"]) is None  # h2 at another length is another prefix
 
 
+def test_a_prepared_summary_is_kept_apart_until_it_is_recorded(any_store):
+    any_store.record_summary("h1", "h2", 2, "in force", 90, 30)
+    any_store.record_summary("h1", "h4", 4, "prepared ahead", 120, 40, prepared=True)
+    assert any_store.summary_for(CHAIN).text == "in force"  # a prepared one stands in for nothing
+    ahead = any_store.summary_for(CHAIN, prepared=True)
+    assert ahead is not None and (ahead.prefix, ahead.messages, ahead.text) == ("h4", 4, "prepared ahead")
+    any_store.record_summary("h1", ahead.prefix, ahead.messages, ahead.text, 120, 40)  # a request crossed
+    assert any_store.summary_for(CHAIN).text == "prepared ahead"
+
+
 def test_masking_steps(any_store):
     assert any_store.mask_step(CHAIN) == 0
     any_store.record_mask_step("h2", 2)

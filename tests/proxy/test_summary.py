@@ -118,8 +118,9 @@ def test_a_refused_summary_call_leaves_the_request_as_sent(tmp_path, profile):
 
 
 def test_a_summary_is_prepared_before_the_trigger_and_the_crossing_request_does_not_wait(tmp_path, profile):
-    """At 0.5 of the threshold the summary starts in the background; the request that crosses the
-    trigger finds it stored: no summary call happens between it and its forwarding."""
+    """At 0.5 of the threshold the summary starts in the background; a request still below the
+    trigger goes as it came (the prepared summary stands in for nothing yet); the request that
+    crosses the trigger finds it: no summary call happens between it and its forwarding."""
     with RecordingUpstream() as upstream:
         upstream.recorder.answer = _answer()
         with ProxyProcess(profile, "--anthropic-url", upstream.url, "--prepare-at", "0.5",
@@ -132,11 +133,16 @@ def test_a_summary_is_prepared_before_the_trigger_and_the_crossing_request_does_
                 if stats["summaries_prepared"]:
                     break
                 time.sleep(0.1)
+            prepared = httpx.get(proxy.url + "/_pipeline/stats", timeout=30).json()
+            assert post(_conversation(8)).status_code == 200  # still below the trigger
+            below = upstream.recorder.seen[-1]
             before = len(upstream.recorder.seen)
             assert post(_conversation(10)).status_code == 200  # crosses the trigger
             stats = httpx.get(proxy.url + "/_pipeline/stats", timeout=30).json()
         after = upstream.recorder.seen[before:]
-    assert stats["summaries_prepared"] >= 1 and stats["summaries_reused"] >= 1  # (the next may be under way)
+    # prepared, it stood in for nothing below the trigger: that request went as the client sent it
+    assert prepared["compactions"] == 0 and below.raw == json.dumps(_conversation(8)).encode()
+    assert stats["summaries_prepared"] >= 1 and stats["compactions"] >= 1  # recorded when the trigger was crossed
     # forwarded at once, with the prepared summary (a next summary may then start in the background)
     assert b"<conversation>" not in after[0].raw
     assert json.dumps(SUMMARY)[1:-1] in after[0].raw.decode()
