@@ -177,7 +177,7 @@ class ProxyApp:
     def _apply(self, where: Route, body: bytes, headers: Mapping[str, str]) -> tuple[Optional[bytes], Optional[str]]:
         """The bytes to forward instead of ``body`` (None: the client's), and the conversation's id."""
         data, fast = _json_object(body)
-        request = Request(where, data, headers)  # the one view the policies read; the id its chain's first link
+        request = Request(where, data, headers, self.store.anchor)  # the one view the policies read
         conversation = request.conversation
         changed = None if self.policy is None else self.policy.apply(request, data)
         if changed is None:

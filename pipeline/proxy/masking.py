@@ -12,7 +12,9 @@ The rule, per request:
    provider's prompt cache keeps hitting. The client, which never sees the masking, keeps
    sending its full history; the proxy masks it the same way each time.
 3. **What counts toward the trigger**: the body as it would be forwarded (system prompt,
-   tools, messages, the earlier steps applied), a quarter of its JSON characters in tokens.
+   tools, messages, the earlier steps applied), a quarter of its JSON characters in tokens,
+   anchored to the upstream's last reported input for the conversation
+   (:meth:`~pipeline.proxy.wire.Request.tokens`).
 4. **A new step** when that estimate fires the profile's trigger for the model's window:
    the messages from the end that fit in ``compaction.keep_recent_tokens`` (estimated the same
    way) are kept; the tool results of every message before them become
@@ -64,7 +66,7 @@ class MaskingPolicy:
         hashes = request.chain(messages)
         step = self.store.mask_step(hashes)
         out = _masked(route, body, step, settings)
-        if fires(request.size(shown(out) if shown is not None else out) / 4, found.window, settings):
+        if fires(request.tokens(shown(out) if shown is not None else out), found.window, settings):
             new = _step(messages, settings, request.size)
             if new > step:
                 self._record(route, messages, hashes[new], step, new)

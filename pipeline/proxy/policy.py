@@ -200,7 +200,8 @@ def governed(request: Request, body: dict[str, Any], compaction: "Compaction", w
     (``compaction.model_overrides`` for the route's provider and the body's model), when
     compaction is on, their strategy is one of ``strategies``, the body has messages and its
     estimate (a quarter of its JSON characters) fires the trigger for the model's window
-    scaled by ``1/share`` (a share below 1: a request nearing the trigger); None otherwise."""
+    scaled by ``1/share`` (a share below 1: a request nearing the trigger); None otherwise. The
+    estimate is anchored to the upstream's last report (:meth:`~pipeline.proxy.wire.Request.tokens`)."""
     route = request.route
     model = str(body.get("model") or route.model or "")
     settings = compaction.for_model(route.provider, model)
@@ -210,6 +211,6 @@ def governed(request: Request, body: dict[str, Any], compaction: "Compaction", w
     if not messages:
         return None
     window = windows.tokens(route.provider, model)
-    if not fires(request.size(body) / 4 / (share or 1.0), window, settings):
+    if not fires(request.tokens(body) / (share or 1.0), window, settings):
         return None  # below the trigger: nothing stored can be this history's
     return Governed(settings, messages, window)

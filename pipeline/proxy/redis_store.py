@@ -49,6 +49,9 @@ PREFIX = "pipeline-proxy:"
 RETRY_S = 1.0
 #: delete a lock only while it is still this holder's (another may hold it after it expired)
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+#: the anchor of a conversation: the reported input and the estimate of the request it answered
+_ANCHOR = ("local e = redis.call('hget', KEYS[1], 'tokens_after') "
+           "if e then redis.call('hset', KEYS[1], 'anchor_reported', ARGV[1], 'anchor_estimate', e) end return 0")
 _INT_FIELDS = ("requests", "tokens_before", "tokens_after", "summaries_made", "summaries_reused", "input_tokens",
                "cache_read", "cache_write")
 
@@ -61,13 +64,14 @@ class RedisStore:
         self._redis = redis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
                                            decode_responses=True, health_check_interval=0)
         self._release = self._redis.register_script(_RELEASE)
+        self._anchor = self._redis.register_script(_ANCHOR)
         self._state = threading.Lock()
         self._tokens: dict[str, str] = {}
         self._down = False
         self._trips = 0
         self._closed = threading.Event()
         #: writes queued by the event loop's calls, made in order by one writer thread
-        self._writes: "queue.Queue[Callable[[redis.Redis], object]]" = queue.Queue()
+        self._writes: "queue.Queue[Callable[[redis.Redis], object] | threading.Event]" = queue.Queue()
         self._writer: Optional[threading.Thread] = None
 
     def open(self) -> "RedisStore":
@@ -121,8 +125,9 @@ class RedisStore:
         with self._state:
             return self._down
 
-    def _queued(self, work: Callable[[redis.Redis], object]) -> None:
-        """``work`` made by the writer thread, in order; the caller goes on at once."""
+    def _queued(self, work: "Callable[[redis.Redis], object] | threading.Event") -> None:
+        """``work`` made by the writer thread, in order (an event: set once what was queued before
+        it is written); the caller goes on at once."""
         with self._state:
             if self._writer is None:
                 self._writer = threading.Thread(target=self._write, name="pipeline-proxy-redis-writer", daemon=True)
@@ -132,10 +137,17 @@ class RedisStore:
     def _write(self) -> None:
         while True:
             work = self._writes.get()
-            try:
+            if isinstance(work, threading.Event):
+                work.set()
+            else:
                 self._do(None, work)
-            finally:
-                self._writes.task_done()
+
+    def _flushed(self) -> None:
+        """Return once the writes this process queued so far are made (or dropped, Redis away)."""
+        if self._writer is not None:
+            done = threading.Event()
+            self._queued(done)
+            done.wait()
 
     def round_trips(self) -> int:
         return self._trips
@@ -146,7 +158,7 @@ class RedisStore:
         self._queued(lambda r: r.hincrby(_key("counters"), name, by))
 
     def counters(self) -> dict[str, int]:
-        self._writes.join()  # this process's own counts first
+        self._flushed()  # this process's own counts first
         rows: dict[str, str] = self._do({}, lambda r: r.hgetall(_key("counters")))  # type: ignore[arg-type,return-value]
         return {name: int(rows.get(name, 0)) for name in (*COUNTERS, *sorted(set(rows) - set(COUNTERS)))}
 
@@ -178,8 +190,15 @@ class RedisStore:
             for name, value in (("input_tokens", usage.input_tokens), ("cache_read_tokens", usage.cache_read),
                                 ("cache_write_tokens", usage.cache_write)):
                 pipe.hincrby(_key("counters"), name, value)
+            if usage.input_tokens > 0:
+                self._anchor(keys=[record], args=[usage.input_tokens], client=pipe)
             pipe.execute()
         self._queued(work)
+
+    def anchor(self, conversation: str) -> Optional[tuple[int, int]]:
+        found: list[Optional[str]] = self._do([None, None], lambda r: r.hmget(  # type: ignore[arg-type,return-value]
+            _key("conversation", conversation), ["anchor_reported", "anchor_estimate"]))
+        return None if found[0] is None or found[1] is None else (int(found[0]), int(found[1]))
 
     def history(self, conversation: str) -> list[tuple[float, int, int]]:
         rows: list[str] = self._do([], lambda r: r.lrange(_key("history", conversation), 0, -1))  # type: ignore[arg-type,return-value]

@@ -16,6 +16,9 @@ program wrote, or that is damaged, is a located error at start, not a traceback 
 * ``prepared``: the same, for a summary prepared ahead of the trigger
   (:mod:`pipeline.proxy.summary`), which stands in only once a request crosses the trigger
   (then it is recorded in ``summaries``);
+* ``anchors``: per conversation, the input the upstream last reported (cached included) and
+  the proxy's estimate of the request it answered, which the next request's estimate is
+  scaled by (:meth:`Store.anchor`);
 * ``history``: the last requests of each conversation (time, tokens before and after the
   policy), which the status page draws;
 * ``masks``: how many leading messages have their tool results masked, keyed by the hash
@@ -58,6 +61,7 @@ CREATE TABLE IF NOT EXISTS summaries (
 CREATE TABLE IF NOT EXISTS prepared (
     prefix TEXT PRIMARY KEY, conversation TEXT NOT NULL, messages INTEGER NOT NULL, summary TEXT NOT NULL,
     tokens_before INTEGER NOT NULL, tokens_after INTEGER NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS anchors (conversation TEXT PRIMARY KEY, reported INTEGER NOT NULL, estimate INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS masks (prefix TEXT PRIMARY KEY, messages INTEGER NOT NULL, created REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS history (
     conversation TEXT NOT NULL, at REAL NOT NULL, tokens_before INTEGER NOT NULL, tokens_after INTEGER NOT NULL);
@@ -126,6 +130,11 @@ class ProxyStore(Protocol):
     def usage(self, conversation: str, usage: Reported) -> None: ...
 
     def history(self, conversation: str) -> list[tuple[float, int, int]]: ...
+
+    def anchor(self, conversation: str) -> Optional[tuple[int, int]]:
+        """The input the upstream last reported for ``conversation`` (cached included) and the
+        proxy's estimate of the request it answered; None before any."""
+        ...
 
     def conversations(self) -> Iterator[dict[str, object]]: ...
 
@@ -286,6 +295,16 @@ class Store:
             self._add("input_tokens", usage.input_tokens)
             self._add("cache_read_tokens", usage.cache_read)
             self._add("cache_write_tokens", usage.cache_write)
+            if usage.input_tokens > 0:  # against the estimate of the request it answered (its record's last)
+                self.db.execute("INSERT INTO anchors SELECT id, ?, tokens_after FROM conversations WHERE id = ? "
+                                "ON CONFLICT(conversation) DO UPDATE SET reported = excluded.reported, "
+                                "estimate = excluded.estimate", (usage.input_tokens, conversation))
+
+    def anchor(self, conversation: str) -> Optional[tuple[int, int]]:
+        with self._lock:
+            row = self.db.execute("SELECT reported, estimate FROM anchors WHERE conversation = ?",
+                                  (conversation,)).fetchone()
+        return None if row is None else (int(row[0]), int(row[1]))
 
     def history(self, conversation: str) -> list[tuple[float, int, int]]:
         """The kept requests of ``conversation``, oldest first: (time, tokens before, tokens after)."""

@@ -12,7 +12,8 @@ format's wire module):
    byte for byte as the last time (``summaries_reused``). Never a second summary of the
    same history.
 2. **What counts toward the trigger**: the body as it would be forwarded, a quarter of its
-   JSON characters in tokens, against the window of the request's model
+   JSON characters in tokens anchored to the upstream's last reported input
+   (:meth:`~pipeline.proxy.wire.Request.tokens`), against the window of the request's model
    (:mod:`pipeline.proxy.windows`).
 3. **A new summary** when that fires ``compaction.trigger``, planned and asked for by the
    runtime's own functions (:mod:`pipeline.proxy.history`): the body's messages read as a
@@ -121,7 +122,7 @@ class SummaryPolicy:
         out = body if stored is None else self._forwarded(request, body, head, stored.messages, stored.text)
         if stored is not None:
             self.store.count("summaries_reused")
-        tokens = request.size(out) / 4
+        tokens = request.tokens(out)
         if not fires(tokens, window, settings):
             if self.prepare_at and fires(tokens / self.prepare_at, window, settings):
                 self._prepare(request, body, messages, hashes, head, stored)
@@ -129,7 +130,7 @@ class SummaryPolicy:
         ready = self._ready(request, body, hashes, head, stored)
         if ready is not None:
             stored, out = ready
-            if not fires(request.size(out) / 4, window, settings):
+            if not fires(request.tokens(out), window, settings):
                 return out
         new = self._step(request, body, messages, hashes, head, stored)
         return new if new is not None else None if stored is None else out

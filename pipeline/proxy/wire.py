@@ -39,6 +39,8 @@ from pipeline.proxy import codec
 from pipeline.proxy.routes import Kind, Route
 
 Json = dict[str, Any]
+#: the bounds of :attr:`Request.scale` (an upstream's report far off the estimate is read as at most this far)
+SCALE_BOUNDS = (0.25, 4.0)
 
 __all__ = ["Json", "Request", "ToolResult", "chain", "conversation_id", "messages_of", "size", "tool_results"]
 
@@ -52,11 +54,14 @@ def messages_of(kind: Kind, body: Json) -> Optional[list[Any]]:
 class Request:
     """One request as the policies read it (see the module docstring); built once by the app."""
 
-    def __init__(self, route: Route, body: Json, headers: Mapping[str, str] = {}) -> None:
+    def __init__(self, route: Route, body: Json, headers: Mapping[str, str] = {},
+                 anchor: Optional[Callable[[str], Optional[tuple[int, int]]]] = None) -> None:
         self.route = route
         self.body = body
         #: the client's headers, lower-case (a policy that calls the upstream as the client reads its key)
         self.headers = headers
+        #: the store's anchor of a conversation (:meth:`~pipeline.proxy.store.ProxyStore.anchor`)
+        self._anchor = anchor
         self._known: dict[tuple[int, str], tuple[Any, Any]] = {}
 
     @property
@@ -94,6 +99,26 @@ class Request:
     def size(self, value: Any) -> int:
         """:func:`size`, measured once in this request."""
         return int(self.once(value, "size", lambda: size(value)))
+
+    def tokens(self, value: Any) -> float:
+        """What counts toward the trigger: the estimate of ``value`` (a quarter of its JSON
+        characters) anchored to the upstream's last reported input for this conversation, that
+        is scaled by :attr:`scale`."""
+        return self.size(value) / 4 * self.scale
+
+    @property
+    def scale(self) -> float:
+        """The input the upstream last reported for the conversation (cached included) over the
+        proxy's estimate of the request it answered, within :data:`SCALE_BOUNDS`; 1 before any
+        report (or without a store), looked up once a request."""
+        conversation = self.conversation
+        if self._anchor is None or conversation is None:
+            return 1.0
+        found = self.once(self.body, "anchor", lambda: self._anchor(conversation) if self._anchor else None)
+        if not found or found[0] <= 0 or found[1] <= 0:
+            return 1.0
+        low, high = SCALE_BOUNDS
+        return float(min(max(found[0] / found[1], low), high))
 
 
 def chain(messages: list[Any]) -> list[str]:

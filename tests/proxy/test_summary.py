@@ -58,7 +58,7 @@ def _answer(status: int = 200):
         text = SUMMARY if summary_call else "ok"
         data = json.dumps({"id": "m", "type": "message", "role": "assistant", "model": "claude-x",
                            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-                           "usage": {"input_tokens": 10, "output_tokens": 5}}).encode()
+                           "usage": {"input_tokens": len(seen.raw) // 4, "output_tokens": 5}}).encode()
         if summary_call and status != 200:
             data = json.dumps({"type": "error", "error": {"type": "authentication_error", "message": "no"}}).encode()
         handler.send_response(status if summary_call else 200)

@@ -32,7 +32,7 @@ def _answer(handler, seen) -> None:
     json_answer(handler, 200, json.dumps({
         "id": "c", "object": "chat.completion", "model": "gpt-x",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5}}).encode())
+        "usage": {"prompt_tokens": len(seen.raw) // 4, "completion_tokens": 5}}).encode())  # as estimated
 
 
 def test_a_chat_conversation_is_summarized_once_then_reused(tmp_path):
