@@ -196,6 +196,7 @@ class RedisStore:
         self._queued(work)
 
     def anchor(self, conversation: str) -> Optional[tuple[int, int]]:
+        self._flushed()  # this process's reports first (the answer before this request queued its own)
         found: list[Optional[str]] = self._do([None, None], lambda r: r.hmget(  # type: ignore[arg-type,return-value]
             _key("conversation", conversation), ["anchor_reported", "anchor_estimate"]))
         return None if found[0] is None or found[1] is None else (int(found[0]), int(found[1]))

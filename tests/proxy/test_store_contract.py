@@ -79,6 +79,18 @@ def test_a_prepared_summary_is_kept_apart_until_it_is_recorded(any_store):
     assert any_store.summary_for(CHAIN).text == "prepared ahead"
 
 
+def test_the_anchor_is_the_last_report_against_the_estimate_of_the_request_it_answered(any_store):
+    assert any_store.anchor("c1") is None
+    any_store.forwarded("rewritten", "c1", 5000, 1200)
+    any_store.usage("c1", Reported(input_tokens=0))  # no report: no anchor
+    assert any_store.anchor("c1") is None
+    any_store.usage("c1", Reported(input_tokens=1500, cache_read=1000))
+    assert any_store.anchor("c1") == (1500, 1200)
+    any_store.forwarded("unchanged", "c1", 1400, 1400)
+    any_store.usage("c1", Reported(input_tokens=1600))
+    assert any_store.anchor("c1") == (1600, 1400) and any_store.anchor("c2") is None
+
+
 def test_masking_steps(any_store):
     assert any_store.mask_step(CHAIN) == 0
     any_store.record_mask_step("h2", 2)
