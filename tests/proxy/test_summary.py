@@ -146,3 +146,16 @@ def test_a_summary_is_prepared_before_the_trigger_and_the_crossing_request_does_
     # forwarded at once, with the prepared summary (a next summary may then start in the background)
     assert b"<conversation>" not in after[0].raw
     assert json.dumps(SUMMARY)[1:-1] in after[0].raw.decode()
+
+
+def test_a_summary_survives_a_restart_on_the_same_store_and_no_credential_is_stored(tmp_path, profile):
+    """The proxy restarted on the same `--store` reuses the summary the first process made: no
+    second summary call; the client's key is nowhere in the store's files."""
+    first, _ = _run(tmp_path, profile, [_conversation(12)])
+    assert sum(b"<conversation>" in s.raw for s in first) == 1
+    again, stats = _run(tmp_path, profile, [_conversation(13)])  # a new process, the same file
+    assert [b"<conversation>" in s.raw for s in again] == [False]
+    assert json.dumps(SUMMARY)[1:-1] in again[0].raw.decode()
+    assert stats["summaries_reused"] >= 1 and stats["compactions"] == 1
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("s.db*"))
+    assert b"sk-client-key" not in stored
