@@ -4,8 +4,8 @@ Kept in a registry of the proxy's own (never the process-wide default):
 
 * ``pipeline_proxy_requests_total{route, outcome}``: requests by route (``messages``,
   ``chat``, ``responses``, ``gemini``, ``passthrough``) and outcome (``unchanged``,
-  ``rewritten``, ``refused``: answered by the proxy itself, ``upstream_error``: an upstream
-  status of 400 or more, or no answer);
+  ``rewritten``, ``refused``: answered by the proxy itself); an upstream's failure is
+  ``pipeline_proxy_upstream_errors_total``;
 * ``pipeline_proxy_added_latency_seconds{route}``: what the proxy adds before the upstream
   is called (reading the body, the policy: parsing, rewriting, a summary made in the
   foreground);

@@ -49,9 +49,14 @@ PREFIX = "pipeline-proxy:"
 RETRY_S = 1.0
 #: delete a lock only while it is still this holder's (another may hold it after it expired)
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
-#: the anchor of a conversation: the reported input and the estimate of the request it answered
-_ANCHOR = ("local e = redis.call('hget', KEYS[1], 'tokens_after') "
-           "if e then redis.call('hset', KEYS[1], 'anchor_reported', ARGV[1], 'anchor_estimate', e) end return 0")
+#: the anchor of a conversation: the reported input and the estimate of the request it answered,
+#: replaced only by a report whose ratio to its estimate is larger
+_ANCHOR = ("local e = tonumber(redis.call('hget', KEYS[1], 'tokens_after')) "
+           "if not e or e <= 0 then return 0 end "
+           "local r0 = tonumber(redis.call('hget', KEYS[1], 'anchor_reported')) "
+           "local e0 = tonumber(redis.call('hget', KEYS[1], 'anchor_estimate')) "
+           "if r0 and e0 and tonumber(ARGV[1]) * e0 <= r0 * e then return 0 end "
+           "redis.call('hset', KEYS[1], 'anchor_reported', ARGV[1], 'anchor_estimate', e) return 1")
 _INT_FIELDS = ("requests", "tokens_before", "tokens_after", "summaries_made", "summaries_reused", "input_tokens",
                "cache_read", "cache_write")
 

@@ -16,9 +16,9 @@ program wrote, or that is damaged, is a located error at start, not a traceback 
 * ``prepared``: the same, for a summary prepared ahead of the trigger
   (:mod:`pipeline.proxy.summary`), which stands in only once a request crosses the trigger
   (then it is recorded in ``summaries``);
-* ``anchors``: per conversation, the input the upstream last reported (cached included) and
-  the proxy's estimate of the request it answered, which the next request's estimate is
-  scaled by (:meth:`Store.anchor`);
+* ``anchors``: per conversation, the input an upstream's answer reported (cached included) and
+  the proxy's estimate of the request it answered, of the answer whose ratio of the two is
+  the largest yet, which the next requests' estimates are scaled by (:meth:`Store.anchor`);
 * ``history``: the last requests of each conversation (time, tokens before and after the
   policy), which the status page draws;
 * ``masks``: how many leading messages have their tool results masked, keyed by the hash
@@ -132,8 +132,9 @@ class ProxyStore(Protocol):
     def history(self, conversation: str) -> list[tuple[float, int, int]]: ...
 
     def anchor(self, conversation: str) -> Optional[tuple[int, int]]:
-        """The input the upstream last reported for ``conversation`` (cached included) and the
-        proxy's estimate of the request it answered; None before any."""
+        """The input an upstream's answer in ``conversation`` reported (cached included) and the
+        proxy's estimate of the request it answered, of the answer whose ratio of the two is the
+        largest yet (so the count never falls as the conversation grows); None before any."""
         ...
 
     def conversations(self) -> Iterator[dict[str, object]]: ...
@@ -295,10 +296,12 @@ class Store:
             self._add("input_tokens", usage.input_tokens)
             self._add("cache_read_tokens", usage.cache_read)
             self._add("cache_write_tokens", usage.cache_write)
-            if usage.input_tokens > 0:  # against the estimate of the request it answered (its record's last)
+            if usage.input_tokens > 0:  # against the estimate of the request it answered (its record's last),
+                # kept when its ratio is the conversation's largest yet
                 self.db.execute("INSERT INTO anchors SELECT id, ?, tokens_after FROM conversations WHERE id = ? "
-                                "ON CONFLICT(conversation) DO UPDATE SET reported = excluded.reported, "
-                                "estimate = excluded.estimate", (usage.input_tokens, conversation))
+                                "AND tokens_after > 0 ON CONFLICT(conversation) DO UPDATE SET reported = excluded.reported, "
+                                "estimate = excluded.estimate WHERE excluded.reported * anchors.estimate > "
+                                "anchors.reported * excluded.estimate", (usage.input_tokens, conversation))
 
     def anchor(self, conversation: str) -> Optional[tuple[int, int]]:
         with self._lock:

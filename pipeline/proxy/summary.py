@@ -161,6 +161,7 @@ class SummaryPolicy:
         self.store.record_summary(hashes[1], prepared.prefix, prepared.messages, prepared.text, prepared.tokens_before,
                                   prepared.tokens_after)
         self.store.count("compactions")
+        self.store.count("tokens_saved", max(prepared.tokens_before - prepared.tokens_after, 0))
         return prepared, self._forwarded(request, body, head, prepared.messages, prepared.text)
 
     def _step(self, request: Request, body: Json, messages: list[Any], hashes: list[str], head: int,
@@ -209,6 +210,7 @@ class SummaryPolicy:
                                   request.size(new) // 4, prepared=ahead)
         if not ahead:
             self.store.count("compactions")
+            self.store.count("tokens_saved", max(request.size(before) - request.size(new), 0) // 4)
         return new
 
     def _awaited(self, request: Request, body: Json, hashes: list[str], head: int, done: int,

@@ -39,8 +39,10 @@ from pipeline.proxy import codec
 from pipeline.proxy.routes import Kind, Route
 
 Json = dict[str, Any]
-#: the bounds of :attr:`Request.scale` (an upstream's report far off the estimate is read as at most this far)
-SCALE_BOUNDS = (0.25, 4.0)
+#: the bounds of :attr:`Request.scale`: an upstream that counts fewer tokens than the estimate
+#: never lowers the count (a compaction is never late for it), one far above it is read as at
+#: most four times the estimate
+SCALE_BOUNDS = (1.0, 4.0)
 
 __all__ = ["Json", "Request", "ToolResult", "chain", "conversation_id", "messages_of", "size", "tool_results"]
 
@@ -102,15 +104,17 @@ class Request:
 
     def tokens(self, value: Any) -> float:
         """What counts toward the trigger: the estimate of ``value`` (a quarter of its JSON
-        characters) anchored to the upstream's last reported input for this conversation, that
-        is scaled by :attr:`scale`."""
+        characters) anchored to the upstream's reported input for this conversation, that is
+        scaled by :attr:`scale`."""
         return self.size(value) / 4 * self.scale
 
     @property
     def scale(self) -> float:
-        """The input the upstream last reported for the conversation (cached included) over the
-        proxy's estimate of the request it answered, within :data:`SCALE_BOUNDS`; 1 before any
-        report (or without a store), looked up once a request."""
+        """The largest ratio, in this conversation, of the input an upstream's answer reported
+        (cached included) to the proxy's estimate of the request it answered, within
+        :data:`SCALE_BOUNDS`; 1 before any report (or without a store), looked up once a
+        request. It never falls as the conversation grows, so a history whose count once fired
+        the trigger (a stored summary) is never read as below it later."""
         conversation = self.conversation
         if self._anchor is None or conversation is None:
             return 1.0

@@ -30,6 +30,7 @@ def _reporting(factor: float):
 
 
 def _run(tmp_path, factor: float) -> tuple[list, dict]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "p.yaml").write_text(PROFILE)  # trigger 3,000 tokens
     with RecordingUpstream() as upstream:
         upstream.recorder.answer = _reporting(factor)
@@ -51,10 +52,11 @@ def test_an_upstream_that_counts_twice_the_estimate_brings_the_trigger_closer(tm
     assert json.dumps(SUMMARY)[1:-1] in second.raw.decode()
 
 
-def test_an_upstream_that_counts_as_the_proxy_estimates_changes_nothing(tmp_path):
-    seen, stats = _run(tmp_path, 1.0)
-    assert [s.raw for s in seen] == [json.dumps(_conversation(t)).encode() for t in (7, 8)]
-    assert stats["compactions"] == 0
+def test_an_upstream_that_counts_as_or_below_the_proxys_estimate_changes_nothing(tmp_path):
+    for factor in (1.0, 0.1):
+        seen, stats = _run(tmp_path / str(factor), factor)
+        assert [s.raw for s in seen] == [json.dumps(_conversation(t)).encode() for t in (7, 8)]
+        assert stats["compactions"] == 0
 
 
 def test_the_scale_is_the_report_over_the_estimate_within_bounds():
@@ -64,5 +66,5 @@ def test_the_scale_is_the_report_over_the_estimate_within_bounds():
     assert Request(where, body, anchor=lambda conversation: None).scale == 1.0  # no report yet
     assert Request(where, body, anchor=lambda conversation: (300, 200)).scale == 1.5
     assert Request(where, body, anchor=lambda conversation: (10**9, 1)).scale == SCALE_BOUNDS[1]
-    assert Request(where, body, anchor=lambda conversation: (1, 10**9)).scale == SCALE_BOUNDS[0]
+    assert Request(where, body, anchor=lambda conversation: (1, 10**9)).scale == SCALE_BOUNDS[0] == 1.0
     assert Request(where, body, anchor=lambda conversation: (300, 200)).tokens(body) == Request(where, body).tokens(body) * 1.5

@@ -79,7 +79,7 @@ def test_a_prepared_summary_is_kept_apart_until_it_is_recorded(any_store):
     assert any_store.summary_for(CHAIN).text == "prepared ahead"
 
 
-def test_the_anchor_is_the_last_report_against_the_estimate_of_the_request_it_answered(any_store):
+def test_the_anchor_is_the_largest_report_to_estimate_ratio_of_the_conversation(any_store):
     assert any_store.anchor("c1") is None
     any_store.forwarded("rewritten", "c1", 5000, 1200)
     any_store.usage("c1", Reported(input_tokens=0))  # no report: no anchor
@@ -87,8 +87,11 @@ def test_the_anchor_is_the_last_report_against_the_estimate_of_the_request_it_an
     any_store.usage("c1", Reported(input_tokens=1500, cache_read=1000))
     assert any_store.anchor("c1") == (1500, 1200)
     any_store.forwarded("unchanged", "c1", 1400, 1400)
-    any_store.usage("c1", Reported(input_tokens=1600))
-    assert any_store.anchor("c1") == (1600, 1400) and any_store.anchor("c2") is None
+    any_store.usage("c1", Reported(input_tokens=1600))  # a smaller ratio (1.14 < 1.25): the largest stays
+    assert any_store.anchor("c1") == (1500, 1200) and any_store.anchor("c2") is None
+    any_store.forwarded("unchanged", "c1", 1500, 1500)
+    any_store.usage("c1", Reported(input_tokens=2100))  # a larger one (1.4) replaces it
+    assert any_store.anchor("c1") == (2100, 1500)
 
 
 def test_masking_steps(any_store):
