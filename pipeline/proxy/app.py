@@ -39,7 +39,7 @@ from pipeline.proxy.status import StatusInfo, status_html
 from pipeline.proxy.store import ProxyStore
 from pipeline.proxy.upstream import UpstreamError, UpstreamPool, UpstreamTimeout
 from pipeline.proxy.usage import UsageTap
-from pipeline.proxy.wire import conversation_id, one_request
+from pipeline.proxy.wire import Request
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -155,13 +155,16 @@ class ProxyApp:
             await _reply(send, failure.status, error_body(where.provider, failure.status, failure.message))
 
     async def _own_page(self, path: str, send: Send) -> None:
+        """The proxy's own pages, read from the store in a worker thread (never on the event loop:
+        a store that is slow to answer, Redis away, holds up no other request)."""
         if path == METRICS_PATH:
-            await _reply(send, 200, self.metrics.text(), CONTENT_TYPE)
+            await _reply(send, 200, await asyncio.to_thread(self.metrics.text), CONTENT_TYPE)
         elif path == STATUS_PATH and self.status is not None:
             page = await asyncio.to_thread(status_html, self.status, self.store)
             await _reply(send, 200, page, "text/html; charset=utf-8")
         else:
-            await _reply(send, 200, json.dumps(self.store.counters()).encode(), "application/json")
+            counters = await asyncio.to_thread(self.store.counters)
+            await _reply(send, 200, json.dumps(counters).encode(), "application/json")
 
     def _authorized(self, names: dict[str, str]) -> bool:
         token = self.settings.token
@@ -170,9 +173,9 @@ class ProxyApp:
     def _apply(self, where: Route, body: bytes, headers: Mapping[str, str]) -> tuple[Optional[bytes], Optional[str]]:
         """The bytes to forward instead of ``body`` (None: the client's), and the conversation's id."""
         data, fast = _json_object(body)
-        with one_request():  # the conversation's id is the first link of the chain the policies hash
-            conversation = conversation_id(where.kind, data)
-            changed = None if self.policy is None else self.policy.apply(where, data, headers)
+        request = Request(where, data, headers, self.store.anchor)  # the one view the policies read
+        conversation = request.conversation
+        changed = None if self.policy is None else self.policy.apply(request, data)
         if changed is None:
             return None, conversation
         return codec.dumps(changed, fast=fast), conversation

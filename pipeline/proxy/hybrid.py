@@ -21,12 +21,11 @@ forwarded bytes are the same and the provider's prompt cache keeps hitting.
 
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Optional
 
 from pipeline.proxy.masking import MaskingPolicy
-from pipeline.proxy.routes import Route
 from pipeline.proxy.summary import SummaryPolicy
-from pipeline.proxy.wire import Json, chain, messages_of
+from pipeline.proxy.wire import Json, Request, messages_of
 
 
 class HybridPolicy:
@@ -36,18 +35,18 @@ class HybridPolicy:
         self.masking = masking
         self.summary = summary
 
-    def apply(self, route: Route, body: Json, headers: Mapping[str, str] = {}) -> Optional[Json]:
-        messages = messages_of(route.kind, body)
+    def apply(self, request: Request, body: Json) -> Optional[Json]:
+        messages = messages_of(request.kind, body)
         if not messages:
             return None
         known: list[list[str]] = []
 
         def keys() -> list[str]:  # the client's chain, hashed once and only when a policy has work
             if not known:
-                known.append(chain(messages))
+                known.append(request.chain(messages))
             return known[0]
 
-        masked = self.masking.apply(route, body, headers, shown=lambda out: self.summary.shown(route, out, keys()))
+        masked = self.masking.apply(request, body, shown=lambda out: self.summary.shown(request, out, keys()))
         # Masking keeps the number of messages, so the client's chain is that of the masked body's.
-        summarized = self.summary.apply(route, masked if masked is not None else body, headers, keys=keys)
+        summarized = self.summary.apply(request, masked if masked is not None else body, keys=keys)
         return summarized if summarized is not None else masked

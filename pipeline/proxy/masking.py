@@ -12,7 +12,9 @@ The rule, per request:
    provider's prompt cache keeps hitting. The client, which never sees the masking, keeps
    sending its full history; the proxy masks it the same way each time.
 3. **What counts toward the trigger**: the body as it would be forwarded (system prompt,
-   tools, messages, the earlier steps applied), a quarter of its JSON characters in tokens.
+   tools, messages, the earlier steps applied), a quarter of its JSON characters in tokens,
+   anchored to the upstream's last reported input for the conversation
+   (:meth:`~pipeline.proxy.wire.Request.tokens`).
 4. **A new step** when that estimate fires the profile's trigger for the model's window:
    the messages from the end that fit in ``compaction.keep_recent_tokens`` (estimated the same
    way) are kept; the tool results of every message before them become
@@ -28,13 +30,13 @@ The rule, per request:
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Collection, Mapping, Optional
+from typing import Any, Callable, Collection, Optional
 
 from pipeline.compaction.triggers import fires
 from pipeline.proxy.policy import governed
 from pipeline.proxy.routes import Route
 from pipeline.proxy.store import ProxyStore
-from pipeline.proxy.wire import Json, chain, messages_of, size, tool_results
+from pipeline.proxy.wire import Json, Request, messages_of, tool_results
 from pipeline.proxy.windows import Windows
 
 TYPE_CHECKING = False
@@ -53,25 +55,24 @@ class MaskingPolicy:
         self.store = store
         self.strategies = tuple(strategies)
 
-    def apply(self, route: Route, body: Json, headers: Mapping[str, str] = {},
-              shown: Optional[Callable[[Json], Json]] = None) -> Optional[Json]:
+    def apply(self, request: Request, body: Json, shown: Optional[Callable[[Json], Json]] = None) -> Optional[Json]:
         """As :meth:`Policy.apply <pipeline.proxy.policy.Policy.apply>`; ``shown``: the body as it
         would be forwarded after the policies that follow (``hybrid``: its stored summary
         applied), what a new step is measured on (default: the masked body itself)."""
-        found = governed(route, body, self.settings, self.windows, self.strategies)
+        found = governed(request, body, self.settings, self.windows, self.strategies)
         if found is None or found.settings.masking.placeholder is None:
             return None
-        settings, messages = found.settings, found.messages
-        hashes = chain(messages)
+        route, settings, messages = request.route, found.settings, found.messages
+        hashes = request.chain(messages)
         step = self.store.mask_step(hashes)
         out = _masked(route, body, step, settings)
-        if fires(size(shown(out) if shown is not None else out) / 4, found.window, settings):
-            new = _step(messages, settings)
+        if fires(request.tokens(shown(out) if shown is not None else out), found.window, settings):
+            new = _step(messages, settings, request.size)
             if new > step:
                 self._record(route, messages, hashes[new], step, new)
-                before = size(out)
+                before = request.size(out)
                 out = _masked(route, body, new, settings)
-                self.store.count("tokens_saved", max(before - size(out), 0) // 4)
+                self.store.count("tokens_saved", max(before - request.size(out), 0) // 4)
                 step = new
         return None if step == 0 else out
 
@@ -95,7 +96,7 @@ def _masked(route: Route, body: Json, count: int, settings: "Compaction") -> Jso
     return out
 
 
-def _step(messages: list[Any], settings: "Compaction") -> int:
+def _step(messages: list[Any], settings: "Compaction", size: Callable[[Any], int]) -> int:
     """How many leading messages a new step masks: all but those from the end that fit in
     ``keep_recent_tokens`` (always at least the last message is kept)."""
     kept = 0.0

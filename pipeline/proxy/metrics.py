@@ -4,8 +4,8 @@ Kept in a registry of the proxy's own (never the process-wide default):
 
 * ``pipeline_proxy_requests_total{route, outcome}``: requests by route (``messages``,
   ``chat``, ``responses``, ``gemini``, ``passthrough``) and outcome (``unchanged``,
-  ``rewritten``, ``refused``: answered by the proxy itself, ``upstream_error``: an upstream
-  status of 400 or more, or no answer);
+  ``rewritten``, ``refused``: answered by the proxy itself); an upstream's failure is
+  ``pipeline_proxy_upstream_errors_total``;
 * ``pipeline_proxy_added_latency_seconds{route}``: what the proxy adds before the upstream
   is called (reading the body, the policy: parsing, rewriting, a summary made in the
   foreground);
@@ -45,8 +45,14 @@ class _StoreCollector(Collector):
     def __init__(self, store: ProxyStore) -> None:
         self.store = store
 
+    def describe(self) -> Iterator[Metric]:
+        """The families without their values: registering the collector reads nothing from the store."""
+        return self._families({}, 0)
+
     def collect(self) -> Iterator[Metric]:
-        counters = self.store.counters()
+        return self._families(self.store.counters(), self.store.round_trips())
+
+    def _families(self, counters: dict[str, int], trips_made: int) -> Iterator[Metric]:
         for name, help_text in STORED.items():
             family = CounterMetricFamily(f"pipeline_proxy_{name}", help_text)
             family.add_metric([], counters.get(name, 0))
@@ -57,7 +63,7 @@ class _StoreCollector(Collector):
         yield share
         trips = CounterMetricFamily("pipeline_proxy_store_round_trips", "round trips to a shared store (Redis) "
                                     "made by this replica")
-        trips.add_metric([], self.store.round_trips())
+        trips.add_metric([], trips_made)
         yield trips
 
 

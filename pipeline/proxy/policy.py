@@ -22,14 +22,13 @@ the client sent them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Collection, Mapping, Optional, Protocol, Sequence
+from typing import Any, Collection, Optional, Protocol, Sequence
 
 from pipeline.compaction.triggers import fires
 from pipeline.prompt.catalog import with_catalog
 from pipeline.prompt.context import RenderContext
 from pipeline.prompt.render import RenderedSection, render_sections
-from pipeline.proxy.routes import Route
-from pipeline.proxy.wire import messages_of, size
+from pipeline.proxy.wire import Request, messages_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,10 +40,11 @@ if TYPE_CHECKING:  # pragma: no cover
 class Policy(Protocol):
     """What the proxy does to a request the profile governs."""
 
-    def apply(self, route: Route, body: dict[str, Any], headers: Mapping[str, str]) -> Optional[dict[str, Any]]:
-        """The body to forward instead of ``body``, or None to forward the client's bytes
-        (``headers``: the client's, lower-case, for a policy that calls the upstream as the client).
-        It runs in a worker thread: it may block."""
+    def apply(self, request: Request, body: dict[str, Any]) -> Optional[dict[str, Any]]:
+        """The body to forward instead of ``body`` (the client's, ``request.body``, or the one the
+        policy before this one made), or None to leave it as it is; ``request``: the request's one
+        parsed view (its route, the client's headers for a policy that calls the upstream as the
+        client, its chain and sizes computed once). It runs in a worker thread: it may block."""
         ...
 
 #: the section kinds an agent fills from its own inputs: never added on the wire
@@ -104,7 +104,8 @@ class SystemPromptPolicy:
     def __init__(self, around: Surround) -> None:
         self.around = around
 
-    def apply(self, route: Route, body: dict[str, Any], headers: Mapping[str, str] = {}) -> Optional[dict[str, Any]]:
+    def apply(self, request: Request, body: dict[str, Any]) -> Optional[dict[str, Any]]:
+        route = request.route
         if route.kind == "messages":
             return _anthropic(body, self.around)
         if route.kind == "chat":
@@ -176,10 +177,10 @@ class Policies:
     def __init__(self, *policies: Policy) -> None:
         self.policies = policies
 
-    def apply(self, route: Route, body: dict[str, Any], headers: Mapping[str, str] = {}) -> Optional[dict[str, Any]]:
+    def apply(self, request: Request, body: dict[str, Any]) -> Optional[dict[str, Any]]:
         changed = None
         for policy in self.policies:
-            out = policy.apply(route, body if changed is None else changed, headers)
+            out = policy.apply(request, body if changed is None else changed)
             changed = out if out is not None else changed
         return changed
 
@@ -193,13 +194,15 @@ class Governed:
     window: int
 
 
-def governed(route: Route, body: dict[str, Any], compaction: "Compaction", windows: "Windows",
+def governed(request: Request, body: dict[str, Any], compaction: "Compaction", windows: "Windows",
              strategies: Collection[str], share: float = 1.0) -> Optional[Governed]:
     """The one early exit of the compaction policies: the settings of the request's model
     (``compaction.model_overrides`` for the route's provider and the body's model), when
     compaction is on, their strategy is one of ``strategies``, the body has messages and its
     estimate (a quarter of its JSON characters) fires the trigger for the model's window
-    scaled by ``1/share`` (a share below 1: a request nearing the trigger); None otherwise."""
+    scaled by ``1/share`` (a share below 1: a request nearing the trigger); None otherwise. The
+    estimate is anchored to the upstream's last report (:meth:`~pipeline.proxy.wire.Request.tokens`)."""
+    route = request.route
     model = str(body.get("model") or route.model or "")
     settings = compaction.for_model(route.provider, model)
     if not settings.enabled or settings.strategy not in strategies:
@@ -208,6 +211,6 @@ def governed(route: Route, body: dict[str, Any], compaction: "Compaction", windo
     if not messages:
         return None
     window = windows.tokens(route.provider, model)
-    if not fires(size(body) / 4 / (share or 1.0), window, settings):
+    if not fires(request.tokens(body) / (share or 1.0), window, settings):
         return None  # below the trigger: nothing stored can be this history's
     return Governed(settings, messages, window)

@@ -13,6 +13,12 @@ program wrote, or that is damaged, is a located error at start, not a traceback 
   made and reused, and the cache read and write tokens the upstream reported;
 * ``summaries``: a summary keyed by the hash of the prefix it replaces, so a later request
   with the same prefix reuses it;
+* ``prepared``: the same, for a summary prepared ahead of the trigger
+  (:mod:`pipeline.proxy.summary`), which stands in only once a request crosses the trigger
+  (then it is recorded in ``summaries``);
+* ``anchors``: per conversation, the input an upstream's answer reported (cached included) and
+  the proxy's estimate of the request it answered, of the answer whose ratio of the two is
+  the largest yet, which the next requests' estimates are scaled by (:meth:`Store.anchor`);
 * ``history``: the last requests of each conversation (time, tokens before and after the
   policy), which the status page draws;
 * ``masks``: how many leading messages have their tool results masked, keyed by the hash
@@ -52,6 +58,10 @@ CREATE TABLE IF NOT EXISTS conversations (
 CREATE TABLE IF NOT EXISTS summaries (
     prefix TEXT PRIMARY KEY, conversation TEXT NOT NULL, messages INTEGER NOT NULL, summary TEXT NOT NULL,
     tokens_before INTEGER NOT NULL, tokens_after INTEGER NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS prepared (
+    prefix TEXT PRIMARY KEY, conversation TEXT NOT NULL, messages INTEGER NOT NULL, summary TEXT NOT NULL,
+    tokens_before INTEGER NOT NULL, tokens_after INTEGER NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS anchors (conversation TEXT PRIMARY KEY, reported INTEGER NOT NULL, estimate INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS masks (prefix TEXT PRIMARY KEY, messages INTEGER NOT NULL, created REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS history (
     conversation TEXT NOT NULL, at REAL NOT NULL, tokens_before INTEGER NOT NULL, tokens_after INTEGER NOT NULL);
@@ -104,10 +114,14 @@ class ProxyStore(Protocol):
 
     def mask_step(self, chain: list[str]) -> int: ...
 
-    def summary_for(self, chain: list[str]) -> Optional[Summary]: ...
+    def summary_for(self, chain: list[str], prepared: bool = False) -> Optional[Summary]:
+        """The stored summary of the longest prefix of ``chain`` (``prepared``: of those prepared ahead)."""
+        ...
 
     def record_summary(self, conversation: str, prefix: str, messages: int, text: str, tokens_before: int,
-                       tokens_after: int) -> None: ...
+                       tokens_after: int, prepared: bool = False) -> None:
+        """Store a summary once, never replaced (``prepared``: as one prepared ahead, apart)."""
+        ...
 
     def record_mask_step(self, prefix: str, messages: int) -> None: ...
 
@@ -116,6 +130,12 @@ class ProxyStore(Protocol):
     def usage(self, conversation: str, usage: Reported) -> None: ...
 
     def history(self, conversation: str) -> list[tuple[float, int, int]]: ...
+
+    def anchor(self, conversation: str) -> Optional[tuple[int, int]]:
+        """The input an upstream's answer in ``conversation`` reported (cached included) and the
+        proxy's estimate of the request it answered, of the answer whose ratio of the two is the
+        largest yet (so the count never falls as the conversation grows); None before any."""
+        ...
 
     def conversations(self) -> Iterator[dict[str, object]]: ...
 
@@ -130,6 +150,10 @@ class ProxyStore(Protocol):
 
     def locked(self, key: str) -> bool:
         """Whether anyone holds the lock ``key`` now."""
+        ...
+
+    def holds(self, key: str) -> bool:
+        """Whether this caller still holds the lock ``key`` (it has not expired, nor been taken by another)."""
         ...
 
     def round_trips(self) -> int:
@@ -202,9 +226,11 @@ class Store:
         (the number of leading messages it masks; 0 when none)."""
         return max((row[1] for row in self._by_prefix("masks", "prefix, messages", chain)), default=0)
 
-    def summary_for(self, chain: list[str]) -> Optional[Summary]:
-        """The stored summary replacing the longest prefix of a conversation whose prefix hashes are ``chain``."""
-        rows = self._by_prefix("summaries", "prefix, messages, summary, tokens_before, tokens_after", chain)
+    def summary_for(self, chain: list[str], prepared: bool = False) -> Optional[Summary]:
+        """The stored summary replacing the longest prefix of a conversation whose prefix hashes are ``chain``
+        (``prepared``: of the summaries prepared ahead)."""
+        table = "prepared" if prepared else "summaries"
+        rows = self._by_prefix(table, "prefix, messages, summary, tokens_before, tokens_after", chain)
         return max((Summary(*row) for row in rows), key=lambda s: s.messages, default=None)
 
     def _by_prefix(self, table: str, columns: str, chain: list[str]) -> list[tuple]:
@@ -221,12 +247,15 @@ class Store:
         return [row for row in found if wanted[row[0]] == row[1]]
 
     def record_summary(self, conversation: str, prefix: str, messages: int, text: str, tokens_before: int,
-                       tokens_after: int) -> None:
-        """A summary of the first ``messages`` messages of the conversations whose prefix hash is ``prefix``."""
+                       tokens_after: int, prepared: bool = False) -> None:
+        """A summary of the first ``messages`` messages of the conversations whose prefix hash is ``prefix``
+        (``prepared``: prepared ahead, kept apart until a request crosses the trigger)."""
         with self._lock, _transaction(self.db):
-            self.db.execute("INSERT OR IGNORE INTO summaries VALUES (?, ?, ?, ?, ?, ?, ?)",
+            self.db.execute(f"INSERT OR IGNORE INTO {'prepared' if prepared else 'summaries'} VALUES (?, ?, ?, ?, ?, ?, ?)",
                             (prefix, conversation, messages, text, tokens_before, tokens_after, time.time()))
-            self.db.execute("UPDATE conversations SET summaries_made = summaries_made + 1 WHERE id = ?", (conversation,))
+            if not prepared:
+                self.db.execute("UPDATE conversations SET summaries_made = summaries_made + 1 WHERE id = ?",
+                                (conversation,))
 
     def record_mask_step(self, prefix: str, messages: int) -> None:
         """Mask the tool results of the first ``messages`` messages of every request whose prefix hash is ``prefix``."""
@@ -267,6 +296,18 @@ class Store:
             self._add("input_tokens", usage.input_tokens)
             self._add("cache_read_tokens", usage.cache_read)
             self._add("cache_write_tokens", usage.cache_write)
+            if usage.input_tokens > 0:  # against the estimate of the request it answered (its record's last),
+                # kept when its ratio is the conversation's largest yet
+                self.db.execute("INSERT INTO anchors SELECT id, ?, tokens_after FROM conversations WHERE id = ? "
+                                "AND tokens_after > 0 ON CONFLICT(conversation) DO UPDATE SET reported = excluded.reported, "
+                                "estimate = excluded.estimate WHERE excluded.reported * anchors.estimate > "
+                                "anchors.reported * excluded.estimate", (usage.input_tokens, conversation))
+
+    def anchor(self, conversation: str) -> Optional[tuple[int, int]]:
+        with self._lock:
+            row = self.db.execute("SELECT reported, estimate FROM anchors WHERE conversation = ?",
+                                  (conversation,)).fetchone()
+        return None if row is None else (int(row[0]), int(row[1]))
 
     def history(self, conversation: str) -> list[tuple[float, int, int]]:
         """The kept requests of ``conversation``, oldest first: (time, tokens before, tokens after)."""
@@ -290,6 +331,9 @@ class Store:
     def locked(self, key: str) -> bool:
         with self._lock:
             return self._claims.get(key, 0.0) > time.monotonic()
+
+    def holds(self, key: str) -> bool:
+        return self.locked(key)  # one process: a lock not expired is this store's caller's
 
     def round_trips(self) -> int:
         return 0

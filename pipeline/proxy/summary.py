@@ -2,8 +2,8 @@
 :mod:`pipeline.proxy.hybrid`), made once and reused.
 
 The rule, per request of a conversation in any of the four wire formats (where a cut may
-fall and how the summary stands in, per format: here for Anthropic Messages and OpenAI chat,
-:mod:`pipeline.proxy.turns` for OpenAI Responses and Gemini):
+fall and how the summary stands in, per format: :mod:`pipeline.proxy.turns`, from each
+format's wire module):
 
 1. **A stored summary first.** The store keeps each summary under the hash of the messages
    it replaces (:mod:`pipeline.proxy.wire`'s chain). The longest one whose messages this
@@ -12,7 +12,8 @@ fall and how the summary stands in, per format: here for Anthropic Messages and 
    byte for byte as the last time (``summaries_reused``). Never a second summary of the
    same history.
 2. **What counts toward the trigger**: the body as it would be forwarded, a quarter of its
-   JSON characters in tokens, against the window of the request's model
+   JSON characters in tokens anchored to the upstream's last reported input
+   (:meth:`~pipeline.proxy.wire.Request.tokens`), against the window of the request's model
    (:mod:`pipeline.proxy.windows`).
 3. **A new summary** when that fires ``compaction.trigger``, planned and asked for by the
    runtime's own functions (:mod:`pipeline.proxy.history`): the body's messages read as a
@@ -30,16 +31,21 @@ fall and how the summary stands in, per format: here for Anthropic Messages and 
    the client's model and credentials, or to the profile's summarizer when it names a
    provider other than ``offline``. The summary is stored under the hash of what it
    replaces (``compactions``). It is made holding the conversation's lock in the store
-   (:meth:`~pipeline.proxy.store.ProxyStore.claim`, expiring after the profile's deadline): a
+   (:meth:`~pipeline.proxy.store.ProxyStore.claim`, expiring after the profile's
+   ``summarizer.compaction_deadline_s``, within which the summary is made: a summary that
+   comes back after its lock was lost is dropped, a failure): a
    request that finds the lock held, on this replica or another sharing the store, waits for
    that summary up to the deadline and is forwarded with it (reused), else as it came; never
    two summaries of one history. A store that cannot be reached (Redis away) makes and
    reuses no summary: the request goes on as it came.
 4. **Prepared ahead**: with ``--prepare-at SHARE`` (default 0.8), a request whose estimate
    passes that share of the trigger's threshold starts the summary the crossing request
-   will need in a background thread (once per history; ``summaries_prepared``); the request
-   itself goes on at once. The crossing request then finds it stored (step 1) and does not
-   wait.
+   will need in a background thread (once per history; ``summaries_prepared``), stored
+   apart as prepared; the request itself goes on at once. A prepared summary stands in for
+   nothing until a request crosses the trigger: the requests below it keep the summary in
+   force (their forwarded prefix byte-stable, the provider's cache hitting); the crossing
+   request finds it (:meth:`SummaryPolicy._ready`), records it as the history's summary
+   (``compactions``) and does not wait.
 5. **Failure is not the client's**: a summary call that fails (a key the upstream refuses
    for it, a timeout, an answer that fails the checks) leaves the request as it came
    (``summary_failures``); the next request tries again.
@@ -51,7 +57,6 @@ summary, never summarized.
 
 from __future__ import annotations
 
-import copy
 import threading
 import time
 from typing import Any, Callable, Collection, Mapping, Optional
@@ -61,6 +66,7 @@ from pipeline.compaction.plan import CompactionPlan
 from pipeline.compaction.triggers import fires
 from pipeline.errors import PipelineError, ProviderError
 from pipeline.llm.clients import profile_bounds, summarizer_client
+from pipeline.llm.deadline import compaction_deadline
 from pipeline.llm.errors import LLMError
 from pipeline.llm.factory import make_client
 from pipeline.proxy.history import WirePlan, wire_plan
@@ -68,7 +74,7 @@ from pipeline.proxy.policy import governed
 from pipeline.proxy.routes import Route, Upstreams
 from pipeline.proxy.store import ProxyStore, Summary
 from pipeline.proxy.turns import TURNS, client_key, summary_client
-from pipeline.proxy.wire import Json, chain, messages_of, remembered, size
+from pipeline.proxy.wire import Json, Request, messages_of
 from pipeline.proxy.windows import Windows
 
 TYPE_CHECKING = False
@@ -103,52 +109,74 @@ class SummaryPolicy:
         self._unprepared: dict[str, str] = {}
         self._lock = threading.Lock()
 
-    def apply(self, route: Route, body: Json, headers: Mapping[str, str] = {},
-              keys: Optional[Callable[[], list[str]]] = None) -> Optional[Json]:
+    def apply(self, request: Request, body: Json, keys: Optional[Callable[[], list[str]]] = None) -> Optional[Json]:
         """As :meth:`Policy.apply <pipeline.proxy.policy.Policy.apply>`; ``keys``: the chain the
         summaries are stored under when it is not that of ``body``'s messages (``hybrid``: the
         client's messages, before masking), asked for only past the early exit."""
-        if route.kind not in ("messages", "chat", *TURNS):
+        route = request.route
+        if route.kind not in TURNS:
             return None
-        found = governed(route, body, self.profile.compaction, self.windows, self.strategies, self.prepare_at)
+        found = governed(request, body, self.profile.compaction, self.windows, self.strategies, self.prepare_at)
         if found is None:  # below the trigger (and the share that prepares): nothing stored can be this history's
             return None
         settings, messages, window = found.settings, found.messages, found.window
-        hashes = keys() if keys is not None else chain(messages)
-        head = _head(route, messages)
+        hashes = keys() if keys is not None else request.chain(messages)
+        head = TURNS[route.kind].head(messages)
         # a summary prepared meanwhile is looked up afresh; else hybrid's masking looked it up already
-        stored = self.store.summary_for(hashes) if self._await_prepared(hashes[1]) else self._stored(hashes)
-        out = body if stored is None else self._forwarded(route, body, head, stored.messages, stored.text)
+        stored = self.store.summary_for(hashes) if self._await_prepared(hashes[1]) else self._stored(request, hashes)
+        out = body if stored is None else self._forwarded(request, body, head, stored.messages, stored.text)
         if stored is not None:
             self.store.count("summaries_reused")
-        tokens = size(out) / 4
+        tokens = request.tokens(out)
         if not fires(tokens, window, settings):
             if self.prepare_at and fires(tokens / self.prepare_at, window, settings):
-                self._prepare(route, body, messages, hashes, head, stored, headers)
+                self._prepare(request, body, messages, hashes, head, stored)
             return None if stored is None else out
-        new = self._step(route, body, messages, hashes, head, stored, headers)
+        ready = self._ready(request, body, hashes, head, stored)
+        if ready is not None:
+            stored, out = ready
+            if not fires(request.tokens(out), window, settings):
+                return out
+        new = self._step(request, body, messages, hashes, head, stored)
         return new if new is not None else None if stored is None else out
 
-    def shown(self, route: Route, body: Json, keys: list[str]) -> Json:
+    def shown(self, request: Request, body: Json, keys: list[str]) -> Json:
         """``body`` as forwarded with the stored summary of its history (``body`` when there is none);
         ``keys``: the chain of its client's messages."""
-        messages = messages_of(route.kind, body)
-        stored = self._stored(keys) if messages and route.kind in ("messages", "chat", *TURNS) else None
+        messages = messages_of(request.kind, body)
+        stored = self._stored(request, keys) if messages and request.kind in TURNS else None
         if stored is None or messages is None:
             return body
-        return self._forwarded(route, body, _head(route, messages), stored.messages, stored.text)
+        return self._forwarded(request, body, TURNS[request.kind].head(messages), stored.messages, stored.text)
 
-    def _stored(self, keys: list[str]) -> Optional[Summary]:
+    def _stored(self, request: Request, keys: list[str]) -> Optional[Summary]:
         """The stored summary of the history ``keys`` hashes, looked up once a request."""
-        found: Optional[Summary] = remembered(keys, "summary", lambda: self.store.summary_for(keys))
+        found: Optional[Summary] = request.once(keys, "summary", lambda: self.store.summary_for(keys))
         return found
 
-    def _step(self, route: Route, body: Json, messages: list[Any], hashes: list[str], head: int,
-              stored: Optional[Summary], headers: Mapping[str, str], wait: bool = True) -> Optional[Json]:
+    def _ready(self, request: Request, body: Json, hashes: list[str], head: int,
+               stored: Optional[Summary]) -> Optional[tuple[Summary, Json]]:
+        """A summary prepared ahead of a longer prefix than ``stored``'s, for a request that crosses
+        the trigger: recorded now as the history's summary (``compactions``), and the body it
+        forwards. Before a request crosses the trigger a prepared summary stands in for nothing:
+        the requests below it keep the summary in force, their prefix byte-stable."""
+        prepared = self.store.summary_for(hashes, prepared=True)
+        if prepared is None or prepared.messages <= (stored.messages if stored is not None else head):
+            return None
+        self.store.record_summary(hashes[1], prepared.prefix, prepared.messages, prepared.text, prepared.tokens_before,
+                                  prepared.tokens_after)
+        self.store.count("compactions")
+        self.store.count("tokens_saved", max(prepared.tokens_before - prepared.tokens_after, 0))
+        return prepared, self._forwarded(request, body, head, prepared.messages, prepared.text)
+
+    def _step(self, request: Request, body: Json, messages: list[Any], hashes: list[str], head: int,
+              stored: Optional[Summary], wait: bool = True) -> Optional[Json]:
         """Plan as the runtime does (over the stored summary), then summarize holding the
         conversation's lock, store it; the body to forward. Another holder's summary is waited
         for (``wait``) up to the profile's deadline, else the request goes on without one:
-        never two summaries of one history."""
+        never two summaries of one history. Without ``wait`` (prepared ahead) the summary is
+        stored as prepared, apart (:meth:`_ready`)."""
+        route = request.route
         model = str(body.get("model") or route.model or "")
         settings = self.profile.compaction.for_model(route.provider, model)
         planned = wire_plan(route.kind, messages, head, settings, stored)
@@ -156,30 +184,41 @@ class SummaryPolicy:
         if planned is None or planned.cut <= done:
             return None
         lock = "summary:" + hashes[1]
-        claim = self.store.claim(lock, self._deadline())
+        claim = self.store.claim(lock, self._lock_s())
         if claim != "held":  # busy: another replica or thread summarizes; unavailable: pass-through
-            return self._awaited(route, body, hashes, head, done, lock) if claim == "busy" and wait else None
+            return self._awaited(request, body, hashes, head, done, lock) if claim == "busy" and wait else None
         try:
-            newer = self.store.summary_for(hashes)  # made and stored while this one waited for the lock
+            # made and stored while this one waited for the lock (prepared ahead: one prepared already)
+            newer = self.store.summary_for(hashes, prepared=not wait)
             if newer is not None and newer.messages > done:
-                return self._reused(route, body, head, newer) if wait else None
-            return self._made(route, body, hashes, head, planned, stored, model, headers)
+                return self._reused(request, body, head, newer) if wait else None
+            return self._made(request, body, hashes, head, planned, stored, model, lock, ahead=not wait)
         finally:
             self.store.release(lock)
 
-    def _made(self, route: Route, body: Json, hashes: list[str], head: int, planned: WirePlan,
-              stored: Optional[Summary], model: str, headers: Mapping[str, str]) -> Optional[Json]:
-        """Summarize what ``planned`` cuts off, store it; the body to forward."""
-        text = self._summarize(route, planned.plan, model, headers)
+    def _made(self, request: Request, body: Json, hashes: list[str], head: int, planned: WirePlan,
+              stored: Optional[Summary], model: str, lock: str, ahead: bool = False) -> Optional[Json]:
+        """Summarize what ``planned`` cuts off, store it; the body to forward. The summary must end
+        within the lock's time (every call and retry of it is bounded by it); one that comes back
+        after the lock was lost (expired, so another may be summarizing this history) is
+        dropped, a failure: never two summaries of one history."""
+        with compaction_deadline(self._lock_s()):
+            text = self._summarize(request.route, planned.plan, model, request.headers)
+        if text is not None and not self.store.holds(lock):
+            self.store.count("summary_failures")
+            return None
         if text is None:
             return None
-        before = self._forwarded(route, body, head, stored.messages, stored.text) if stored is not None else body
-        new = self._forwarded(route, body, head, planned.cut, text)
-        self.store.record_summary(hashes[1], hashes[planned.cut], planned.cut, text, size(before) // 4, size(new) // 4)
-        self.store.count("compactions")
+        before = self._forwarded(request, body, head, stored.messages, stored.text) if stored is not None else body
+        new = self._forwarded(request, body, head, planned.cut, text)
+        self.store.record_summary(hashes[1], hashes[planned.cut], planned.cut, text, request.size(before) // 4,
+                                  request.size(new) // 4, prepared=ahead)
+        if not ahead:
+            self.store.count("compactions")
+            self.store.count("tokens_saved", max(request.size(before) - request.size(new), 0) // 4)
         return new
 
-    def _awaited(self, route: Route, body: Json, hashes: list[str], head: int, done: int,
+    def _awaited(self, request: Request, body: Json, hashes: list[str], head: int, done: int,
                  lock: str) -> Optional[Json]:
         """The summary another holder of ``lock`` is making, once stored; None when the deadline
         passes or the lock is given back (or expires) without one."""
@@ -189,24 +228,32 @@ class SummaryPolicy:
             held = self.store.locked(lock)
             newer = self.store.summary_for(hashes)
             if newer is not None and newer.messages > done:
-                return self._reused(route, body, head, newer)
+                return self._reused(request, body, head, newer)
             if not held:
                 return None
         return None
 
-    def _reused(self, route: Route, body: Json, head: int, stored: Summary) -> Json:
+    def _reused(self, request: Request, body: Json, head: int, stored: Summary) -> Json:
         self.store.count("summaries_reused")
-        return self._forwarded(route, body, head, stored.messages, stored.text)
+        return self._forwarded(request, body, head, stored.messages, stored.text)
 
     def _deadline(self) -> float:
-        """How long a summary may take: the profile's deadline for one call, else its timeout."""
+        """How long a request waits for a summary another makes: the profile's deadline for one
+        call, else its timeout."""
         return float(self.profile.summarizer.call_deadline_s or self.profile.summarizer.timeout_s)
 
-    def _prepare(self, route: Route, body: Json, messages: list[Any], hashes: list[str], head: int,
-                 stored: Optional[Summary], headers: Mapping[str, str]) -> None:
-        """Make the summary the crossing request will need in the background (once per history:
-        one that ended without a summary is not prepared again, each request spawning a thread
-        to find the same nothing)."""
+    def _lock_s(self) -> float:
+        """How long the lock of a summary holds: the profile's bound of one whole compaction
+        (``summarizer.compaction_deadline_s``: its calls, checks and retries), which the summary is
+        made within."""
+        return float(self.profile.summarizer.compaction_deadline_s)
+
+    def _prepare(self, request: Request, body: Json, messages: list[Any], hashes: list[str], head: int,
+                 stored: Optional[Summary]) -> None:
+        """Make the summary the crossing request will need in the background, on a view of its own
+        (the request's is its thread's); once per history: one that ended without a summary is not
+        prepared again, each request spawning a thread to find the same nothing."""
+        own = Request(request.route, request.body, dict(request.headers))
         conversation = hashes[1]
         with self._lock:
             if conversation in self._pending or self._unprepared.get(conversation) == hashes[-1]:
@@ -215,7 +262,7 @@ class SummaryPolicy:
 
         def run() -> None:
             try:
-                if self._step(route, body, messages, hashes, head, stored, dict(headers), wait=False) is not None:
+                if self._step(own, body, messages, hashes, head, stored, wait=False) is not None:
                     self.store.count("summaries_prepared")
                 else:  # the next message, or the request crossing the trigger, tries again
                     with self._lock:
@@ -238,29 +285,16 @@ class SummaryPolicy:
             pending.wait(self._deadline())
         return pending is not None
 
-    def _forwarded(self, route: Route, body: Json, head: int, replaced: int, summary: str) -> Json:
+    def _forwarded(self, request: Request, body: Json, head: int, replaced: int, summary: str) -> Json:
         """``body`` with messages ``head:replaced`` replaced by one user message: the summary, then
         the user's request when the cut is inside its turn, then the first kept message when it
         is the user's (a copy, made once a request: hybrid's masking measures it first)."""
-        made: Json = remembered(body, f"forwarded {head} {replaced} " + summary,
-                                lambda: self._rewritten(route, body, head, replaced, summary))
+        made: Json = request.once(body, f"forwarded {head} {replaced} " + summary,
+                                  lambda: self._rewritten(request.route, body, head, replaced, summary))
         return made
 
     def _rewritten(self, route: Route, body: Json, head: int, replaced: int, summary: str) -> Json:
-        if route.kind in TURNS:
-            return TURNS[route.kind].forwarded(body, route.kind, head, replaced, self.texts[0] + summary + self.texts[1])
-        out = copy.deepcopy(body)
-        messages = messages_of(route.kind, out) or []
-        blocks: list[Any] = [{"type": "text", "text": self.texts[0] + summary + self.texts[1]}]
-        kept = messages[replaced:]
-        if kept and _turn_start(route, kept[0]):
-            blocks += _blocks(kept.pop(0).get("content"))
-        else:
-            request = next((m for m in reversed(messages[head:replaced]) if _turn_start(route, m)), None)
-            blocks += _blocks(request.get("content")) if request is not None else []
-        inside = [m for m in messages[head:replaced] if _role(m) in ("system", "developer")]
-        messages[head:] = [*inside, {"role": "user", "content": blocks}, *kept]
-        return out
+        return TURNS[route.kind].forwarded(body, route.kind, head, replaced, self.texts[0] + summary + self.texts[1])
 
     def _summarize(self, route: Route, plan: CompactionPlan, model: str, headers: Mapping[str, str]) -> Optional[str]:
         try:
@@ -274,7 +308,7 @@ class SummaryPolicy:
         summarizer = self.profile.summarizer
         if summarizer.provider != "offline":
             return summarizer_client(summarizer)
-        if route.kind in TURNS:
+        if route.kind in ("responses", "gemini"):
             return summary_client(route, self.upstreams, model, _KEY, {_KEY: client_key(route, headers)},
                                   summarizer.max_retries, profile_bounds(summarizer))
         base = self.upstreams.anthropic if route.provider == "anthropic" else self.upstreams.openai
@@ -286,30 +320,3 @@ def _key(headers: Mapping[str, str]) -> str:
     """The client's own key: Anthropic's ``x-api-key``, else the bearer token."""
     bearer = headers.get("authorization", "")
     return headers.get("x-api-key") or (bearer[7:] if bearer.lower().startswith("bearer ") else "")
-
-
-def _head(route: Route, messages: list[Any]) -> int:
-    """How many leading messages are system or developer messages (chat, Responses)."""
-    if route.kind in TURNS:
-        return TURNS[route.kind].head(messages)
-    at = 0
-    while route.kind == "chat" and at < len(messages) and isinstance(messages[at], dict) \
-            and messages[at].get("role") in ("system", "developer"):
-        at += 1
-    return at
-
-
-def _blocks(content: Any) -> list[Any]:
-    return list(content) if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
-
-
-def _turn_start(route: Route, message: Any) -> bool:
-    if not isinstance(message, dict) or message.get("role") != "user":
-        return False
-    content = message.get("content")
-    return not (route.kind == "messages" and isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in content))
-
-
-def _role(message: Any) -> str:
-    return str(message.get("role")) if isinstance(message, dict) else ""

@@ -1,10 +1,18 @@
-"""Summaries in the OpenAI Responses and Gemini wire formats: where a conversation may be cut,
-how the summary stands in for what it replaces, and the summary call in the same format.
+"""Summaries in each wire format: where a conversation may be cut, how the summary stands in for
+what it replaces, and (for OpenAI Responses and Gemini) the summary call in the same format.
 
-:mod:`pipeline.proxy.summary` decides when and what to summarize; for these two formats it asks
-this module (Anthropic Messages and chat completions are its own). The rules (each format's are
-in its wire module, :mod:`pipeline.llm.wire.responses` and :mod:`pipeline.llm.wire.gemini`):
+:mod:`pipeline.proxy.summary` decides when and what to summarize; it asks this module how, per
+format (:data:`TURNS`). Each format's rules are functions of its wire module
+(:mod:`pipeline.llm.wire.anthropic`, :mod:`~pipeline.llm.wire.chat`,
+:mod:`~pipeline.llm.wire.responses`, :mod:`~pipeline.llm.wire.gemini`):
 
+* **Anthropic Messages** (``messages``): the kept messages may start at any message but a user
+  message of ``tool_result`` blocks; a ``role: "system"`` message inside
+  ``messages`` (Claude Code's) is kept whole before the summary when among the replaced ones;
+  ``system`` is not touched. The summary is one user message of text blocks.
+* **OpenAI chat** (``messages``): the kept messages may start at any message
+  (never a ``role: tool`` result); the leading ``system``/``developer`` messages are set apart,
+  and those among the replaced ones are kept whole. The summary is one user message of text parts.
 * **OpenAI Responses** (``input``, a list of items): the kept items may start at a user
   ``message`` or at an item of the model's output, never at a ``function_call_output`` or
   ``custom_tool_call_output``, never right after a ``reasoning`` item (a reasoning item stays
@@ -18,11 +26,11 @@ in its wire module, :mod:`pipeline.llm.wire.responses` and :mod:`pipeline.llm.wi
   ``functionResponse`` after it stay together, their ``thoughtSignature`` whole);
   ``systemInstruction`` is not touched. The summary is one ``user`` content of text parts.
 
-In both, as in the other two formats, when the kept part starts with the user's own message
+In every format, when the kept part starts with the user's own message
 its parts join the summary message (the roles keep alternating), and when the cut falls inside
 a turn the user's request that started it is repeated after the summary.
 
-The summary call goes to the request's own upstream in its format (``/responses``,
+The Responses and Gemini summary call goes to the request's own upstream in its format (``/responses``,
 ``/v1beta/models/M:generateContent``) with the client's key: the bearer token, Gemini's
 ``x-goog-api-key`` header or ``key`` query parameter.
 """
@@ -38,15 +46,17 @@ from pipeline.llm.gemini import GeminiClient
 from pipeline.llm.http import HTTPSummaryClient
 from pipeline.llm.openai_responses import OpenAIResponsesClient
 from pipeline.llm.retry import RetryPolicy
-from pipeline.llm.wire import gemini, responses
+from pipeline.llm.wire import anthropic, chat, gemini, responses
 from pipeline.proxy.routes import Route, Upstreams
 from pipeline.proxy.wire import Json, messages_of
 
 
 @dataclass(frozen=True)
 class Turns:
-    """One wire format's rules (see the module docstring)."""
+    """One wire format's rules (see the module docstring), its wire module's functions."""
 
+    #: how many leading messages are set apart, kept whole before the summary
+    head: Callable[[list[Any]], int]
     #: may the kept messages start at ``messages[at]``?
     boundary: Callable[[list[Any], int], bool]
     #: is this message the user's own (a turn's start, not a tool result)?
@@ -58,15 +68,10 @@ class Turns:
     #: the summary message: the wrapped summary text, then parts of the user's
     summary: Callable[[str, list[Any]], Json]
 
-    def head(self, messages: list[Any]) -> int:
-        """How many leading messages are kept whole (system and developer messages)."""
-        at = 0
-        while at < len(messages) and self.kept_whole(messages[at]):
-            at += 1
-        return at
-
     def forwarded(self, body: Json, kind: Any, head: int, replaced: int, wrapped: str) -> Json:
-        """A copy of ``body`` with messages ``head:replaced`` replaced by the summary message."""
+        """A copy of ``body`` with messages ``head:replaced`` replaced by the summary message: the
+        summary, then the user's request when the cut is inside its turn, then the first kept
+        message when it is the user's; the messages kept whole among the replaced ones before it."""
         out = copy.deepcopy(body)
         messages = messages_of(kind, out) or []
         kept = messages[replaced:]
@@ -81,10 +86,13 @@ class Turns:
 
 
 def _turns(module: Any) -> Turns:
-    return Turns(module.boundary, module.turn_start, module.kept_whole, module.parts, module.summary_message)
+    return Turns(module.head, module.boundary, module.turn_start, module.kept_whole, module.parts,
+                 module.summary_message)
 
 
-TURNS: dict[str, Turns] = {"responses": _turns(responses), "gemini": _turns(gemini)}
+#: each format's rules, by route kind
+TURNS: dict[str, Turns] = {"messages": _turns(anthropic), "chat": _turns(chat), "responses": _turns(responses),
+                           "gemini": _turns(gemini)}
 
 
 def client_key(route: Route, headers: Mapping[str, str]) -> str:

@@ -4,9 +4,9 @@ The first of these that knows the window of the request's provider and model:
 
 1. **the profile**: ``compaction.model_overrides.PROVIDER/MODEL.context_window`` for the
    request's model, else ``summarizer.context_window``;
-2. **the table of well-known models** (``windows.yaml`` beside this module; its sources in
-   docs/proxy.md): the longest ``prefix`` of the provider's list that starts the model's
-   name;
+2. **the table of well-known models** (``windows.yaml`` beside this module, each entry with
+   the provider's page it was read on, its ``source``): the longest ``prefix`` of the
+   provider's list that starts the model's name;
 3. **``--context-window``**;
 4. else ``compaction.branch.default_context_window`` (the profile's window for an unknown
    model).

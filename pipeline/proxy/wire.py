@@ -16,29 +16,35 @@ JSON (sorted keys, no spaces), ``chain[0]`` the empty string. Two requests that 
 first ``i`` messages share ``chain[i]``: a conversation is recognised without a header, and
 what the proxy decided for a prefix is found again on the next request.
 
-Within one request (:func:`one_request`) each message is hashed and each body measured once:
-the app's conversation id is the chain's first link, ``hybrid``'s masking and summary walk the
-same chain (and look its stored summary up once), and each compaction policy measures the
-same body. The memo is keyed by the objects themselves, which the policies never change in place (they write copies).
+One request is read by the policies through one :class:`Request`, which the app builds once:
+its route, the client's headers and body, and what is computed from them once and kept on
+it (each message's link of the chain, each body's size, the stored summary of a history, a
+body a summary rewrites), so the app's conversation id is the chain's first link, ``hybrid``'s
+masking and summary walk the same chain (and look its stored summary up once), and each
+compaction policy measures the same body. What it keeps is keyed by the objects themselves,
+which it holds (so an id is never another object's) and the policies never change in place
+(they write copies); it is dropped with the request. :func:`chain` and :func:`size` alone
+compute anew on each call.
 """
 
 from __future__ import annotations
 
 import hashlib
-from contextlib import contextmanager
-from contextvars import ContextVar
 from functools import partial
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from pipeline.llm.wire import format_module
 from pipeline.llm.wire.history import ToolResult
 from pipeline.proxy import codec
-from pipeline.proxy.routes import Kind
+from pipeline.proxy.routes import Kind, Route
 
 Json = dict[str, Any]
+#: the bounds of :attr:`Request.scale`: an upstream that counts fewer tokens than the estimate
+#: never lowers the count (a compaction is never late for it), one far above it is read as at
+#: most four times the estimate
+SCALE_BOUNDS = (1.0, 4.0)
 
-__all__ = ["Json", "ToolResult", "chain", "conversation_id", "messages_of", "one_request", "remembered", "size",
-           "tool_results"]
+__all__ = ["Json", "Request", "ToolResult", "chain", "conversation_id", "messages_of", "size", "tool_results"]
 
 
 def messages_of(kind: Kind, body: Json) -> Optional[list[Any]]:
@@ -47,39 +53,83 @@ def messages_of(kind: Kind, body: Json) -> Optional[list[Any]]:
     return found if isinstance(found, list) else None
 
 
-#: one request's memo (:func:`one_request`): (id of an object, what) -> (the object, its hash or size)
-_MEMO: ContextVar[Optional[dict[tuple[int, str], tuple[Any, Any]]]] = ContextVar("pipeline_proxy_memo", default=None)
+class Request:
+    """One request as the policies read it (see the module docstring); built once by the app."""
 
+    def __init__(self, route: Route, body: Json, headers: Mapping[str, str] = {},
+                 anchor: Optional[Callable[[str], Optional[tuple[int, int]]]] = None) -> None:
+        self.route = route
+        self.body = body
+        #: the client's headers, lower-case (a policy that calls the upstream as the client reads its key)
+        self.headers = headers
+        #: the store's anchor of a conversation (:meth:`~pipeline.proxy.store.ProxyStore.anchor`)
+        self._anchor = anchor
+        self._known: dict[tuple[int, str], tuple[Any, Any]] = {}
 
-@contextmanager
-def one_request() -> Iterator[None]:
-    """Within it, :func:`chain` and :func:`size` compute each link and size once."""
-    token = _MEMO.set({})
-    try:
-        yield
-    finally:
-        _MEMO.reset(token)
+    @property
+    def kind(self) -> Kind:
+        return self.route.kind
 
+    @property
+    def messages(self) -> Optional[list[Any]]:
+        """The client's conversation (the body's own list), or None."""
+        return messages_of(self.route.kind, self.body)
 
-def remembered(value: Any, what: str, compute: Callable[[], Any]) -> Any:
-    """``compute()``, once a request for ``value`` and ``what`` (every call outside one)."""
-    memo = _MEMO.get()
-    if memo is None:
-        return compute()
-    found = memo.get((id(value), what))
-    if found is not None and found[0] is value:  # the object held: its id is not another's
-        return found[1]
-    result = compute()
-    memo[(id(value), what)] = (value, result)
-    return result
+    @property
+    def conversation(self) -> Optional[str]:
+        """The conversation's id: the first link of the chain of the client's messages."""
+        messages = self.messages
+        return self.chain(messages[:1])[1] if messages else None
+
+    def once(self, value: Any, what: str, compute: Callable[[], Any]) -> Any:
+        """``compute()`` for ``value`` and ``what``, computed once in this request."""
+        found = self._known.get((id(value), what))
+        if found is not None and found[0] is value:  # the object held: its id is not another's
+            return found[1]
+        result = compute()
+        self._known[(id(value), what)] = (value, result)
+        return result
+
+    def chain(self, messages: list[Any]) -> list[str]:
+        """:func:`chain`, each message's link hashed once in this request."""
+        out = [""]
+        for message in messages:
+            before = out[-1]
+            out.append(self.once(message, before, partial(_link, before, message)))
+        return out
+
+    def size(self, value: Any) -> int:
+        """:func:`size`, measured once in this request."""
+        return int(self.once(value, "size", lambda: size(value)))
+
+    def tokens(self, value: Any) -> float:
+        """What counts toward the trigger: the estimate of ``value`` (a quarter of its JSON
+        characters) anchored to the upstream's reported input for this conversation, that is
+        scaled by :attr:`scale`."""
+        return self.size(value) / 4 * self.scale
+
+    @property
+    def scale(self) -> float:
+        """The largest ratio, in this conversation, of the input an upstream's answer reported
+        (cached included) to the proxy's estimate of the request it answered, within
+        :data:`SCALE_BOUNDS`; 1 before any report (or without a store), looked up once a
+        request. It never falls as the conversation grows, so a history whose count once fired
+        the trigger (a stored summary) is never read as below it later."""
+        conversation = self.conversation
+        if self._anchor is None or conversation is None:
+            return 1.0
+        found = self.once(self.body, "anchor", lambda: self._anchor(conversation) if self._anchor else None)
+        if not found or found[0] <= 0 or found[1] <= 0:
+            return 1.0
+        low, high = SCALE_BOUNDS
+        return float(min(max(found[0] / found[1], low), high))
 
 
 def chain(messages: list[Any]) -> list[str]:
     """``chain[i]``: the hash of the first ``i`` messages (``len(messages) + 1`` of them)."""
     out = [""]
     for message in messages:
-        before = out[-1]
-        out.append(remembered(message, before, partial(_link, before, message)))
+        out.append(_link(out[-1], message))
     return out
 
 
@@ -97,7 +147,7 @@ def conversation_id(kind: Kind, body: Json) -> Optional[str]:
 
 def size(value: Any) -> int:
     """The characters of ``value`` as JSON (the proxy's estimate is a quarter of it, in tokens)."""
-    return int(remembered(value, "size", lambda: _characters(codec.dumps(value))))
+    return _characters(codec.dumps(value))
 
 
 def _characters(data: bytes) -> int:

@@ -66,3 +66,26 @@ def test_gemini_thoughts_apart_and_a_safety_stop_is_an_error():
     assert (done.text, done.thinking, done.stop_reason) == ("answer", "pondering", "length")
     with pytest.raises(LLMResponseError, match="SAFETY"):
         client._parse({"candidates": [{"content": {"parts": parts}, "finishReason": "SAFETY"}]}, REQUEST)
+
+
+def _thinking(model: str, reasoning: str | None) -> object:
+    body = GeminiClient(model=model, env=ENV).build_body(
+        SummaryRequest(system_prompt="s", user_text="u", max_tokens=900, reasoning=reasoning))
+    return body["generationConfig"].get("thinkingConfig")
+
+
+def test_gemini_thinking_is_asked_for_as_pi_asks_and_off_when_the_profile_says_off():
+    """pi 0.84's Gemini provider: a level is a budget on 2.5 (its budgets per family) or a named
+    level on Gemini 3; no level turns thinking off (a thinking model's default is on), or down to
+    the lowest level a Gemini 3 has; a model that does not think is sent nothing."""
+    assert _thinking("gemini-2.5-flash", None) == {"thinkingBudget": 0}
+    assert _thinking("gemini-2.5-flash", "off") == {"thinkingBudget": 0}
+    assert _thinking("gemini-2.5-flash", "medium") == {"includeThoughts": True, "thinkingBudget": 8192}
+    assert _thinking("gemini-2.5-pro", "high") == {"includeThoughts": True, "thinkingBudget": 32768}
+    assert _thinking("gemini-2.5-flash-lite", "minimal") == {"includeThoughts": True, "thinkingBudget": 512}
+    assert _thinking("gemini-2.5-pro-preview-06-05", "xhigh") == {"includeThoughts": True, "thinkingBudget": 32768}
+    assert _thinking("gemini-3-pro-preview", None) == {"thinkingLevel": "LOW"}
+    assert _thinking("gemini-3-pro-preview", "medium") == {"includeThoughts": True, "thinkingLevel": "HIGH"}
+    assert _thinking("gemini-3-flash", None) == {"thinkingLevel": "MINIMAL"}
+    assert _thinking("gemini-3-flash", "low") == {"includeThoughts": True, "thinkingLevel": "LOW"}
+    assert _thinking("gemini-2.0-flash", "high") is None and _thinking("gemini-x", None) is None

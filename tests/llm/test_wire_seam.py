@@ -249,7 +249,38 @@ def test_the_users_call_the_wire_layers_own_functions():
     assert loopback_chat.anthropic_events is anthropic.anthropic_events
     assert turns.TURNS["responses"].boundary is responses.boundary
     assert turns.TURNS["gemini"].summary is gemini.summary_message
+    for kind, module in (("messages", anthropic), ("chat", chat), ("responses", responses), ("gemini", gemini)):
+        rules = turns.TURNS[kind]
+        assert (rules.head, rules.boundary, rules.turn_start, rules.kept_whole, rules.parts, rules.summary) == (
+            module.head, module.boundary, module.turn_start, module.kept_whole, module.parts, module.summary_message)
     assert proxy_wire.ToolResult is history.ToolResult
     assert wire.format_module("messages") is anthropic and wire.format_module("chat") is chat
     body = {"input": [1], "contents": [2], "messages": [3]}
     assert [proxy_wire.messages_of(k, body) for k in ("responses", "gemini", "chat", "messages")] == [[1], [2], [3], [3]]
+
+
+def test_the_anthropic_and_chat_cut_rules():
+    """Where a summary may cut a Messages or a chat body, and what is set apart (the rules the
+    proxy's summaries read from these two wire modules, as from the Responses and Gemini ones)."""
+    inside = {"role": "system", "content": "Claude Code's system message inside messages"}
+    results = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"},
+                                           {"type": "text", "text": "and a note"}]}
+    asked = {"role": "user", "content": "fix it"}
+    called = {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "read", "input": {}}]}
+    messages = [inside, asked, called, results, called]
+    assert anthropic.head(messages) == 0  # `system` is outside messages: nothing is set apart
+    assert [anthropic.turn_start(m) for m in messages] == [False, True, False, False, False]
+    assert [anthropic.boundary(messages, i) for i in range(5)] == [True, True, True, False, True]
+    assert anthropic.kept_whole(inside) and not anthropic.kept_whole(asked)
+    assert anthropic.parts(asked) == [{"type": "text", "text": "fix it"}] and anthropic.parts(results) == results["content"]
+    assert anthropic.summary_message("S", [{"type": "text", "text": "fix it"}]) == {
+        "role": "user", "content": [{"type": "text", "text": "S"}, {"type": "text", "text": "fix it"}]}
+    tool = {"role": "tool", "tool_call_id": "c", "content": "x"}
+    lead = [{"role": "system", "content": "s"}, {"role": "developer", "content": "d"}, asked,
+            {"role": "assistant", "tool_calls": [{"id": "c"}]}, tool, {"role": "developer", "content": "late"}]
+    assert chat.head(lead) == 2 and chat.head([asked]) == 0
+    assert [chat.boundary(lead, i) for i in range(6)] == [True, True, True, True, False, True]
+    assert [chat.turn_start(m) for m in lead] == [False, False, True, False, False, False]
+    assert chat.kept_whole(lead[5]) and not chat.kept_whole(tool)
+    assert responses.head([{"type": "message", "role": "developer", "content": []}, {"type": "message", "role": "user"}]) == 1
+    assert gemini.head([{"role": "user", "parts": []}]) == 0

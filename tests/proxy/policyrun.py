@@ -15,6 +15,7 @@ from pipeline.proxy.command import policy_of
 from pipeline.proxy.policy import Policy, Surround
 from pipeline.proxy.routes import Route, Upstreams, route
 from pipeline.proxy.store import Store
+from pipeline.proxy.wire import Request
 from pipeline.proxy.windows import Windows
 
 from .upstream import RecordingUpstream, Seen
@@ -53,7 +54,8 @@ class Policies:
     calls: list[Any] = field(default_factory=list)
 
     def send(self, body: dict[str, Any]) -> Optional[dict[str, Any]]:
-        out = self.policy.apply(self.where, json.loads(json.dumps(body)), HEADERS)
+        data = json.loads(json.dumps(body))
+        out = self.policy.apply(Request(self.where, data, HEADERS), data)
         self.calls = [json.loads(s.raw) for s in self.upstream.recorder.seen]
         return out
 

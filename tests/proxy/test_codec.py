@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.proxy import codec
-from pipeline.proxy.wire import chain, conversation_id, one_request, size
+from pipeline.proxy.routes import Upstreams, route
+from pipeline.proxy.wire import Request, chain, conversation_id, size
 
 ORDINARY = {"role": "user", "content": [{"type": "text", "text": "é ü \u2028 \x00 \U0001f600 \"q\" \\"}],
             "n": 12, "f": 0.25, "big": 2 ** 63, "none": None, "t": True, "nested": {"b": [1, 2], "a": {}}}
@@ -89,11 +90,15 @@ def test_within_one_request_each_message_is_written_for_its_hash_once_and_each_b
     monkeypatch.setattr(codec, "dumps", lambda value, **kw: written.append(value) or real(value, **kw))
     messages = [ORDINARY, {"role": "assistant", "content": "ok"}]
     body = {"model": "m", "messages": messages}
-    with one_request():
-        first = conversation_id("chat", body)
-        whole, again = chain(messages), chain(messages)
-        sizes = size(body), size(body)
+    request = Request(route("/v1/chat/completions", "", {}, Upstreams()), body)
+    first = request.conversation
+    whole, again = request.chain(messages), request.chain(messages)
+    sizes = request.size(body), request.size(body)
     assert written == [ORDINARY, messages[1], body]
-    assert first == whole[1] and whole == again == chain(messages)  # outside a request: hashed anew, the same
+    assert first == whole[1] == conversation_id("chat", body)
+    assert whole == again == chain(messages)  # the plain function: hashed anew, the same
     assert sizes[0] == sizes[1] == size(body) == len(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
-    assert len(written) == 6
+    assert len(written) == 3 + 1 + 2 + 1  # conversation_id, chain, size: each computed anew
+    other = Request(request.route, body)  # another request keeps nothing of this one's
+    other.size(body)
+    assert written[-1] is body and len(written) == 8

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.proxy.wire import one_request
+from pipeline.proxy.wire import Request
 
 from .policyrun import HEADERS, policies
 from .upstream import RecordingUpstream
@@ -67,18 +67,18 @@ def test_the_summary_is_of_the_masked_history_and_steps_are_byte_stable(tmp_path
 
 def test_within_one_request_the_stored_summary_is_looked_up_and_applied_once(tmp_path: Path, monkeypatch) -> None:
     """Masking measures the body as the summary would forward it, then the summary forwards it:
-    one store lookup and one rewritten copy a request (the app opens ``one_request``)."""
+    one store lookup and one rewritten copy a request (the app builds one ``Request`` the policies share)."""
     said = "please keep this long explanation in mind. " * 40
     with RecordingUpstream() as upstream:
         run = policies(tmp_path, PROFILE, upstream)
         run.send(_body(10, said))  # masks, then summarizes: a summary is stored
         body = _body(10, said)
         body["messages"].append({"role": "user", "content": "and one more thing"})
-        expected = run.send(body)  # outside a request: each lookup made anew
+        expected = run.send(body)
         lookups = []
         real = run.store.summary_for
         monkeypatch.setattr(run.store, "summary_for", lambda keys: lookups.append(keys) or real(keys))
-        with one_request():
-            out = run.policy.apply(run.where, json.loads(json.dumps(body)), HEADERS)
+        data = json.loads(json.dumps(body))
+        out = run.policy.apply(Request(run.where, data, HEADERS), data)
     assert out is not None and json.dumps(out) == json.dumps(expected)
     assert len(lookups) == 1

@@ -69,6 +69,31 @@ def test_the_longest_stored_summary_of_the_prefix_wins_and_none_is_replaced(any_
     assert any_store.summary_for(["h0", "h2"]) is None  # h2 at another length is another prefix
 
 
+def test_a_prepared_summary_is_kept_apart_until_it_is_recorded(any_store):
+    any_store.record_summary("h1", "h2", 2, "in force", 90, 30)
+    any_store.record_summary("h1", "h4", 4, "prepared ahead", 120, 40, prepared=True)
+    assert any_store.summary_for(CHAIN).text == "in force"  # a prepared one stands in for nothing
+    ahead = any_store.summary_for(CHAIN, prepared=True)
+    assert ahead is not None and (ahead.prefix, ahead.messages, ahead.text) == ("h4", 4, "prepared ahead")
+    any_store.record_summary("h1", ahead.prefix, ahead.messages, ahead.text, 120, 40)  # a request crossed
+    assert any_store.summary_for(CHAIN).text == "prepared ahead"
+
+
+def test_the_anchor_is_the_largest_report_to_estimate_ratio_of_the_conversation(any_store):
+    assert any_store.anchor("c1") is None
+    any_store.forwarded("rewritten", "c1", 5000, 1200)
+    any_store.usage("c1", Reported(input_tokens=0))  # no report: no anchor
+    assert any_store.anchor("c1") is None
+    any_store.usage("c1", Reported(input_tokens=1500, cache_read=1000))
+    assert any_store.anchor("c1") == (1500, 1200)
+    any_store.forwarded("unchanged", "c1", 1400, 1400)
+    any_store.usage("c1", Reported(input_tokens=1600))  # a smaller ratio (1.14 < 1.25): the largest stays
+    assert any_store.anchor("c1") == (1500, 1200) and any_store.anchor("c2") is None
+    any_store.forwarded("unchanged", "c1", 1500, 1500)
+    any_store.usage("c1", Reported(input_tokens=2100))  # a larger one (1.4) replaces it
+    assert any_store.anchor("c1") == (2100, 1500)
+
+
 def test_masking_steps(any_store):
     assert any_store.mask_step(CHAIN) == 0
     any_store.record_mask_step("h2", 2)
@@ -82,11 +107,13 @@ def test_a_lock_is_one_callers_until_released_or_expired(any_store):
     assert not any_store.locked("summary:c1")
     assert any_store.claim("summary:c1", 30) == "held"
     assert any_store.claim("summary:c1", 30) == "busy" and any_store.locked("summary:c1")
+    assert any_store.holds("summary:c1")
     assert any_store.claim("summary:c2", 30) == "held"
     any_store.release("summary:c1")
-    assert not any_store.locked("summary:c1")
+    assert not any_store.locked("summary:c1") and not any_store.holds("summary:c1")
     assert any_store.claim("summary:c1", 0.2) == "held"
     time.sleep(0.4)
+    assert not any_store.holds("summary:c1")  # expired: no longer this caller's
     assert any_store.claim("summary:c1", 30) == "held"  # the first holder "died": its lock expired
 
 

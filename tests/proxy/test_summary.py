@@ -58,7 +58,7 @@ def _answer(status: int = 200):
         text = SUMMARY if summary_call else "ok"
         data = json.dumps({"id": "m", "type": "message", "role": "assistant", "model": "claude-x",
                            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-                           "usage": {"input_tokens": 10, "output_tokens": 5}}).encode()
+                           "usage": {"input_tokens": len(seen.raw) // 4, "output_tokens": 5}}).encode()
         if summary_call and status != 200:
             data = json.dumps({"type": "error", "error": {"type": "authentication_error", "message": "no"}}).encode()
         handler.send_response(status if summary_call else 200)
@@ -118,8 +118,9 @@ def test_a_refused_summary_call_leaves_the_request_as_sent(tmp_path, profile):
 
 
 def test_a_summary_is_prepared_before_the_trigger_and_the_crossing_request_does_not_wait(tmp_path, profile):
-    """At 0.5 of the threshold the summary starts in the background; the request that crosses the
-    trigger finds it stored: no summary call happens between it and its forwarding."""
+    """At 0.5 of the threshold the summary starts in the background; a request still below the
+    trigger goes as it came (the prepared summary stands in for nothing yet); the request that
+    crosses the trigger finds it: no summary call happens between it and its forwarding."""
     with RecordingUpstream() as upstream:
         upstream.recorder.answer = _answer()
         with ProxyProcess(profile, "--anthropic-url", upstream.url, "--prepare-at", "0.5",
@@ -132,11 +133,29 @@ def test_a_summary_is_prepared_before_the_trigger_and_the_crossing_request_does_
                 if stats["summaries_prepared"]:
                     break
                 time.sleep(0.1)
+            prepared = httpx.get(proxy.url + "/_pipeline/stats", timeout=30).json()
+            assert post(_conversation(8)).status_code == 200  # still below the trigger
+            below = upstream.recorder.seen[-1]
             before = len(upstream.recorder.seen)
             assert post(_conversation(10)).status_code == 200  # crosses the trigger
             stats = httpx.get(proxy.url + "/_pipeline/stats", timeout=30).json()
         after = upstream.recorder.seen[before:]
-    assert stats["summaries_prepared"] >= 1 and stats["summaries_reused"] >= 1  # (the next may be under way)
+    # prepared, it stood in for nothing below the trigger: that request went as the client sent it
+    assert prepared["compactions"] == 0 and below.raw == json.dumps(_conversation(8)).encode()
+    assert stats["summaries_prepared"] >= 1 and stats["compactions"] >= 1  # recorded when the trigger was crossed
     # forwarded at once, with the prepared summary (a next summary may then start in the background)
     assert b"<conversation>" not in after[0].raw
     assert json.dumps(SUMMARY)[1:-1] in after[0].raw.decode()
+
+
+def test_a_summary_survives_a_restart_on_the_same_store_and_no_credential_is_stored(tmp_path, profile):
+    """The proxy restarted on the same `--store` reuses the summary the first process made: no
+    second summary call; the client's key is nowhere in the store's files."""
+    first, _ = _run(tmp_path, profile, [_conversation(12)])
+    assert sum(b"<conversation>" in s.raw for s in first) == 1
+    again, stats = _run(tmp_path, profile, [_conversation(13)])  # a new process, the same file
+    assert [b"<conversation>" in s.raw for s in again] == [False]
+    assert json.dumps(SUMMARY)[1:-1] in again[0].raw.decode()
+    assert stats["summaries_reused"] >= 1 and stats["compactions"] == 1
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("s.db*"))
+    assert b"sk-client-key" not in stored

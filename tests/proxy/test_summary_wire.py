@@ -169,3 +169,22 @@ def test_the_summary_call_carries_the_clients_key_as_the_client_sent_it():
     responses = route("/v1/responses", "", {}, Upstreams())
     assert client_key(responses, {"authorization": "Bearer sk-bearer"}) == "sk-bearer"
     assert client_key(responses, {}) == ""
+
+
+@pytest.mark.parametrize("summarizer, thinking", [
+    ("", {"thinkingBudget": 0}),  # the profile asks for no reasoning: a thinking model is told not to think
+    ("summarizer: {reasoning: true, reasoning_effort: low}\n", {"includeThoughts": True, "thinkingBudget": 2048}),
+])
+def test_a_gemini_summary_call_asks_for_the_profiles_thinking(tmp_path, summarizer, thinking):
+    """The summary call to a thinking Gemini model carries the profile's reasoning as pi would send it
+    (pipeline.llm.gemini.thinking_config), never the model's default thinking unasked."""
+    (tmp_path / "p.yaml").write_text(PROFILE + summarizer)
+    path = "/v1beta/models/gemini-2.5-flash:generateContent"
+    with RecordingUpstream() as upstream:
+        upstream.recorder.answer = FORMATS["gemini"][5]
+        with ProxyProcess(str(tmp_path / "p.yaml"), "--gemini-url", upstream.url, store=tmp_path / "s.db") as proxy:
+            reply = httpx.post(proxy.url + path, content=json.dumps(_gemini(12)), timeout=60,
+                               headers={"x-goog-api-key": "sk-client-key"})
+            assert reply.status_code == 200, reply.text
+        calls = [json.loads(s.raw) for s in upstream.recorder.seen if b"<conversation>" in s.raw]
+    assert calls and all(c["generationConfig"]["thinkingConfig"] == thinking for c in calls)

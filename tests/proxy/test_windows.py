@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline import compile_profile
-from pipeline.proxy.windows import Windows, known_windows
+from pipeline.proxy.windows import TABLE, Windows, known_windows, table_window
 
 from .policyrun import policies
 from .upstream import RecordingUpstream
@@ -49,6 +49,31 @@ def test_the_table_and_its_documentation_agree() -> None:
     for rows in table.values():
         for prefix, window in rows:
             assert f"| `{prefix}` | {window} |" in doc, prefix  # each row, as the file has it
+
+
+#: where each provider publishes its models' windows
+DOCS = {"anthropic": "https://platform.claude.com/docs/en/", "openai": "https://platform.openai.com/docs/models/",
+        "gemini": "https://ai.google.dev/gemini-api/docs/models"}
+
+
+def test_every_window_names_the_providers_page_it_was_read_on() -> None:
+    from ruamel.yaml import YAML
+
+    data = YAML(typ="safe").load(TABLE.read_text(encoding="utf-8"))
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "proxy.md").read_text()
+    for provider, rows in data.items():
+        for row in rows:
+            assert set(row) == {"prefix", "window", "source"}, row
+            assert str(row["source"]).startswith(DOCS[provider]), row
+            assert f"| `{row['prefix']}` | {row['window']} | <{row['source']}> |" in doc, row
+
+
+def test_a_newer_claude_with_a_1m_window_is_not_read_as_its_familys_200k() -> None:
+    assert table_window("anthropic", "claude-opus-4-6") == 1_000_000
+    assert table_window("anthropic", "claude-sonnet-4-6-20260217") == 1_000_000
+    assert table_window("anthropic", "claude-opus-4-5-20251101") == 200_000
+    assert table_window("anthropic", "claude-sonnet-4-5-20250929") == 200_000
+    assert table_window("gemini", "models/gemini-3-flash-preview") == 1_048_576
 
 
 def _body(model: str) -> dict:

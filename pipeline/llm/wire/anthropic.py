@@ -18,6 +18,7 @@ import json
 import re
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+from pipeline.llm.wire import history
 from pipeline.llm.wire.history import ToolResult, assistant, joined, result, setter, text, user
 from pipeline.llm.wire.prepare import SystemUpdate, prepare_messages
 from pipeline.llm.wire.reply import SummaryAnswer, calculate_cost, count, finish_reply, new_reply, obj, parse_arguments
@@ -406,6 +407,34 @@ def tool_results(index: int, message: JSON, names: dict[str, str], out: list[Too
             out.append(ToolResult(index, names.get(str(block.get("tool_use_id")), ""), joined(block.get("content")),
                                   setter(block, "content")))
 
+
+# =========================================================================== where a summary may cut (the proxy's)
+
+#: a ``role: "system"`` message inside ``messages`` (Claude Code's) is kept whole where it stands;
+#: the summary message is one user message of text blocks
+kept_whole, parts, summary_message = history.kept_whole, history.text_parts, history.text_summary
+
+
+def head(messages: list[Any]) -> int:
+    """No leading message is set apart: ``system`` is outside ``messages``, and a system message
+    inside them is kept whole among the replaced ones (:func:`kept_whole`)."""
+    return 0
+
+
+def turn_start(message: Any) -> bool:
+    """Is ``message`` the user's own (a user message without ``tool_result`` blocks)?"""
+    if not isinstance(message, dict) or message.get("role") != "user":
+        return False
+    content = message.get("content")
+    return not (isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result"
+                                                  for b in content))
+
+
+def boundary(messages: list[Any], at: int) -> bool:
+    """May the kept messages start at ``messages[at]``: any message but a user message of
+    ``tool_result`` blocks (its calls would be summarized)?"""
+    message = messages[at]
+    return turn_start(message) or not (isinstance(message, dict) and message.get("role") == "user")
 
 # =========================================================================== summary calls
 

@@ -19,6 +19,7 @@ import re
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from pipeline.js import js_json
+from pipeline.llm.wire import history
 from pipeline.llm.wire.history import ToolResult, arguments, assistant, call, joined, result, setter, text, user
 from pipeline.llm.wire.prepare import SystemUpdate, has_tool_history, prepare_messages
 from pipeline.llm.wire.reply import SummaryAnswer, calculate_cost, count, finish_reply, new_reply, obj, parse_arguments
@@ -403,6 +404,27 @@ def tool_results(index: int, message: JSON, names: dict[str, str], out: list[Too
         out.append(ToolResult(index, names.get(str(message.get("tool_call_id")), ""), joined(message.get("content")),
                               setter(message, "content")))
 
+
+# =========================================================================== where a summary may cut (the proxy's)
+
+#: system and developer messages are kept whole; the summary message is one user message of text parts
+kept_whole, parts, summary_message = history.kept_whole, history.text_parts, history.text_summary
+
+
+def head(messages: list[Any]) -> int:
+    """How many leading messages are system or developer messages (set apart, never summarized)."""
+    return history.leading(messages, kept_whole)
+
+
+def turn_start(message: Any) -> bool:
+    """Is ``message`` the user's own?"""
+    return isinstance(message, dict) and message.get("role") == "user"
+
+
+def boundary(messages: list[Any], at: int) -> bool:
+    """May the kept messages start at ``messages[at]``: any message but a ``role: tool`` result
+    (its call would be summarized)?"""
+    return not (isinstance(messages[at], dict) and messages[at].get("role") == "tool")
 
 # =========================================================================== summary calls
 

@@ -135,6 +135,11 @@ def kept_whole(content: Any) -> bool:
     return False
 
 
+def head(contents: list[Any]) -> int:
+    """No leading content is set apart (``systemInstruction`` is outside ``contents``)."""
+    return 0
+
+
 def summary_message(summary: str, extra: list[Any]) -> JSON:
     """The summary as one user content: its text, then ``extra`` parts."""
     return {"role": "user", "parts": [{"text": summary}, *extra]}
@@ -143,12 +148,16 @@ def summary_message(summary: str, extra: list[Any]) -> JSON:
 # =========================================================================== summary calls
 
 
-def summary_body(system_prompt: str, user_text: str, max_tokens: int) -> JSON:
-    """A ``generateContent`` body for a summary call (the model is in the path)."""
+def summary_body(system_prompt: str, user_text: str, max_tokens: int, *, thinking: JSON | None = None) -> JSON:
+    """A ``generateContent`` body for a summary call (the model is in the path); ``thinking``:
+    its ``generationConfig.thinkingConfig`` when one is sent."""
+    config: JSON = {"maxOutputTokens": max_tokens}
+    if thinking is not None:
+        config["thinkingConfig"] = thinking
     return {
         "systemInstruction": {"parts": [{"text": system_prompt}]},
         "contents": [{"role": "user", "parts": [{"text": user_text}]}],
-        "generationConfig": {"maxOutputTokens": max_tokens},
+        "generationConfig": config,
     }
 
 

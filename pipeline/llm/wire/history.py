@@ -16,7 +16,8 @@ from typing import Any, Callable
 
 JSON = dict[str, Any]
 
-__all__ = ["ToolResult", "arguments", "assistant", "call", "joined", "pi_text", "result", "setter", "text", "user"]
+__all__ = ["ToolResult", "arguments", "assistant", "call", "joined", "kept_whole", "leading", "pi_text", "result",
+           "setter", "text", "text_parts", "text_summary", "user"]
 
 
 @dataclass(frozen=True)
@@ -89,3 +90,32 @@ def setter(holder: JSON, key: str) -> Callable[[str], None]:
     def put(text: str) -> None:
         holder[key] = text
     return put
+
+
+# =========================================================================== where a summary may cut (the proxy's)
+
+
+def kept_whole(message: Any) -> bool:
+    """Is ``message`` a ``system`` or ``developer`` message (Anthropic's and chat's shape), kept
+    whole, never summarized?"""
+    return isinstance(message, dict) and message.get("role") in ("system", "developer")
+
+
+def leading(messages: list[Any], whole: Callable[[Any], bool]) -> int:
+    """How many leading messages are ``whole`` ones."""
+    at = 0
+    while at < len(messages) and whole(messages[at]):
+        at += 1
+    return at
+
+
+def text_parts(message: Any) -> list[Any]:
+    """A user message's content as text blocks (Anthropic's and chat's shape): its list, or its
+    string as one ``text`` block."""
+    content = message.get("content")
+    return list(content) if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
+
+
+def text_summary(summary: str, extra: list[Any]) -> JSON:
+    """The summary as one user message of text blocks (Anthropic's and chat's shape), then ``extra``."""
+    return {"role": "user", "content": [{"type": "text", "text": summary}, *extra]}

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Iterator, Mapping
 
+from pipeline.llm.wire import history
 from pipeline.llm.wire.history import ToolResult, arguments, assistant, call, joined, pi_text, result, setter, text, user
 from pipeline.llm.wire.reply import SummaryAnswer, count, obj
 
@@ -165,6 +166,11 @@ def turn_start(item: Any) -> bool:
 def kept_whole(item: Any) -> bool:
     """Is ``item`` a system or developer message (kept whole, never summarized)?"""
     return _item_type(item) == "message" and item.get("role") in ("system", "developer")
+
+
+def head(items: list[Any]) -> int:
+    """How many leading items are system or developer messages (set apart, never summarized)."""
+    return history.leading(items, kept_whole)
 
 
 def parts(item: Any) -> list[Any]:
