@@ -66,6 +66,19 @@ def read_request(reader) -> Optional[Request]:
 Answerer = Callable[[socket.socket, object, Request], bool]
 
 
+def serve_each(sock: socket.socket, serve: Callable[[socket.socket], None],
+               accepted: Callable[[], None] = lambda: None) -> None:
+    """Accept connections on ``sock`` until it is closed, each served by ``serve`` in a thread of
+    its own (``accepted`` is told of each first)."""
+    while True:
+        try:
+            conn, _ = sock.accept()
+        except OSError:
+            return
+        accepted()
+        threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+
 @dataclass
 class RawServer:
     """Serves each connection in a thread; ``answer`` writes each request's answer."""
@@ -89,13 +102,10 @@ class RawServer:
         return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+        serve_each(self.sock, self._serve, self._count)
+
+    def _count(self) -> None:
+        self.connections += 1
 
     def _serve(self, conn: socket.socket) -> None:
         try:
@@ -143,12 +153,7 @@ class ForwardProxy:
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+        serve_each(self.sock, self._serve)
 
     def _serve(self, conn: socket.socket) -> None:
         with conn:

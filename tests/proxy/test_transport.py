@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from .proxyrun import ProxyProcess
+from .rawservers import serve_each
 from .upstream import RecordingUpstream, json_answer
 
 ANTHROPIC_BODY = b'{"model":"claude-x","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}'
@@ -277,13 +278,10 @@ class _DroppingUpstream:
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+        serve_each(self.sock, self._serve, self._count)
+
+    def _count(self) -> None:
+        self.connections += 1
 
     def _serve(self, conn: socket.socket) -> None:
         reader = conn.makefile("rb")
