@@ -198,13 +198,7 @@ class Answer:
         reader, idle = self._connection.reader, self._pool.idle_timeout
         try:
             if self._framing == "length":
-                left = self._length
-                while left:
-                    with _Deadline(idle):
-                        piece = await reader.read(min(left, _READ))
-                    if not piece:
-                        raise RemoteProtocolError("the answer ended before its content-length")
-                    left -= len(piece)
+                async for piece in _pieces(reader, self._length, idle, "the answer ended before its content-length"):
                     yield piece
             elif self._framing == "chunked":
                 async for piece in _dechunked(reader, idle):
@@ -229,6 +223,19 @@ class Answer:
             connection.close()
 
 
+async def _pieces(reader: asyncio.StreamReader, size: int, idle: float, cut: str) -> AsyncIterator[bytes]:
+    """The next ``size`` bytes as they come, each read within ``idle`` seconds; ``cut`` says what
+    an end of the connection before them means."""
+    left = size
+    while left:
+        with _Deadline(idle):
+            piece = await reader.read(min(left, _READ))
+        if not piece:
+            raise RemoteProtocolError(cut)
+        left -= len(piece)
+        yield piece
+
+
 async def _dechunked(reader: asyncio.StreamReader, idle: float) -> AsyncIterator[bytes]:
     while True:
         with _Deadline(idle):
@@ -242,13 +249,7 @@ async def _dechunked(reader: asyncio.StreamReader, idle: float) -> AsyncIterator
                 with _Deadline(idle):
                     if await reader.readuntil(b"\r\n") == b"\r\n":
                         return
-        left = size
-        while left:
-            with _Deadline(idle):
-                piece = await reader.read(min(left, _READ))
-            if not piece:
-                raise RemoteProtocolError("the answer ended inside a chunk")
-            left -= len(piece)
+        async for piece in _pieces(reader, size, idle, "the answer ended inside a chunk"):
             yield piece
         with _Deadline(idle):
             if await reader.readexactly(2) != b"\r\n":
