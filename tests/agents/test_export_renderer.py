@@ -41,7 +41,7 @@ OPTIONS = [
                 {"name": "quiet", "description": "Hidden", "filePath": "/w/q/SKILL.md", "baseDir": "/w/q",
                  "disableModelInvocation": True}]},
     {"cwd": "/w", "selectedTools": ["bash"], "customPrompt": "   ", "sections": {"team_notes": "Ship on Fridays."}},
-    # the export's marked block is dropped from a context file (docs/export.md#agentsmd-and-the-pi-export):
+    # the export's marked block is dropped from a context file (docs/export.md#exports-side-by-side):
     # well-formed (LF, CRLF, no final break, after a U+2028), broken or doubled (kept), alone (file left out)
     {"cwd": "/w", "selectedTools": ["read"], "contextFiles": [
         {"path": "/w/AGENTS.md", "content": f"Use tabs.\n\n{BLOCK}"},
