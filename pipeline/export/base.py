@@ -29,6 +29,9 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Mapping, Protocol
 
+from pipeline.prompt.context import BLOCK_BEGIN as _BLOCK_BEGIN
+from pipeline.prompt.context import BLOCK_END as _BLOCK_END
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.facade import Pipeline
@@ -80,9 +83,9 @@ class SharedBlock:
     text: str
 
 
-#: the lines around a :class:`SharedBlock` (tool markers, not prompt text: HTML comments)
-BLOCK_BEGIN = "<!-- context-pipeline: begin -->"
-BLOCK_END = "<!-- context-pipeline: end -->"
+#: the lines around a :class:`SharedBlock` (tool markers, not prompt text: HTML comments); the
+#: renderer drops such a block from the context files it reads (pipeline.prompt.context)
+BLOCK_BEGIN, BLOCK_END = _BLOCK_BEGIN, _BLOCK_END
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from pipeline.errors import Location, Problem
 from pipeline.export.base import BLOCK_BEGIN, BLOCK_END
 from pipeline.export.manifest import digest
 from pipeline.export.plan import Action, Change, Plan, conflict, in_the_way
+from pipeline.prompt.context import block_marks
 
-_MARKS = (BLOCK_BEGIN, BLOCK_END)
 _LABEL = ("context-pipeline block",)
 
 
@@ -69,13 +69,14 @@ def _read(plan: Plan, path: str) -> Optional[str]:
 
 def _marks(plan: Plan, path: str, lines: list[str]) -> Optional[list[int]]:
     """The indexes of the two marker lines ([] when there are none); ``None`` when broken."""
-    marks = [i for i, line in enumerate(lines) if line.rstrip("\r\n") in _MARKS]
-    if marks and (len(marks) != 2 or lines[marks[0]].rstrip("\r\n") != BLOCK_BEGIN):
+    marks = block_marks(lines)
+    if marks is None:
+        first = next(i for i, line in enumerate(lines) if line.rstrip("\r\n") in (BLOCK_BEGIN, BLOCK_END))
         plan.conflicts.append(Problem(f"the export's block markers are broken (want one `{BLOCK_BEGIN}` line, "
-                                      f"then one `{BLOCK_END}` line)", Location(str(plan.root / path), marks[0] + 1),
+                                      f"then one `{BLOCK_END}` line)", Location(str(plan.root / path), first + 1),
                                       hint="mend or remove the markers", code="profile.export-file"))
         return None
-    return marks
+    return list(marks)
 
 
 def _spliced(current: str, lines: list[str], marks: list[int], body: Optional[str]) -> str:

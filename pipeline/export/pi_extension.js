@@ -78,6 +78,33 @@ export function contextOf(opts) {
   };
 }
 
+// The lines around the block `pipeline export` writes into a context file it shares with the user
+// (pipeline/prompt/context.py BLOCK_BEGIN / BLOCK_END; a test holds the strings equal). The block is a
+// copy of the profile's own sections, so the profile reads a context file without it: the same rule
+// as pipeline/prompt/context.py without_export_block (lines as Python's str.splitlines cuts them).
+const BLOCK_BEGIN = "<!-- context-pipeline: begin -->";
+const BLOCK_END = "<!-- context-pipeline: end -->";
+const LINE = /[^\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]*(?:\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029])|[^\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]+$/g;
+
+export function withoutExportBlock(content) {
+  const lines = content.match(LINE) || [];
+  const bare = lines.map((l) => l.replace(/[\r\n]+$/, ""));
+  const marks = [];
+  bare.forEach((l, i) => { if (l === BLOCK_BEGIN || l === BLOCK_END) marks.push(i); });
+  if (marks.length !== 2 || bare[marks[0]] !== BLOCK_BEGIN || bare[marks[1]] !== BLOCK_END) return content;
+  const rest = [...lines.slice(0, marks[0]), ...lines.slice(marks[1] + 1)].join("");
+  return rest.trim() ? rest : null;
+}
+
+function profileContextFiles(files) {
+  const out = [];
+  for (const f of files) {
+    const content = withoutExportBlock(f.content);
+    if (content !== null) out.push({ path: f.path, content });
+  }
+  return out;
+}
+
 function derive(ctx) {
   const tools = ctx.tools.filter((t) => !ctx.hiddenTools.includes(t));
   const toolGl = [];
@@ -88,10 +115,11 @@ function derive(ctx) {
     append: append || null, toolGuidelines: toolGl,
     callerGuidelines: ctx.guidelines.map((g) => g.trim()).filter((g) => g), ctx,
     visibleSkills: ctx.skills.filter((s) => !s.disable_model_invocation),
+    contextFiles: profileContextFiles(ctx.contextFiles),
   };
   state.present = (n) => ({
     custom_prompt: state.custom !== null, append_prompt: state.append !== null,
-    context_files: ctx.contextFiles.length > 0, skills: state.visibleSkills.length > 0,
+    context_files: state.contextFiles.length > 0, skills: state.visibleSkills.length > 0,
     tool_guidelines: state.toolGuidelines.length > 0, caller_guidelines: state.callerGuidelines.length > 0,
   })[n];
   return state;
@@ -146,7 +174,7 @@ const BODIES = {
     return listBody(seen.map((r) => ({ rule: r })), s, env, esc);
   },
   context_files: (s, st, env, esc) =>
-    listBody(st.ctx.contextFiles.map((f) => ({ path: f.path, content: f.content })), s, env, esc),
+    listBody(st.contextFiles.map((f) => ({ path: f.path, content: f.content })), s, env, esc),
   skills: (s, st, env, esc) =>
     listBody(st.visibleSkills.map((k) => ({ name: k.name, description: k.description, location: k.file_path,
       base_dir: k.base_dir })), s, env, esc),

@@ -46,7 +46,7 @@ VARIABLE_TABLE: tuple[FieldVariables, ...] = (
     ),
     FieldVariables(
         "system_prompt.sections.*.item",
-        (Variable("path", "the context file's path, as discovered"), Variable("content", "the file's text, unchanged")),
+        (Variable("path", "the context file's path, as discovered"), Variable("content", "the file's text, unchanged but for the export's marked block (removed)")),
         kind="context_files",
     ),
     FieldVariables(

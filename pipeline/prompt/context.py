@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from pipeline.js import js_trim
 
 
 @dataclass(frozen=True)
@@ -19,6 +21,51 @@ class ContextFile:
 
     path: str
     content: str
+
+
+#: the lines around the block ``pipeline export`` writes into a context file it shares with the
+#: user (``AGENTS.md``, ``GEMINI.md``, ...): tool markers (HTML comments), not prompt text.
+#: pipeline/export/pi_extension.js holds the same two strings (tests/export/test_context_block.py).
+BLOCK_BEGIN = "<!-- context-pipeline: begin -->"
+BLOCK_END = "<!-- context-pipeline: end -->"
+_MARKS = (BLOCK_BEGIN, BLOCK_END)
+
+
+def block_marks(lines: Sequence[str]) -> Optional[tuple[int, ...]]:
+    """The indexes of the marker lines of ``lines`` (``str.splitlines(keepends=True)``):
+    ``()`` when there are none, ``(begin, end)`` for one well-formed block, ``None`` when the
+    markers are broken (not exactly one :data:`BLOCK_BEGIN` line followed by one
+    :data:`BLOCK_END` line)."""
+    marks = tuple(i for i, line in enumerate(lines) if line.rstrip("\r\n") in _MARKS)
+    if not marks:
+        return ()
+    if len(marks) != 2 or [lines[i].rstrip("\r\n") for i in marks] != list(_MARKS):
+        return None
+    return marks
+
+
+def without_export_block(content: str) -> Optional[str]:
+    """A context file's text as the profile reads it: the export's well-formed block (its
+    marker lines included) removed, since it is a copy of the profile's own sections; the
+    text unchanged when there is no block or the markers are broken; ``None`` when nothing
+    but white space is left once a block was removed (the file is then left out)."""
+    lines = content.splitlines(keepends=True)
+    marks = block_marks(lines)
+    if not marks:
+        return content
+    rest = "".join(lines[:marks[0]] + lines[marks[1] + 1:])
+    return rest if js_trim(rest) else None
+
+
+def profile_context_files(found: Iterable[ContextFile]) -> tuple[ContextFile, ...]:
+    """The context files a profile renders: each without the export's block, the ones left
+    empty by that removal dropped (:func:`without_export_block`)."""
+    out = []
+    for file in found:
+        content = without_export_block(file.content)
+        if content is not None:
+            out.append(file if content == file.content else ContextFile(file.path, content))
+    return tuple(out)
 
 
 @dataclass(frozen=True)

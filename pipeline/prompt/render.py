@@ -21,7 +21,7 @@ from pipeline.errors import PipelineError, Problem, ProfileError
 from pipeline.js import JS_WS_RE, js_trim
 from pipeline.model.render_plan import Condition, RenderPlan, RulePlan, SectionPlan
 from pipeline.model.text import Text
-from pipeline.prompt.context import RenderContext, Skill
+from pipeline.prompt.context import ContextFile, RenderContext, Skill, profile_context_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,12 +57,13 @@ class _State:
     caller_guidelines: tuple[str, ...]
     context: RenderContext
     visible_skills: tuple[Skill, ...]
+    context_files: tuple[ContextFile, ...]  # without the export's blocks (profile_context_files)
 
     def present(self, name: str) -> bool:
         return {
             "custom_prompt": self.custom is not None,
             "append_prompt": self.append is not None,
-            "context_files": bool(self.context.context_files),
+            "context_files": bool(self.context_files),
             "skills": bool(self.visible_skills),
             "tool_guidelines": bool(self.tool_guidelines),
             "caller_guidelines": bool(self.caller_guidelines),
@@ -198,6 +199,7 @@ def _derive(plan: RenderPlan, ctx: RenderContext) -> _State:
         caller_guidelines=tuple(g for g in (js_trim(x) for x in ctx.guidelines) if g),
         context=ctx,
         visible_skills=tuple(s for s in ctx.skills if not s.disable_model_invocation),
+        context_files=profile_context_files(ctx.context_files),
     )
 
 
@@ -328,7 +330,7 @@ def _rule_texts(rule: RulePlan, state: _State, env: dict, where: str) -> tuple[s
 
 
 def _context_files_body(section: SectionPlan, state: _State, env: dict, esc: Callable[[str], str]) -> Body:
-    items = [{"path": f.path, "content": f.content} for f in state.context.context_files]
+    items = [{"path": f.path, "content": f.content} for f in state.context_files]
     return _list_body(items, section, env, esc)
 
 

@@ -25,6 +25,9 @@ from pipeline.prompt.context import ContextFile, Skill
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from npm_install import AgentInstallError, node_bin  # noqa: E402
 
+BEGIN, END = "<!-- context-pipeline: begin -->", "<!-- context-pipeline: end -->"
+BLOCK = f"{BEGIN}\nPrefer short functions.\n{END}\n"
+
 OPTIONS = [
     {"cwd": "/work/app", "selectedTools": ["read", "bash", "edit", "write"]},
     {"cwd": "C:\\\\src\\\\app", "selectedTools": ["read", "grep", "find", "ls"], "hiddenTools": ["find"]},
@@ -38,6 +41,18 @@ OPTIONS = [
                 {"name": "quiet", "description": "Hidden", "filePath": "/w/q/SKILL.md", "baseDir": "/w/q",
                  "disableModelInvocation": True}]},
     {"cwd": "/w", "selectedTools": ["bash"], "customPrompt": "   ", "sections": {"team_notes": "Ship on Fridays."}},
+    # the export's marked block is dropped from a context file (docs/export.md#exports-side-by-side):
+    # well-formed (LF, CRLF, no final break, after a U+2028), broken or doubled (kept), alone (file left out)
+    {"cwd": "/w", "selectedTools": ["read"], "contextFiles": [
+        {"path": "/w/AGENTS.md", "content": f"Use tabs.\n\n{BLOCK}"},
+        {"path": "/w/a/AGENTS.md", "content": f"a\r\n{BLOCK}".replace("\n", "\r\n") + "b"},
+        {"path": "/w/a/b/AGENTS.md", "content": f"x\n{BEGIN}\nteam\n{END}"},
+        {"path": "/w/c/AGENTS.md", "content": f"y\u2028{BLOCK}z\u2029{BEGIN}\u2028"},
+        {"path": "/w/d/AGENTS.md", "content": BLOCK + BLOCK},
+        {"path": "/w/e/AGENTS.md", "content": f"{END}\nq\n{BEGIN}\n"},
+        {"path": "/w/f/AGENTS.md", "content": f" \n{BLOCK}\t\n"},
+        {"path": "/w/g/AGENTS.md", "content": ""}]},
+    {"cwd": "/w", "selectedTools": ["read"], "contextFiles": [{"path": "/w/AGENTS.md", "content": BLOCK}]},
 ]
 
 PROFILES = ["builtin:default", "builtin:pi-1", "builtin:examples/team", "builtin:minimal"]
