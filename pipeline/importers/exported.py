@@ -37,6 +37,7 @@ from pipeline.errors import Location, Problem, ProfileError
 from pipeline.limits import toml_loads
 from pipeline.model import pi_plan as plan_schema
 from pipeline.model.pi_plan import Parts, PiPlan, Var
+from pipeline.prompt.context import block_marks
 
 from .build import Overlay, ProfileText
 from .pi import parse_json
@@ -53,8 +54,6 @@ NAMES = {"pi": "pi", "claude-code": "Claude Code", "codex": "Codex CLI", "openco
 ASK_EVERY_TURN = 1_000_000_000
 #: Codex's limit the export writes when compaction is off (pipeline.export.codex.NEVER)
 NEVER = 9_223_372_036_854_775_807
-#: the lines around the export's marked block of GEMINI.md, QWEN.md and AGENTS.md (pipeline.export.base.BLOCK_BEGIN/BLOCK_END)
-BLOCK = ("<!-- context-pipeline: begin -->", "<!-- context-pipeline: end -->")
 #: the provider kilo.json names for the profile's summarizer (pipeline.export.kilo.SUMMARIZER)
 KILO_SUMMARIZER = "context-pipeline-summarizer"
 PI_SETTINGS = (
@@ -167,16 +166,17 @@ def _written(text: str, cwd_marker: Optional[str]) -> str:
 
 
 def _block(path: Path) -> Optional[str]:
-    """The text of the export's marked block of ``path`` (``GEMINI.md``), if it has one."""
-    begin, end = BLOCK
+    """The text of the export's marked block of ``path`` (``GEMINI.md``), if it has one well-formed
+    block (found by the renderer's rule, :func:`pipeline.prompt.context.block_marks`)."""
     text = _text_file(path, "context file")
     if text is None:
         return None
-    lines = text.split("\n")
-    if begin not in lines or end not in lines:
+    lines = text.splitlines(keepends=True)
+    marks = block_marks(lines)
+    if not marks:
         return None
-    first, last = lines.index(begin), lines.index(end)
-    return "\n".join(lines[first + 1:last]) if first < last else None
+    inner = "".join(lines[marks[0] + 1:marks[1]])
+    return inner[:-1] if inner.endswith("\n") else inner
 
 
 def _summary_initial(overlay: Overlay, text: Optional[str]) -> None:
