@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from npm_install import AgentInstallError, agent_env  # noqa: E402
-from test_export_pi import _run_pi, _system, _world  # noqa: E402
+from test_export_pi import _run_pi, _system, _world, pi_env  # noqa: E402,F401  (pi_env: the fixture)
 
 from pipeline.prompt.context import BLOCK_BEGIN, BLOCK_END  # noqa: E402
 from pipeline.testing.loopback import LoopbackServer  # noqa: E402
@@ -32,14 +31,6 @@ system_prompt:
 """
 USERS = "Run the tests with make check before committing.\n"  # what _world writes into AGENTS.md
 ALLOW = ("--allow-loss", "compaction", "summary", "summarizer", "retry", "templates")
-
-
-@pytest.fixture(scope="module")
-def pi_env() -> dict:
-    try:
-        return agent_env("pi")
-    except AgentInstallError as err:
-        pytest.fail(f"the real pi 1.6.0 could not be installed: {err}")
 
 
 def _pipeline(project: Path, env: dict, *args: str) -> str:
