@@ -8,7 +8,7 @@
 A window of 0 (unknown) makes the window rules fire on every check, as pi's does; the
 ``tokens`` rule does not look at the window.
 
-:meth:`~pipeline.model.Compaction.for_model` (and the run plan's
+:meth:`~pipeline.model.compaction.Compaction.for_model` (and the run plan's
 :meth:`~pipeline.model.run_plan.CompactionCheck.for_model`) resolve
 ``compaction.model_overrides`` for one ``provider/model`` as pi 1.6's ``modelOverrides``: the exact key (case-sensitive; the model id may contain
 ``/``) overrides the keys it names, each key it leaves out falls back to the profile's

@@ -1,7 +1,7 @@
 """The run plan: what running an agent reads of a profile, as plain data.
 
 A :class:`RunPlan` is the compiled form of everything the agent runtime reads while it
-runs (``pipeline run``, ``pipeline chat``, :class:`~pipeline.runtime.Conversation`, the
+runs (``pipeline run``, ``pipeline chat``, :class:`~pipeline.runtime.conversation.Conversation`, the
 adapters' bridge): the system prompt's render plan and patch words, the ``runtime`` texts
 and switches, the retry settings, the compaction *check* (per model), the summarizer's
 settings, the template settings, the context texts. It is made of frozen, slotted
@@ -21,11 +21,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Optional, Protocol, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, TypeVar, Union
 
 from pipeline.model.ref import ModelRef
 from pipeline.model.render_plan import RenderPlan
 from pipeline.model.text import Text
+
+if TYPE_CHECKING:  # the profile language's models: a plan read from the cache defines none of them
+    from pipeline.model.profile import Profile
 
 __all__ = [
     "CompactionCheck", "ContextTexts", "Estimating", "Firing", "PatchTexts", "RetrySettings", "RunPlan", "RuntimeTexts",
@@ -155,7 +158,7 @@ class ContextTexts:
 
     @classmethod
     def from_profile(cls, profile: Any) -> "ContextTexts":
-        """The texts of a validated :class:`~pipeline.model.Profile`."""
+        """The texts of a validated :class:`~pipeline.model.profile.Profile`."""
         projection, bash = profile.summary.projection, profile.context.bash_execution
         return cls(
             compaction_open=projection.compaction.open, compaction_close=projection.compaction.close,
@@ -226,7 +229,7 @@ class CompactionCheck:
 
     @classmethod
     def of(cls, compaction: Any) -> "CompactionCheck":
-        """The check of a validated ``compaction`` block (:class:`~pipeline.model.Compaction`)."""
+        """The check of a validated ``compaction`` block (:class:`~pipeline.model.compaction.Compaction`)."""
         overrides = tuple((key, cls._one(compaction.for_model(*key.partition("/")[::2])))
                           for key in compaction.model_overrides)
         return replace(cls._one(compaction), overrides=overrides)
@@ -328,12 +331,12 @@ class RunPlan:
     default_context_window: int
     templates: TemplateSettings
     context: ContextTexts
-    load_profile: Optional[Callable[[], Any]] = field(default=None, compare=False, repr=False)
+    load_profile: Optional[Callable[[], Profile]] = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def of(cls, profile: Any, *, origin: str = "<profile>", template_sources: Optional[tuple[Any, ...]] = None,
+    def of(cls, profile: Profile, *, origin: str = "<profile>", template_sources: Optional[tuple[Any, ...]] = None,
            render: Optional[RenderPlan] = None) -> "RunPlan":
-        """The one lowering: the plan of a validated :class:`~pipeline.model.Profile` (which
+        """The one lowering: the plan of a validated :class:`~pipeline.model.profile.Profile` (which
         :meth:`profile` then returns). ``template_sources``: ``templates.sources`` resolved
         (:attr:`pipeline.compiler.CompiledProfile.template_sources`; default: as written)."""
         system_prompt, patch = profile.system_prompt, profile.system_prompt.patch
@@ -351,12 +354,12 @@ class RunPlan:
             load_profile=lambda: profile,
         )
 
-    def with_profile(self, load: Callable[[], Any]) -> "RunPlan":
+    def with_profile(self, load: Callable[[], Profile]) -> "RunPlan":
         """This plan, its whole profile loaded by ``load`` when asked for (a plan read from the cache)."""
         return replace(self, load_profile=load)
 
-    def profile(self) -> Any:
-        """The whole :class:`~pipeline.model.Profile` this plan was lowered from, loaded now (what a
+    def profile(self) -> Profile:
+        """The whole :class:`~pipeline.model.profile.Profile` this plan was lowered from, loaded now (what a
         compaction or a branch summary reads)."""
         if self.load_profile is None:
             raise RuntimeError("this run plan was read without its profile: give one with with_profile()")
