@@ -15,9 +15,11 @@ One request:
    stored), hop-by-hop headers dropped; the answer is streamed back chunk by chunk as it
    arrives, and a client that goes away cancels the upstream call.
 
-An upstream that cannot be reached is a 502, one that stays silent past the idle timeout a
-504, each in the client's provider shape; an upstream's own 4xx or 5xx is passed through as it
-came. Nothing here knows a profile: the policy is handed in.
+An upstream that cannot be reached is a 502, one that stays silent past the idle timeout, or
+whose answer is not whole within the answer deadline (one that trickles), a 504, each in the
+client's provider shape; an upstream's own 4xx or 5xx is passed through as it came. An answer
+that breaks off after its head went to the client is cut (:meth:`ProxyApp._cut`). Nothing here
+knows a profile: the policy and the deadlines are handed in.
 """
 
 from __future__ import annotations
@@ -34,10 +36,10 @@ from pipeline.proxy import codec
 from pipeline.proxy.metrics import CONTENT_TYPE, Metrics
 from pipeline.proxy.policy import Policy
 from pipeline.proxy.routes import Route, Upstreams, route
-from pipeline.proxy.shapes import ProxyFailure, error_body
+from pipeline.proxy.shapes import ProxyFailure, error_body, error_event
 from pipeline.proxy.status import StatusInfo, status_html
 from pipeline.proxy.store import ProxyStore
-from pipeline.proxy.upstream import UpstreamError, UpstreamPool, UpstreamTimeout
+from pipeline.proxy.upstream import Answer, AnswerTimeout, UpstreamError, UpstreamPool, UpstreamTimeout
 from pipeline.proxy.usage import UsageTap
 from pipeline.proxy.wire import Request
 
@@ -67,6 +69,9 @@ class ProxySettings:
     connect_timeout: float = 10.0
     #: the longest silence of an upstream between two bytes (the profile's ``summarizer.timeout_s``)
     idle_timeout: float = 120.0
+    #: the longest an answer may take, from the request to its last byte (the profile's
+    #: ``summarizer.call_deadline_s``, which bounds a model call of ``pipeline run`` too)
+    answer_timeout: float = 300.0
 
 
 class ProxyApp:
@@ -104,7 +109,9 @@ class ProxyApp:
         """The one upstream client (:mod:`pipeline.proxy.upstream`): its pool is every agent's; it
         keeps no cookies (each agent's own pass through as its headers)."""
         if self._client is None:
-            self._client = UpstreamPool(self.settings.connect_timeout, self.settings.idle_timeout)
+            settings = self.settings
+            self._client = UpstreamPool(settings.connect_timeout, settings.idle_timeout,
+                                        answer_timeout=settings.answer_timeout)
         return self._client
 
     async def aclose(self) -> None:
@@ -200,6 +207,9 @@ class ProxyApp:
                      send: Send, conversation: Optional[str], booked: Optional[Awaitable[None]] = None) -> None:
         try:
             response = await self.client().request(method, where.url, headers, body)
+        except AnswerTimeout:
+            self.store.count("upstream_errors")
+            raise ProxyFailure(504, self._too_long(where)) from None
         except UpstreamTimeout:
             self.store.count("upstream_errors")
             raise ProxyFailure(504, f"the upstream {_host(where.url)} did not answer in time") from None
@@ -218,14 +228,36 @@ class ProxyApp:
                 async for chunk in response.chunks():
                     tap.feed(chunk)
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            except UpstreamError:
-                self.store.count("upstream_errors")  # the answer is cut: the client sees a short body
+            except UpstreamError as err:
+                self.store.count("upstream_errors")
+                await self._cut(where, response, err, send)
+                return
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             reported = tap.reported() if conversation is not None and response.status < 400 else None
             if reported is not None and conversation is not None:
                 self.store.usage(conversation, reported)
         finally:
             response.release()
+
+    async def _cut(self, where: Route, response: Answer, err: UpstreamError, send: Send) -> None:
+        """An answer the upstream broke off, or that ran past the answer deadline, once its head
+        went to the client: an event stream sent in chunks ends with the error as its last event
+        (in the provider's shape) and the stream's proper end; any other answer is left cut, so
+        the server closes the connection and the client sees a body shorter than announced,
+        never a whole-looking one."""
+        kind = response.header(b"content-type") or ""
+        if (kind.startswith("text/event-stream") and response.header(b"content-length") is None
+                and response.header(b"content-encoding") is None):
+            if isinstance(err, AnswerTimeout):
+                status, message = 504, self._too_long(where)
+            else:
+                status, message = 502, f"the upstream {_host(where.url)} broke off its answer: {err.reason()}"
+            await send({"type": "http.response.body", "body": error_event(where.provider, status, message),
+                        "more_body": False})
+
+    def _too_long(self, where: Route) -> str:
+        return (f"the upstream {_host(where.url)} did not finish its answer within {self.settings.answer_timeout:g} s "
+                f"(the profile's summarizer.call_deadline_s; raise it for longer answers)")
 
 
 class ClientGone(Exception):

@@ -41,7 +41,8 @@ def start(pipeline: "Pipeline", args: "argparse.Namespace") -> None:
     if args.max_body < 1:
         raise UsageError(Problem(f"{args.max_body} is not a size in bytes", key="--max-body", hint="give 1 or more", code="proxy.usage"))
     settings = ProxySettings(upstreams=upstreams, token=token, max_body=args.max_body,
-                             idle_timeout=pipeline.profile.summarizer.timeout_s)
+                             idle_timeout=pipeline.profile.summarizer.timeout_s,
+                             answer_timeout=pipeline.profile.summarizer.call_deadline_s)
     store = open_store(args.store)
     try:
         sock = bind(listen)

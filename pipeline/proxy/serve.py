@@ -12,6 +12,7 @@ starts, so ``--listen HOST:0`` knows the port it got and the one line it prints,
 
 from __future__ import annotations
 
+import logging
 import socket
 import sys
 from dataclasses import dataclass
@@ -86,4 +87,14 @@ def serve(app: Any, sock: socket.socket, *, graceful_s: float = 30.0) -> None:
 
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False,
                             timeout_graceful_shutdown=max(1, int(graceful_s)), server_header=False, date_header=False)
+    logging.getLogger("uvicorn.error").addFilter(_not_a_cut_answer)
     Server(config).run(sockets=[sock])
+
+
+#: what uvicorn logs when an application returns before its answer's end: the proxy does so on
+#: purpose for an answer its upstream broke off (:meth:`pipeline.proxy.app.ProxyApp._cut`)
+_CUT = "ASGI callable returned without completing response."
+
+
+def _not_a_cut_answer(record: logging.LogRecord) -> bool:
+    return record.getMessage() != _CUT

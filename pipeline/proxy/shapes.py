@@ -4,7 +4,9 @@ A client parses an error from its provider's body (Anthropic's ``{"type": "error
 {"type", "message"}}``, OpenAI's ``{"error": {"message", "type", "code"}}``, Gemini's
 ``{"error": {"code", "message", "status"}}``), so an error the proxy makes (a body too large,
 malformed JSON, an upstream that cannot be reached or is too slow) is written in that shape,
-and the agent reports it as it would the provider's.
+and the agent reports it as it would the provider's. An answer already streaming when it fails
+ends with the error as one more event of the stream (:func:`error_event`): Anthropic's SDKs
+raise on an ``event: error``, OpenAI's on a payload holding ``error``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from pipeline.llm.wire import anthropic, chat, gemini
+from pipeline.llm.wire import anthropic, chat, gemini, sse
 from pipeline.proxy.routes import Provider
 
 @dataclass(frozen=True)
@@ -28,12 +30,18 @@ class ProxyFailure(Exception):
 
 def error_body(provider: Provider, status: int, message: str) -> bytes:
     """``message`` as ``provider`` writes an error with HTTP ``status`` (the shapes are the wire layer's)."""
+    return json.dumps(_error(provider, status, message)).encode()
+
+
+def error_event(provider: Provider, status: int, message: str) -> bytes:
+    """:func:`error_body` as the last event of a stream: ``event: error`` and the body as its data."""
+    return sse.event_frame("error", _error(provider, status, message)).encode()
+
+
+def _error(provider: Provider, status: int, message: str) -> object:
     text = f"context-pipeline proxy: {message}"
-    body: object
     if provider == "anthropic":
-        body = anthropic.error_body(status, text)
-    elif provider == "gemini":
-        body = gemini.error_body(status, text)
-    else:
-        body = chat.error_body(status, text)
-    return json.dumps(body).encode()
+        return anthropic.error_body(status, text)
+    if provider == "gemini":
+        return gemini.error_body(status, text)
+    return chat.error_body(status, text)

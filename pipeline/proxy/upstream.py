@@ -15,7 +15,9 @@ about half of what the proxy spent on a request (docs/benchmarks.md).
   new connection, as browsers do; a second such end is :class:`RemoteProtocolError`.
 * **Deadlines.** Connecting (TLS and a proxy's ``CONNECT`` included) within ``connect_timeout``;
   every later wait (writing, the answer's head, each piece of its body) within ``idle_timeout``:
-  :class:`UpstreamTimeout` past either.
+  :class:`UpstreamTimeout` past either. The whole exchange, from the request's start to the
+  answer's last byte, within ``answer_timeout``: :class:`AnswerTimeout` past it (an upstream
+  that trickles, never silent for long but never done).
 * **TLS** with the system's trust store (OpenSSL's default paths; ``SSL_CERT_FILE`` and
   ``SSL_CERT_DIR`` name others), the host's name checked, HTTP/1.1 offered by ALPN.
 * **Proxies from the environment** (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, their
@@ -76,6 +78,10 @@ class UpstreamTimeout(UpstreamError):
     """The upstream did not connect or answer within its deadline."""
 
 
+class AnswerTimeout(UpstreamTimeout):
+    """The answer was not whole within the exchange's ``answer_timeout``."""
+
+
 class ProxyNotSupported(UpstreamError):
     """The environment names a proxy this client cannot use."""
 
@@ -126,12 +132,16 @@ def split(url: str) -> tuple[Origin, str]:
 
 
 class _Deadline:
-    """``with _Deadline(s):`` cancels the task past ``s`` seconds, which leaves as :class:`UpstreamTimeout`."""
+    """``with _Deadline(s, ends):`` cancels the task past ``s`` seconds, which leaves as
+    :class:`UpstreamTimeout`, or past ``ends`` (:func:`time.monotonic`) if that comes first,
+    which leaves as :class:`AnswerTimeout`."""
 
-    __slots__ = ("seconds", "task", "handle", "fired")
+    __slots__ = ("seconds", "late", "task", "handle", "fired")
 
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
+    def __init__(self, seconds: float, ends: float = float("inf")) -> None:
+        left = ends - time.monotonic()
+        self.late = left < seconds
+        self.seconds = max(left, 0.0) if self.late else seconds
         self.fired = False
 
     def __enter__(self) -> "_Deadline":
@@ -151,7 +161,19 @@ class _Deadline:
             uncancel = getattr(self.task, "uncancel", None)
             if uncancel is not None:  # Python 3.11+: the task is not left counted as cancelling
                 uncancel()
-            raise UpstreamTimeout() from None
+            raise (AnswerTimeout() if self.late else UpstreamTimeout()) from None
+
+
+class _Wait:
+    """The waits of one exchange: each within ``idle`` seconds and none past ``ends``."""
+
+    __slots__ = ("idle", "ends")
+
+    def __init__(self, idle: float, ends: float) -> None:
+        self.idle, self.ends = idle, ends
+
+    def __call__(self) -> _Deadline:
+        return _Deadline(self.idle, self.ends)
 
 
 class _Connection:
@@ -180,10 +202,10 @@ class Answer:
     body was read whole, closed otherwise)."""
 
     def __init__(self, pool: "UpstreamPool", connection: _Connection, status: int,
-                 headers: list[tuple[bytes, bytes]], framing: str, length: int, reusable: bool) -> None:
+                 headers: list[tuple[bytes, bytes]], framing: str, length: int, reusable: bool, wait: _Wait) -> None:
         self.status = status
         self.headers = headers
-        self._pool, self._connection = pool, connection
+        self._pool, self._connection, self._wait = pool, connection, wait
         self._framing, self._length, self._reusable = framing, length, reusable
         self._complete = framing == "none"
 
@@ -195,17 +217,17 @@ class Answer:
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """The body's bytes as they arrive (the chunked framing taken off)."""
-        reader, idle = self._connection.reader, self._pool.idle_timeout
+        reader, wait = self._connection.reader, self._wait
         try:
             if self._framing == "length":
-                async for piece in _pieces(reader, self._length, idle, "the answer ended before its content-length"):
+                async for piece in _pieces(reader, self._length, wait, "the answer ended before its content-length"):
                     yield piece
             elif self._framing == "chunked":
-                async for piece in _dechunked(reader, idle):
+                async for piece in _dechunked(reader, wait):
                     yield piece
             elif self._framing == "close":
                 while True:
-                    with _Deadline(idle):
+                    with wait():
                         piece = await reader.read(_READ)
                     if not piece:
                         break
@@ -223,12 +245,12 @@ class Answer:
             connection.close()
 
 
-async def _pieces(reader: asyncio.StreamReader, size: int, idle: float, cut: str) -> AsyncIterator[bytes]:
-    """The next ``size`` bytes as they come, each read within ``idle`` seconds; ``cut`` says what
-    an end of the connection before them means."""
+async def _pieces(reader: asyncio.StreamReader, size: int, wait: _Wait, cut: str) -> AsyncIterator[bytes]:
+    """The next ``size`` bytes as they come, each read within ``wait``; ``cut`` says what an end
+    of the connection before them means."""
     left = size
     while left:
-        with _Deadline(idle):
+        with wait():
             piece = await reader.read(min(left, _READ))
         if not piece:
             raise RemoteProtocolError(cut)
@@ -236,9 +258,9 @@ async def _pieces(reader: asyncio.StreamReader, size: int, idle: float, cut: str
         yield piece
 
 
-async def _dechunked(reader: asyncio.StreamReader, idle: float) -> AsyncIterator[bytes]:
+async def _dechunked(reader: asyncio.StreamReader, wait: _Wait) -> AsyncIterator[bytes]:
     while True:
-        with _Deadline(idle):
+        with wait():
             line = await reader.readuntil(b"\r\n")
         try:
             size = int(line.split(b";", 1)[0].strip(), 16)
@@ -246,12 +268,12 @@ async def _dechunked(reader: asyncio.StreamReader, idle: float) -> AsyncIterator
             raise RemoteProtocolError("a chunk's size is not hexadecimal") from None
         if size == 0:
             while True:  # trailers, up to the empty line
-                with _Deadline(idle):
+                with wait():
                     if await reader.readuntil(b"\r\n") == b"\r\n":
                         return
-        async for piece in _pieces(reader, size, idle, "the answer ended inside a chunk"):
+        async for piece in _pieces(reader, size, wait, "the answer ended inside a chunk"):
             yield piece
-        with _Deadline(idle):
+        with wait():
             if await reader.readexactly(2) != b"\r\n":
                 raise RemoteProtocolError("a chunk does not end with CRLF")
 
@@ -259,8 +281,9 @@ async def _dechunked(reader: asyncio.StreamReader, idle: float) -> AsyncIterator
 class UpstreamPool:
     """The proxy's one client: every request to every upstream goes through it."""
 
-    def __init__(self, connect_timeout: float, idle_timeout: float, environ: Optional[Mapping[str, str]] = None) -> None:
-        self.connect_timeout, self.idle_timeout = connect_timeout, idle_timeout
+    def __init__(self, connect_timeout: float, idle_timeout: float, environ: Optional[Mapping[str, str]] = None,
+                 answer_timeout: float = float("inf")) -> None:
+        self.connect_timeout, self.idle_timeout, self.answer_timeout = connect_timeout, idle_timeout, answer_timeout
         self._idle: dict[Origin, deque[_Connection]] = {}
         self._count = 0
         self._proxies = _proxies(os.environ if environ is None else environ)
@@ -268,12 +291,14 @@ class UpstreamPool:
 
     async def request(self, method: str, url: str, headers: list[tuple[str, str]], body: bytes) -> Answer:
         """``method`` on ``url`` with ``headers`` (as the client sent them, hop-by-hop ones taken
-        out, no ``host`` nor ``content-length``) and ``body``; the answer once its head came."""
+        out, no ``host`` nor ``content-length``) and ``body``; the answer once its head came (its
+        body due, whole, within ``answer_timeout`` of this call)."""
         origin, target = split(url)
+        wait = _Wait(self.idle_timeout, time.monotonic() + self.answer_timeout)
         for attempt in (1, 2):
-            connection = await self._connection(origin)
+            connection = await self._connection(origin, wait.ends)
             try:
-                return await self._exchange(connection, method, target, headers, body)
+                return await self._exchange(connection, method, target, headers, body, wait)
             except _Nothing:
                 connection.close()
                 if attempt == 2:
@@ -300,7 +325,7 @@ class UpstreamPool:
     # ------------------------------------------------------------------ one exchange
 
     async def _exchange(self, connection: _Connection, method: str, target: str, headers: list[tuple[str, str]],
-                        body: bytes) -> Answer:
+                        body: bytes, wait: _Wait) -> Answer:
         origin = connection.origin
         if connection.absolute:
             target = f"{origin.scheme}://{origin.authority}{target}"
@@ -314,13 +339,13 @@ class UpstreamPool:
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
         writer = connection.writer
         try:
-            with _Deadline(self.idle_timeout):
+            with wait():
                 writer.writelines((head, body))  # one writev on uvloop, the body not copied first
                 await writer.drain()
         except (ConnectionError, OSError):
             raise _Nothing() from None
         while True:
-            status, answer_headers, version = await self._head(connection.reader)
+            status, answer_headers, version = await self._head(connection.reader, wait)
             if not 100 <= status < 200:
                 break
             if status == 101:
@@ -328,11 +353,12 @@ class UpstreamPool:
         framing, length = _framing(method, status, answer_headers)
         closing = version != b"HTTP/1.1" or any(
             k == b"connection" and b"close" in v.lower() for k, v in answer_headers)
-        return Answer(self, connection, status, answer_headers, framing, length, not closing and framing != "close")
+        return Answer(self, connection, status, answer_headers, framing, length, not closing and framing != "close",
+                      wait)
 
-    async def _head(self, reader: asyncio.StreamReader) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    async def _head(self, reader: asyncio.StreamReader, wait: _Wait) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
         try:
-            with _Deadline(self.idle_timeout):
+            with wait():
                 raw = await reader.readuntil(b"\r\n\r\n")
         except asyncio.IncompleteReadError as err:
             if not err.partial:
@@ -346,7 +372,7 @@ class UpstreamPool:
 
     # ------------------------------------------------------------------ connections
 
-    async def _connection(self, origin: Origin) -> _Connection:
+    async def _connection(self, origin: Origin, ends: float) -> _Connection:
         idle, now = self._idle.get(origin), time.monotonic()
         while idle:
             connection = idle.pop()
@@ -355,7 +381,7 @@ class UpstreamPool:
                 return connection
             connection.close()
         try:
-            with _Deadline(self.connect_timeout):
+            with _Deadline(self.connect_timeout, ends):
                 return await self._open(origin)
         except (ConnectionError, OSError, ssl.SSLError, asyncio.IncompleteReadError) as err:
             raise ConnectError(type(err).__name__) from None

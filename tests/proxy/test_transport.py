@@ -18,6 +18,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from pipeline.llm.wire import sse
+from pipeline.proxy.shapes import error_event
+
 from .proxyrun import ProxyProcess
 from .rawservers import serve_each
 from .upstream import RecordingUpstream, json_answer
@@ -190,6 +193,84 @@ def test_a_silent_upstream_is_a_504_after_the_profiles_timeout(tmp_path, upstrea
         assert "did not answer in time" in answer.json()["error"]["message"]
 
 
+def _deadline_profile(tmp_path: Path) -> Path:
+    """Silent for 1 s at most, whole within 2 s."""
+    profile = tmp_path / "deadlines.yaml"
+    profile.write_text("extends: builtin:default\nsummarizer:\n  timeout_s: 1\n  call_deadline_s: 2\n")
+    return profile
+
+
+def _chunk(handler, data: bytes) -> None:
+    handler.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+    handler.wfile.flush()
+
+
+def _trickle(kind: str):
+    """An answer of content-type ``kind`` in chunks every half second for 6 s: never silent for
+    the idle deadline, never done within the call deadline."""
+    def answer(handler, seen) -> None:
+        handler.send_response(200)
+        handler.send_header("content-type", kind)
+        handler.send_header("transfer-encoding", "chunked")
+        handler.end_headers()
+        try:
+            for _ in range(12):
+                _chunk(handler, b'event: ping\ndata: {"type": "ping"}\n\n' if "event" in kind else b" ")
+                time.sleep(0.5)
+            handler.wfile.write(b"0\r\n\r\n")
+        except OSError:
+            pass  # the proxy hung up at its deadline
+    return answer
+
+
+def test_a_stream_that_trickles_past_the_call_deadline_ends_with_an_error_event_in_the_providers_shape(
+        tmp_path, upstream):
+    upstream.recorder.answer = _trickle("text/event-stream")
+    body = b'{"model":"claude-x","max_tokens":5,"stream":true,"messages":[{"role":"user","content":"hi"}]}'
+    with _proxy(tmp_path, upstream, str(_deadline_profile(tmp_path))) as proxy:
+        started = time.monotonic()
+        with httpx.stream("POST", proxy.url + "/v1/messages", content=body, timeout=30) as answer:
+            assert answer.status_code == 200
+            text = b"".join(answer.iter_bytes()).decode()
+        took = time.monotonic() - started
+        upstream.recorder.answer = None
+        assert httpx.post(proxy.url + "/v1/messages", content=ANTHROPIC_BODY, timeout=30).status_code == 200
+        stats = httpx.get(proxy.url + "/_pipeline/stats", timeout=30).json()
+    frames = text.strip().split("\n\n")
+    assert frames[:2] == ['event: ping\ndata: {"type": "ping"}'] * 2  # what came before the deadline, as it came
+    name, data = frames[-1].split("\n", 1)
+    error = json.loads(data.removeprefix("data: "))
+    assert name == "event: error" and error["type"] == "error" and error["error"]["type"] == "timeout_error"
+    assert "within 2 s" in error["error"]["message"] and "summarizer.call_deadline_s" in error["error"]["message"]
+    assert 1.5 < took < 5
+    assert stats["upstream_errors"] == 1
+    assert not [line for line in proxy.stderr_lines if "ERROR" in line or "Traceback" in line]
+
+
+def test_an_answer_cut_after_its_head_reaches_the_client_short_never_whole_looking(tmp_path, upstream):
+    """A JSON answer framed by its length that the upstream breaks off, and one sent in chunks that
+    trickles past the call deadline: the client's library sees a body that ended early; the
+    proxy prints no traceback and keeps serving."""
+    def broken(handler, seen) -> None:
+        handler.send_response(200)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", "100")
+        handler.end_headers()
+        handler.wfile.write(b'{"id":')
+        handler.close_connection = True
+
+    with _proxy(tmp_path, upstream, str(_deadline_profile(tmp_path))) as proxy:
+        for answer in (broken, _trickle("application/json")):
+            upstream.recorder.answer = answer
+            with pytest.raises(httpx.RemoteProtocolError):
+                httpx.post(proxy.url + "/v1/chat/completions", content=OPENAI_BODY, timeout=30)
+        upstream.recorder.answer = None
+        assert httpx.post(proxy.url + "/v1/chat/completions", content=OPENAI_BODY, timeout=30).status_code == 200
+        stats = httpx.get(proxy.url + "/_pipeline/stats", timeout=30).json()
+    assert stats["upstream_errors"] == 2
+    assert not [line for line in proxy.stderr_lines if "ERROR" in line or "Traceback" in line]
+
+
 def test_a_cookie_the_upstream_sets_goes_to_that_client_and_never_with_another_request(tmp_path, upstream):
     """The proxy's one upstream client is shared by every agent: it keeps no cookie jar."""
     def with_cookie(handler, seen) -> None:
@@ -329,3 +410,17 @@ def test_an_upstream_that_drops_the_request_twice_is_a_502_in_the_clients_shape(
         assert upstream.count == 2  # sent twice, never more
     finally:
         upstream.close()
+
+
+@pytest.mark.parametrize("provider, shape", [
+    ("anthropic", lambda data: data["type"] == "error" and data["error"]["type"] == "timeout_error"),
+    ("openai", lambda data: data["error"]["type"] == "server_error" and data["error"]["message"]),
+    ("gemini", lambda data: data["error"]["status"] == "DEADLINE_EXCEEDED" and data["error"]["code"] == 504),
+])
+def test_a_streams_last_event_carries_the_error_as_the_providers_sdks_read_it(provider, shape):
+    """Anthropic's SDKs raise on ``event: error``; OpenAI's and Google's on a payload holding ``error``."""
+    frame = error_event(provider, 504, "too slow").decode()
+    assert frame.startswith("event: error\ndata: ") and frame.endswith("\n\n") and frame.count("\n") == 3
+    [data] = list(sse.frames(frame.splitlines()))
+    assert shape(data)
+    assert "too slow" in json.dumps(data)

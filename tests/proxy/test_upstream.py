@@ -12,8 +12,8 @@ import time
 import httpx
 import pytest
 
-from pipeline.proxy.upstream import (ConnectError, ProxyNotSupported, ProxyRefused, RemoteProtocolError, UpstreamPool,
-                                     UpstreamTimeout)
+from pipeline.proxy.upstream import (AnswerTimeout, ConnectError, ProxyNotSupported, ProxyRefused, RemoteProtocolError,
+                                     UpstreamPool, UpstreamTimeout)
 
 from .proxyrun import ProxyProcess
 from .rawservers import Certificate, ForwardProxy, RawServer, ok, self_signed
@@ -37,8 +37,9 @@ def call(pool: UpstreamPool, url: str, headers=(), body: bytes = BODY, method: s
     return asyncio.run(run())
 
 
-def pool(environ=None, idle: float = 10.0) -> UpstreamPool:
-    return UpstreamPool(connect_timeout=5.0, idle_timeout=idle, environ={} if environ is None else environ)
+def pool(environ=None, idle: float = 10.0, answer: float = float("inf")) -> UpstreamPool:
+    return UpstreamPool(connect_timeout=5.0, idle_timeout=idle, environ={} if environ is None else environ,
+                        answer_timeout=answer)
 
 
 def test_the_clients_headers_go_out_as_they_came_with_only_host_and_length_added():
@@ -161,6 +162,31 @@ def test_a_server_that_trickles_within_the_idle_deadline_is_read_whole():
 
     with RawServer(trickle) as server:
         assert call(pool(idle=0.5), server.url + "/x") == (200, b"0123456789")
+
+
+def test_a_server_that_trickles_past_the_answer_deadline_is_an_answer_timeout():
+    """Never silent for the idle deadline, but not done within the exchange's answer deadline
+    (chunked, or framed by its length; the head itself is one wait within the idle deadline)."""
+    def chunked(conn, reader, request) -> bool:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+        for _ in range(20):
+            time.sleep(0.15)
+            conn.sendall(b"1\r\nx\r\n")
+        return False
+
+    def sized(conn, reader, request) -> bool:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 20\r\n\r\n")
+        for _ in range(20):
+            time.sleep(0.15)
+            conn.sendall(b"x")
+        return False
+
+    for trickle in (chunked, sized):
+        with RawServer(trickle) as server:
+            started = time.monotonic()
+            with pytest.raises(AnswerTimeout):
+                call(pool(idle=0.5, answer=1.0), server.url + "/x")
+            assert 0.9 < time.monotonic() - started < 2.5, trickle.__name__
 
 
 def test_a_server_silent_past_the_idle_deadline_is_a_timeout_for_the_head_and_for_the_body():

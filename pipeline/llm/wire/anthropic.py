@@ -357,8 +357,9 @@ def anthropic_events(r: JSON, model: str, index: int, partial: bool = False) -> 
 
 
 #: the ``error.type`` of an error body, by HTTP status (else ``api_error``)
-_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
-                413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error"}
+_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 402: "billing_error",
+                403: "permission_error", 404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
+                504: "timeout_error", 529: "overloaded_error"}
 
 
 def error_body(status: int, message: str) -> JSON:
