@@ -164,29 +164,25 @@ def test_a_server_that_trickles_within_the_idle_deadline_is_read_whole():
         assert call(pool(idle=0.5), server.url + "/x") == (200, b"0123456789")
 
 
-def test_a_server_that_trickles_past_the_answer_deadline_is_an_answer_timeout():
+@pytest.mark.parametrize("head, piece", [
+    (b"transfer-encoding: chunked", b"1\r\nx\r\n"),
+    (b"content-length: 20", b"x"),
+], ids=["chunked", "sized"])
+def test_a_server_that_trickles_past_the_answer_deadline_is_an_answer_timeout(head, piece):
     """Never silent for the idle deadline, but not done within the exchange's answer deadline
-    (chunked, or framed by its length; the head itself is one wait within the idle deadline)."""
-    def chunked(conn, reader, request) -> bool:
-        conn.sendall(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+    (the head itself is one wait within the idle deadline)."""
+    def trickle(conn, reader, request) -> bool:
+        conn.sendall(b"HTTP/1.1 200 OK\r\n%s\r\n\r\n" % head)
         for _ in range(20):
             time.sleep(0.15)
-            conn.sendall(b"1\r\nx\r\n")
+            conn.sendall(piece)
         return False
 
-    def sized(conn, reader, request) -> bool:
-        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 20\r\n\r\n")
-        for _ in range(20):
-            time.sleep(0.15)
-            conn.sendall(b"x")
-        return False
-
-    for trickle in (chunked, sized):
-        with RawServer(trickle) as server:
-            started = time.monotonic()
-            with pytest.raises(AnswerTimeout):
-                call(pool(idle=0.5, answer=1.0), server.url + "/x")
-            assert 0.9 < time.monotonic() - started < 2.5, trickle.__name__
+    with RawServer(trickle) as server:
+        started = time.monotonic()
+        with pytest.raises(AnswerTimeout):
+            call(pool(idle=0.5, answer=1.0), server.url + "/x")
+        assert 0.9 < time.monotonic() - started < 2.5
 
 
 def test_a_server_silent_past_the_idle_deadline_is_a_timeout_for_the_head_and_for_the_body():
