@@ -132,8 +132,9 @@ def run(args: argparse.Namespace) -> int:
         if implicit and repo is None:
             _refuse_default_over_another(target, place, root, args)
         export, plan = prepare(target, pipeline, place, force=args.force)
-        document = _show(target, root, export, plan, args, repo)
-        code = _apply(export, plan, args, repo, writes)
+        written = _write(target, root, export, plan, args, repo) if writes and not plan.conflicts else False
+        document = _show(target, root, export, plan, args, repo, written)
+        code = _apply(export, plan, args, repo)
     if not args.verify:
         return code
     return max(code, _verify(target, pipeline, export, root, args, document))
@@ -162,15 +163,30 @@ def _refuse_default_over_another(target, place, root, args) -> None:
              "profile with `pipeline init`", code="profile.export-other-profile"))
 
 
-def _show(target, root, export, plan, args, repo) -> dict:
-    """Print what the export changes and its report (JSON: printed after --verify, which adds to it)."""
+def _write(target, root, export, plan, args, repo) -> bool:
+    """Write the plan's changes; when that fails (exit 4, the project left as it was), what it
+    would have changed is printed first, never as done."""
+    from pipeline.export import write_changes
+    from pipeline.export.writer import ExportWriteError
+
+    try:
+        write_changes(plan)
+    except ExportWriteError:
+        _show(target, root, export, plan, args, repo, written=False)
+        raise
+    return True
+
+
+def _show(target, root, export, plan, args, repo, written: bool) -> dict:
+    """Print what the export changes (``written``: did) and its report (JSON: printed after
+    --verify, which adds to it)."""
     from pipeline.export import undeclared_losses
 
     if args.format != "json":
-        _text(target, root, export, plan, args, repo)
+        _text(target, root, export, plan, args, repo, written)
         return {}
     document = {
-        "target": target.name, "agent": target.agent, "root": str(root), "profile": args.profile,
+        "target": target.name, "agent": target.agent, "root": str(root), "profile": args.profile, "written": written,
         "profile_setting": str(repo.setting) if repo is not None and repo.same(args.profile) else None,
         "changes": [c.to_json() for c in plan.changes], "report": [c.to_json() for c in export.report],
         "drift": [c.path for c in plan.drift],
@@ -182,10 +198,10 @@ def _show(target, root, export, plan, args, repo) -> dict:
     return document
 
 
-def _apply(export, plan, args, repo, writes: bool) -> int:
-    """--check's verdict, or the write (conflicts: a located error and nothing written)."""
+def _apply(export, plan, args, repo) -> int:
+    """--check's verdict, or the export's (conflicts: a located error and nothing written)."""
     from pipeline.errors import PipelineError
-    from pipeline.export import undeclared_losses, write_changes
+    from pipeline.export import undeclared_losses
 
     if args.check:
         unallowed = undeclared_losses(export, args.allow_loss)
@@ -199,8 +215,6 @@ def _apply(export, plan, args, repo, writes: bool) -> int:
     if plan.conflicts:
         print("pipeline export: nothing was written", file=sys.stderr)
         raise PipelineError(plan.conflicts)
-    if writes:
-        write_changes(plan)
     return 0
 
 
@@ -269,8 +283,8 @@ def _print_json(document: dict) -> None:
     print(json.dumps(document, indent=2, ensure_ascii=False))
 
 
-def _text(target, root, export, plan, args, repo) -> None:
-    verb = "would " if args.dry_run or args.check or plan.conflicts else ""
+def _text(target, root, export, plan, args, repo, written: bool) -> None:
+    verb = "" if written else "would "
     out = [_profile_line(args, repo), f"{target.agent} in {root}:"]
     for change in plan.changes:
         if change.action == "unchanged":
