@@ -1,7 +1,7 @@
 """Token accounting as pi 0.84.0 does it (docs/pi-rules.md#token-accounting), and pi 1.x's counting of recorded system messages.
 
 * :func:`estimate_tokens`: one message, ``ceil(chars / chars_per_token)`` where chars are
-  UTF-16 units counted per role, images charged ``image_chars``;
+  UTF-16 units counted per role, images charged ``image_chars``; :func:`text_tokens`, a text's;
 * :func:`context_tokens`: the context size a provider's usage record reports;
 * :func:`estimate_context`: a message list, anchored on the last usable usage record plus
   the estimates of the messages after it;
@@ -43,6 +43,12 @@ _DEFAULT = CompactionCheck()  # the block's defaults, as plain data
 
 def _ceil_div(chars: int, per_token: int) -> int:
     return -(-chars // per_token)
+
+
+def text_tokens(text: str, chars_per_token: int = _DEFAULT.chars_per_token) -> int:
+    """A text's estimate by the same rule: ``ceil(len / chars_per_token)``, the length in UTF-16
+    units (the prompt report's figure for a section and a whole prompt)."""
+    return _ceil_div(u16len(text), chars_per_token)
 
 
 def _text_len(value: object) -> int:

@@ -1,7 +1,7 @@
 """A rendered prompt described for people and tools: sections, token estimates, origins.
 
 :func:`build_prompt_report` renders once and annotates every section with its estimated
-tokens (``ceil(utf16_length / chars_per_token)``, the profile's ``compaction.chars_per_token``)
+tokens (:func:`pipeline.compaction.tokens.text_tokens`, the profile's ``compaction.chars_per_token``)
 and the profile file and line that defined it (from the pipeline's source map). The
 formats: :func:`prompt_json` (machine-readable) and :func:`prompt_html` (one
 self-contained page, rendered by ``templates/prompt.html.j2`` with autoescaping on).
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 from pipeline.errors import Location
+from pipeline.compaction.tokens import text_tokens
 from pipeline.js import u16len
 from pipeline.prompt import RenderContext, RenderedSection
 from pipeline.source.chain import shown_file, shown_location
@@ -22,11 +23,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.facade import Pipeline
 
 SECTIONS_PATH = ("system_prompt", "sections")
-
-
-def estimate_tokens(text: str, chars_per_token: int = 4) -> int:
-    """``ceil(len / chars_per_token)`` with the length in UTF-16 units (pi's estimate)."""
-    return -(-u16len(text) // chars_per_token)
 
 
 @dataclass(frozen=True)
@@ -72,7 +68,7 @@ class PromptReport:
 
     @property
     def tokens(self) -> int:
-        return estimate_tokens(self.prompt, self.chars_per_token)
+        return text_tokens(self.prompt, self.chars_per_token)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -121,7 +117,7 @@ def _section(pipeline: "Pipeline", s: RenderedSection, cpt: int) -> SectionRepor
         index=s.index,
         separator=s.separator,
         text=s.text,
-        tokens=estimate_tokens(s.text, cpt),
+        tokens=text_tokens(s.text, cpt),
         items=s.items,
         source=shown_location(section_location(pipeline, s.index)),
     )
