@@ -128,3 +128,15 @@ def test_codex_in_a_sub_folder_sends_the_root_block_and_the_folders_block(tmp_pa
     items = {i["key"]: i for i in json.loads(done.stdout)["verify"]["items"]}
     assert items["system_prompt.sections.api_rules"]["status"] == "ok"
     assert items["system_prompt.sections.house_style"]["status"] == "ok"
+    # an AGENTS.override.md in packages/api is what Codex reads there instead: the api section
+    # fails, the root's still holds, and the shadow names the folder's file
+    (api / "AGENTS.override.md").write_text("Other api rules.\n")
+    done = pipeline_cli("export", "agents-md", str(tmp_path / "mono.yaml"), "--project", str(project), "--verify",
+                        "--format", "json", cwd=project, env=env)
+    verify = json.loads(done.stdout)["verify"]
+    items = {i["key"]: i for i in verify["items"]}
+    assert done.returncode == 1 and items["system_prompt.sections.api_rules"]["status"] == "mismatch"
+    assert items["system_prompt.sections.house_style"]["status"] == "ok"
+    shadows = {s["path"]: s["what"] for s in verify["shadows"]}
+    assert "packages/api/AGENTS.override.md in place of" in shadows[str(api / "AGENTS.override.md")]
+    assert not any(path == str(project / "AGENTS.override.md") for path in shadows)

@@ -103,7 +103,8 @@ def verify_export(target: str, agent: str, pipeline: "Pipeline", export: Export,
             items = _nested_items(recipe, binary, pipeline, export, root, items, work, (timeout, env), progress)
         items += _command_items(recipe, commands, runs, groups)
         settings, read = _compaction_items(recipe, binary, export, root, work / "home-config", env, timeout)
-    shadows = find_shadows(target, agent, root, Path(env.get("HOME") or Path.home()), env)
+    shadows = find_shadows(target, agent, root, Path(env.get("HOME") or Path.home()), env,
+                           [block.path for block in export.blocks])
     return Verification(target, agent, binary, version, len(groups) + read, tuple(items + settings), tuple(shadows))
 
 

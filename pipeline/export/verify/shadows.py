@@ -14,7 +14,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from pipeline.agentdir import AGENT_DIR_ENV, DEFAULT_AGENT_DIR, expand_home
 
@@ -45,12 +45,25 @@ PARENT_FILES: dict[str, tuple[str, ...]] = {
 _ADDS = "{agent} reads it as well as the project's instructions: it reaches the model beside the export"
 
 
-def find_shadows(target: str, agent: str, root: Path, home: Path, environ: Mapping[str, str]) -> list[Shadow]:
-    """The shadows of an export of ``target`` into ``root``, for a user whose home is ``home``."""
+def find_shadows(target: str, agent: str, root: Path, home: Path, environ: Mapping[str, str],
+                 blocks: Sequence[str] = ()) -> list[Shadow]:
+    """The shadows of an export of ``target`` into ``root``, for a user whose home is ``home``;
+    ``blocks``: the files the export writes a marked block into, relative to ``root``."""
     found = [Shadow(str(p), _ADDS.format(agent=agent) + " (a parent folder's file)")
              for p in _parents(root, PARENT_FILES[target])]
     found += _USER[target](root, home, environ, agent)
+    if target == "agents-md":
+        found += _nested_overrides(root, blocks)
     return found
+
+
+def _nested_overrides(root: Path, blocks: Sequence[str]) -> list[Shadow]:
+    """A sub-folder's ``AGENTS.override.md`` beside an ``AGENTS.md`` the export writes a block into:
+    Codex reads it in that folder in place of the ``AGENTS.md`` (the root's is :func:`_agents_md`'s)."""
+    folders = sorted({Path(block).parent for block in blocks} - {Path(".")})
+    return _files([(root / folder / "AGENTS.override.md",
+                    f"Codex reads {folder.as_posix()}/AGENTS.override.md in place of that folder's AGENTS.md: the "
+                    "export's block there does not reach Codex") for folder in folders])
 
 
 def _parents(root: Path, names: tuple[str, ...]) -> list[Path]:
