@@ -127,12 +127,17 @@ def nested_file(folder: str) -> str:
 
 
 def _placed(carried: Carried, folders: dict[str, str]) -> Carried:
-    """A native section of a sub-folder's block said to be there."""
-    folder = folders.get(carried.key.removeprefix("system_prompt.sections."))
-    if folder is None or carried.how != "native" or not carried.key.startswith("system_prompt.sections."):
+    """A native section of a sub-folder's block said to be there, and its ``folder`` native."""
+    if not carried.key.startswith("system_prompt.sections."):
         return carried
-    return replace(carried, where=f"{nested_file(folder)} (the export's marked block; read by agents working in "
-                                  f"{folder} or below)")
+    section, _, field = carried.key.removeprefix("system_prompt.sections.").partition(".")
+    folder = folders.get(section)
+    if folder is None:
+        return carried
+    where = f"{nested_file(folder)} (the export's marked block; read by agents working in {folder} or below)"
+    if field == "folder":
+        return Carried(carried.key, "native", where)
+    return replace(carried, where=where) if carried.how == "native" and not field else carried
 
 
 def _blocks(prompt: StaticPrompt, folders: dict[str, str]) -> tuple[SharedBlock, ...]:

@@ -28,7 +28,9 @@ Then, section by section, in both modes:
   passes them: its context files reach the model in its own layout, for instance);
 * a section whose condition does not hold for those inputs renders nothing and is
   reported lost (its condition needs inputs a static file does not have);
-* every other section is **native**: its text is in the file, with its separator.
+* every other section is **native**: its text is in the file, with its separator; its
+  ``folder``, if it has one, is **lost** (the file is read in every folder; only the
+  agents-md target writes a folder's own file, and says so in its report).
 
 Template translation shared by these targets is here too: :func:`command_files`.
 """
@@ -55,6 +57,9 @@ if TYPE_CHECKING:  # pragma: no cover
 _CWD_PROBES = ("/context-pipeline-probe-a", "/context-pipeline-probe-b")
 #: the section kinds a target fills from its own inputs
 HOST_KINDS = ("custom_prompt", "append_prompt", "context_files", "skills")
+#: why a kept section's ``folder`` is lost (agents-md reports it native: :mod:`pipeline.export.agents_md`)
+FOLDER_WHY = ("{agent} reads the section in every folder of the project: only `pipeline export agents-md` writes a "
+              "folder's own file (its AGENTS.md)")
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,7 @@ def static_prompt(pipeline: "Pipeline", where: str, host: Mapping[str, str], cwd
     plan = pipeline.render_plan
     replaces = replaces_prompt(pipeline) if replaces is None else replaces
     owners = {s.id: s.owner for s in pipeline.profile.system_prompt.sections}
+    folders = {s.id for s in pipeline.profile.system_prompt.sections if s.folder is not None}
     tools = ", ".join(plan.default_tools) or "none"
     rendered = [rendered_for(pipeline, at, replaces) for at in _CWD_PROBES]
     kept: list[RenderedSection] = []
@@ -109,6 +115,8 @@ def static_prompt(pipeline: "Pipeline", where: str, host: Mapping[str, str], cwd
             else:
                 kept.append(a)
                 report.append(_kept(key, where, section, mine, replaces, tools, agent))
+                if section.id in folders:
+                    report.append(Carried(f"{key}.folder", "lost", why=FOLDER_WHY.format(agent=agent)))
     text = "".join(("" if i == 0 else s.separator) + s.text for i, s in enumerate(kept))
     return StaticPrompt(text, tuple(kept), tuple(report))
 

@@ -93,7 +93,7 @@ class Section(Strict):
         description=(
             "`pipeline export agents-md` only: the project sub-folder (`packages/api`, relative, written with `/`)"
             " whose own AGENTS.md holds this section, in the export's marked block there; default: the root's"
-            " AGENTS.md. Other targets and rendering do not read it"
+            " AGENTS.md. Other targets report it lost (the section is read in every folder); rendering does not read it"
         ),
     )
     when: Optional[When] = None

@@ -26,6 +26,7 @@ system_prompt:
       kind: rules
       item: "- ${{rule}}"
       rules: [{{from: tool_guidelines}}, {{text: Never commit secrets.}}]
+    - {{id: team_api, after: team_rules, folder: packages/api, text: "API handlers validate every body."}}
 templates:
   sources: [project, ./prompts, global]
 compaction:
@@ -51,6 +52,7 @@ ROWS = {
     "`text` section, `owner: team`": ("reserve", ("system_prompt.sections.team_note",)),
     "`text` section holding `${cwd}`, `owner: team`": ("reserve", ("system_prompt.sections.team_cwd",)),
     "`rules` section, `owner: team`": ("reserve", ("system_prompt.sections.team_rules",)),
+    "`folder` of an `owner: team` section": ("reserve", ("system_prompt.sections.team_api.folder",)),
     "`owner: agent` sections with `system_prompt.base: profile`": (
         "base-profile", ("system_prompt.sections.identity", "system_prompt.sections.other_tools",
                          "system_prompt.sections.tools", "system_prompt.sections.rules")),
@@ -127,6 +129,7 @@ def reports(tmp_path_factory):
     for name, (trigger, base) in VARIANTS.items():
         tmp = tmp_path_factory.mktemp(name)
         (tmp / "prompts").mkdir()
+        (tmp / "project" / "packages" / "api").mkdir(parents=True)  # the team_api section's folder
         (tmp / "prompts" / "review.md").write_text("Review these files: $@\n")
         (tmp / "p.yaml").write_text(EVERY_SETTING.format(trigger=TRIGGERS[trigger], base=base))
         pipeline = compile_profile(str(tmp / "p.yaml"))
