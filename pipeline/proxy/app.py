@@ -245,7 +245,7 @@ class ProxyApp:
         (in the provider's shape) and the stream's proper end; any other answer is left cut, so
         the server closes the connection and the client sees a body shorter than announced,
         never a whole-looking one."""
-        kind = response.header(b"content-type") or ""
+        kind = (response.header(b"content-type") or "").lower()
         if (kind.startswith("text/event-stream") and response.header(b"content-length") is None
                 and response.header(b"content-encoding") is None):
             if isinstance(err, AnswerTimeout):

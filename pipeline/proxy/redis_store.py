@@ -140,12 +140,20 @@ class RedisStore:
         self._writes.put(work)
 
     def _write(self) -> None:
+        """The writer thread: it outlives any one write (a write that fails otherwise than by
+        Redis being away, a Redis error or the client's own as the store closes, is dropped with
+        a warning, not the thread: :meth:`_flushed` would wait for it for ever)."""
         while True:
             work = self._writes.get()
             if isinstance(work, threading.Event):
                 work.set()
-            else:
+                continue
+            try:
                 self._do(None, work)
+            except Exception as err:  # noqa: BLE001 - see the docstring
+                if not self._closed.is_set():
+                    print(f"pipeline proxy: warning: a write to the store {without_password(self.url)} failed "
+                          f"({type(err).__name__}); it is dropped", file=sys.stderr, flush=True)
 
     def _flushed(self) -> None:
         """Return once the writes this process queued so far are made (or dropped, Redis away)."""

@@ -8,6 +8,7 @@ store that drops writes (one warning) and comes back by itself.
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Iterator
@@ -153,3 +154,25 @@ def test_redis_away_is_an_empty_store_with_one_warning_and_it_comes_back(tmp_pat
     assert store.summary_for(CHAIN) is None  # killed again: degraded again, no failure
     assert len([line for line in capsys.readouterr().err.splitlines() if "warning" in line]) == 1
     store.close()
+
+
+def test_a_write_that_fails_otherwise_is_dropped_with_a_warning_and_the_writer_goes_on(redis_server, capsys):
+    """The writer thread outlives a write that raises something else than Redis being away (a
+    command Redis refuses, the client's own error as it closes): what is queued after it is
+    written, and reading the counters, which waits for the queued writes, returns."""
+    store = RedisStore(redis_server.url).open()
+    try:
+        store.count("requests")
+        store._queued(lambda r: r.incr("not-a-number-" + "x", "y"))  # a command Redis refuses
+        store._queued(lambda r: (_ for _ in ()).throw(ValueError("I/O operation on closed file.")))
+        store.count("requests")
+        read: dict = {}
+        reader = threading.Thread(target=lambda: read.update(store.counters()), daemon=True)
+        reader.start()
+        reader.join(30)  # a dead writer would leave it waiting for ever
+        assert read.get("requests") == 2
+        assert store.down() is False
+    finally:
+        store.close()
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "a write to the store" in line]
+    assert len(warnings) == 2 and "ValueError" in warnings[1] and "it is dropped" in warnings[1]
