@@ -16,8 +16,14 @@ opencode that reads the same kinds of files under ``.kilo/`` and ``kilo.json``).
 * **Compaction**: ``kilo.json`` ``compaction.auto``, ``compaction.reserved``,
   ``compaction.preserve_recent_tokens``, ``compaction.prune``, as opencode's
   (:func:`pipeline.export.opencode.compaction_keys`). ``reserved`` moves Kilo's trigger only
-  for a model whose input window Kilo knows (``limit.input``); the report notes it. Kilo's
-  summary prompt is its own: every ``summary.*`` setting is lost.
+  for a model whose input window Kilo knows (``limit.input``); the report notes it.
+* **The summary request**: Kilo 7.7.7 summarizes the conversation in chunks with its own
+  instructions, then sends one last request that merges the chunks' summaries. The
+  profile's ``summary.system_prompt`` is ``kilo.json`` ``agent.compaction.prompt`` (its
+  compaction agent's prompt: in every summary request, after Kilo's own opening paragraph);
+  its initial instructions, the schema rendered in, are the last request's prompt, set by
+  opencode's plugin (``.kilo/plugin/context-pipeline.js``, ``experimental.session.compacting``),
+  which Kilo runs as opencode does. The other ``summary.*`` settings are lost.
 * **The summary model**: a ``summarizer`` with a provider and a model becomes Kilo's
   ``compaction`` agent's model, ``kilo.json`` ``agent.compaction.model`` =
   ``context-pipeline-summarizer/MODEL`` (Kilo summarizes with that agent's model when it has
@@ -38,7 +44,8 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.export.base import Carried, Export, FolderTarget, Key, OwnedFile, Place, SharedJson
-from pipeline.export.opencode import compaction_keys, translate_md
+from pipeline.export.losses import Row, carried, lost, own_summary
+from pipeline.export.opencode import PLUGIN, compaction_keys, plugin_files, summary_texts, translate_md
 from pipeline.export.static_prompt import command_files, replaces_prompt, static_prompt
 from pipeline.llm.providers import PROVIDERS
 
@@ -63,17 +70,30 @@ RESERVE_NOTE = (" (Kilo CLI counts it only for a model whose input window it kno
 #: the provider ``kilo.json`` names for the summarizer, and the AI SDK package of each of the profile's wires
 SUMMARIZER = "context-pipeline-summarizer"
 NPM = {"openai": "@ai-sdk/openai-compatible", "anthropic": "@ai-sdk/anthropic"}
-FIXED = "Kilo CLI writes its summary request itself (its compaction plugin hook was not run here, so none is exported)"
+#: what becomes of each summary setting ({config}: kilo.json, {hook}: the plugin's line)
+LOSSES = (
+    Row("summary.system_prompt", "native", "{config} agent.compaction.prompt (Kilo CLI's compaction agent: in every "
+                                           "summary request, after Kilo's own opening paragraph)"),
+    Row("summary.instructions.initial", "extension", "{hook}"),
+    Row("summary.schema", "extension", "{hook}, inside the instructions"),
+    Row("summary.instructions.update", why="the hook cannot tell a first summary from an update; it sets the initial "
+                                           "instructions"),
+    *own_summary(AGENT),
+    *lost(f"{AGENT} serializes the conversation itself, in chunks it summarizes with its own instructions",
+          "summary.labels", "summary.tags"),
+)
 
 
 class KiloTarget(FolderTarget):
     def build(self, pipeline: "Pipeline", place: Place, pre: str) -> Export:
         files, keys, report = _prompt(pipeline, place, pre)
-        commands, carried = command_files(pipeline, place, f"{pre}command", _translate, "kilo")
+        commands, template_lines = command_files(pipeline, place, f"{pre}command", _translate, "kilo")
         compaction, lines = compaction_keys(pipeline, CONFIG, AGENT, RESERVE_NOTE)
+        system, prompt, summary = _summary(pipeline, pre)
         model, summarizer = summarizer_keys(pipeline)
-        return Export(self.name, tuple(files + commands), (SharedJson(CONFIG, tuple(keys + compaction + model)),),
-                      tuple(report + carried + lines + _summary(pipeline) + summarizer))
+        return Export(self.name, tuple(files + commands + plugin_files(pre, None, prompt)),
+                      (SharedJson(CONFIG, tuple(keys + compaction + system + model)),),
+                      tuple(report + template_lines + lines + summary + summarizer))
 
 
 TARGET = KiloTarget("kilo", "Kilo CLI 7.7.7", ".kilo/")
@@ -108,11 +128,14 @@ def _prompt(pipeline: "Pipeline", place: Place, pre: str) -> tuple[list[OwnedFil
     return [OwnedFile(where, prompt.text + "\n")], [(("instructions",), [named])], [head, *prompt.report]
 
 
-def _summary(pipeline: "Pipeline") -> list[Carried]:
-    report = [Carried(f"summary.{k}", "lost", why=FIXED) for k in (
-        "system_prompt", "instructions.initial", "instructions.update", "instructions.turn_prefix",
-        "instructions.branch", "schema", "branch_schema", "on_schema_violation", "validity", "labels", "tags")]
-    return report
+def _summary(pipeline: "Pipeline", pre: str) -> tuple[list[tuple[Key, Any]], str, list[Carried]]:
+    """``agent.compaction.prompt``, the prompt the plugin sets, and their report (:data:`LOSSES`)."""
+    system, prompt = summary_texts(pipeline)
+    hook = (f"{pre}{PLUGIN} (experimental.session.compacting sets the prompt of Kilo CLI's last summary request, "
+            "which merges the summaries of the conversation's chunks; the chunks are summarized with Kilo's own "
+            "instructions)")
+    return [(("agent", "compaction", "prompt"), system)], prompt, carried(pipeline.profile, LOSSES, config=CONFIG,
+                                                                          hook=hook)
 
 
 def summarizer_keys(pipeline: "Pipeline") -> tuple[list[tuple[Key, Any]], list[Carried]]:

@@ -58,7 +58,7 @@ CWD_WHY = "cwd"  # static_prompt's reason for a section holding the working dire
 class OpencodeTarget(FolderTarget):
     def build(self, pipeline: "Pipeline", place: Place, pre: str) -> Export:
         config = "opencode.json"
-        plugin, data_file = f"{pre}{PLUGIN}", f"{pre}{DATA}/plugin.json"
+        plugin = f"{pre}{PLUGIN}"
         files, keys, report, marked = _prompt_files(pipeline, place, pre, plugin)
         commands, carried = command_files(pipeline, place, f"{pre}command", translate_md, "opencode")
         files += commands
@@ -66,10 +66,7 @@ class OpencodeTarget(FolderTarget):
         compaction_keys, compaction_report, compaction_prompt = _compaction(pipeline, config, plugin)
         keys += compaction_keys
         report += compaction_report
-        files.append(OwnedFile(data_file, json.dumps({"cwd_marker": CWD_MARKER if marked else None,
-                                                      "compaction_prompt": compaction_prompt},
-                                                     indent=1, ensure_ascii=False) + "\n"))
-        files.append(OwnedFile(plugin, Path(__file__).with_name("opencode_plugin.js").read_text(encoding="utf-8")))
+        files += plugin_files(pre, CWD_MARKER if marked else None, compaction_prompt)
         return Export(self.name, tuple(files), (SharedJson(config, tuple(keys)),), tuple(report))
 
 
@@ -189,13 +186,27 @@ def _compaction(pipeline: "Pipeline", config: str, plugin: str) -> tuple[list[tu
                                                                            Any]:
     """The compaction keys, the summary's compaction agent prompt, their report (:data:`LOSSES`)
     and the compaction prompt the plugin sets."""
-    from pipeline.compaction.summary_schema import render_schema
-
     profile = pipeline.profile
-    summary = profile.summary
     keys, report = compaction_keys(pipeline, config, "opencode")
-    schema = render_schema(summary.schema_, summary.schema_format)
-    prompt = summary.instructions.initial.render(schema=schema)
-    keys.append((("agent", "compaction", "prompt"), summary.system_prompt.render()))
+    system, prompt = summary_texts(pipeline)
+    keys.append((("agent", "compaction", "prompt"), system))
     hook = f"{plugin} (experimental.session.compacting replaces opencode's compaction prompt)"
     return keys, report + carried(profile, LOSSES, config=config, hook=hook), prompt
+
+
+def summary_texts(pipeline: "Pipeline") -> tuple[str, str]:
+    """The summary's system prompt (``agent.compaction.prompt``) and its first instructions,
+    the schema rendered in (what the plugin's ``experimental.session.compacting`` sets);
+    opencode's and Kilo CLI's."""
+    from pipeline.compaction.summary_schema import render_schema
+
+    summary = pipeline.profile.summary
+    schema = render_schema(summary.schema_, summary.schema_format)
+    return summary.system_prompt.render(), summary.instructions.initial.render(schema=schema)
+
+
+def plugin_files(pre: str, marker: "str | None", compaction_prompt: str) -> list[OwnedFile]:
+    """The plugin (opencode's and Kilo CLI's ``plugin/`` folder) and the JSON it reads beside it."""
+    data = json.dumps({"cwd_marker": marker, "compaction_prompt": compaction_prompt}, indent=1, ensure_ascii=False)
+    return [OwnedFile(f"{pre}{DATA}/plugin.json", data + "\n"),
+            OwnedFile(f"{pre}{PLUGIN}", Path(__file__).with_name("opencode_plugin.js").read_text(encoding="utf-8"))]

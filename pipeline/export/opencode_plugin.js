@@ -1,12 +1,13 @@
-// The opencode plugin `pipeline export opencode` writes (.opencode/plugin/context-pipeline.js).
-// It does what opencode's static files cannot, from the compiled JSON beside the export
+// The plugin `pipeline export opencode` writes (.opencode/plugin/context-pipeline.js), and
+// `pipeline export kilo` too (.kilo/plugin/context-pipeline.js: Kilo CLI is a fork of opencode).
+// It does what their static files cannot, from the compiled JSON beside the export
 // (../context-pipeline/plugin.json, written by pipeline/export/opencode.py):
 // * experimental.chat.system.transform: the profile's sections are opencode's agent prompt
 //   (agent.build.prompt names context-pipeline/prompt.md); a section holding the working
 //   directory is written there with a marker, which this hook replaces with the session's
 //   directory;
 // * experimental.session.compacting: the profile's summary instructions (schema rendered)
-//   replace opencode's compaction prompt.
+//   replace the agent's compaction prompt.
 // Generated file: edit the profile and export again, not this file.
 import { readFileSync } from "node:fs";
 

@@ -19,8 +19,8 @@ Then, per target, what the export wrote natively or through its extension comes 
   applies; Codex ``model_auto_compact_token_limit`` and
   ``compact_prompt``; opencode ``compaction.*``, ``agent.compaction.prompt`` and the
   plugin's compaction prompt; Gemini ``model.compressionThreshold``; Qwen Code
-  ``context.autoCompactThreshold``; Kilo CLI ``kilo.json`` ``compaction.*``; Claude Code
-  ``env.DISABLE_AUTO_COMPACT`` and the PreCompact instructions file).
+  ``context.autoCompactThreshold``; Kilo CLI the same keys as opencode, in ``kilo.json``;
+  Claude Code ``env.DISABLE_AUTO_COMPACT`` and the PreCompact instructions file).
 
 What the export reported lost does not come back: the imported profile has the base's value.
 """
@@ -456,6 +456,11 @@ def _opencode(project: Path, overlay: Overlay) -> None:
     overlay.sources = ["opencode"]
     config = _json_object(project / "opencode.json", "opencode.json")
     _compaction_keys(overlay, config)
+    _summary_texts(overlay, config, data)
+
+
+def _summary_texts(overlay: Overlay, config: dict, data: dict) -> None:
+    """opencode.json's (or kilo.json's) ``agent.compaction.prompt`` and the plugin's compaction prompt."""
     system = _get(config, "agent", "compaction", "prompt")
     if isinstance(system, str):
         overlay.values[("summary", "system_prompt")] = profile_text(system)
@@ -482,6 +487,7 @@ def _kilo(project: Path, overlay: Overlay) -> None:
     overlay.sources = [("opencode", commands)] if commands.is_dir() else []
     config = _json_object(project / "kilo.json", "kilo.json")
     _compaction_keys(overlay, config)
+    _summary_texts(overlay, config, _json_object(project / ".kilo" / "context-pipeline" / "plugin.json", "plugin data"))
     _kilo_summarizer(overlay, config)
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.compiler import compile_profile
+from pipeline.export.opencode import summary_texts
 from pipeline.export.verify.agents import Invocation, KiloRecipe, system_message
 from pipeline.loopback.chat import LoopbackServer
 
@@ -89,7 +91,10 @@ class _KeyedKilo(KiloRecipe):
 
 
 def _summaries(bodies) -> list[dict]:
-    return [b for b in bodies if "Here is the conversation so far" in json.dumps(b.get("messages", [])[-1:])]
+    """The summary requests among ``bodies``: Kilo's chunk requests, and its last one, whose prompt
+    is the profile's (set by the exported plugin)."""
+    marks = ("Summarize conversation chunk", "Here is the conversation so far", "<partial-summary")
+    return [b for b in bodies if any(m in json.dumps(b.get("messages", [])[-1:]) for m in marks)]
 
 
 @pytest.mark.parametrize("enabled", [True, False])
@@ -110,6 +115,16 @@ def test_kilo_compacts_as_the_exported_auto_says_with_the_summarizer_model(tmp_p
         assert report["summarizer.model"]["how"] == "native" and report["summarizer"]["how"] == "lost"
         session = run_cli("kilo", tmp_path, kilo_env, project, "read AGENTS.md", FULL, _KeyedKilo(SMALL))
         sent = _summaries(summarizer.bodies)
-    assert [b["model"] for b in sent] == (["summarize-small"] if enabled else []), [
+    # Kilo 7.7.7 summarizes the conversation's chunks with its own instructions, then merges them in
+    # one last request: every one carries the profile's summary system prompt (agent.compaction.prompt,
+    # after Kilo's opening), the last one the profile's instructions (the plugin's compacting hook)
+    assert [b["model"] for b in sent] == (["summarize-small"] * 2 if enabled else []), [
         json.dumps(b)[:300] for b in summarizer.bodies]
     assert not _summaries(session), [json.dumps(b["messages"][-1])[:200] for b in session]
+    if enabled:
+        system, prompt = summary_texts(compile_profile(str(tmp_path / "team.yaml")))
+        assert all(system in (system_message(b) or "") for b in sent)
+        assert (system_message(sent[0]) or "").startswith("You are Kilo")
+        chunk, last = (user_text(b, "<environment_details>") for b in sent)
+        assert chunk.startswith("Summarize conversation chunk") and prompt not in chunk
+        assert last.startswith(prompt) and "<partial-summary" in last

@@ -40,44 +40,41 @@ def cli(project: Path, profile: Path) -> list[str]:
     return [sys.executable, "-m", "pipeline", "export", "pi", str(profile), "--project", str(project)]
 
 
-def test_a_disk_error_exits_4_and_changes_nothing(tmp_path):
+def _small_files() -> None:
+    """In the child: files of at most 2,000 bytes (a write past it fails, as on a full disk)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
+
+
+def _export_on_a_full_disk(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess, Path, dict, dict]:
+    """An export over an earlier one that fails to write: the run, the project, its files before and after."""
     old = make_profile(tmp_path / "a", "a", 5, "old")
     new = make_profile(tmp_path / "b", "b", 8, "new")
     project = tmp_path / "proj"
     project.mkdir()
     assert main(["export", "pi", str(old), "--project", str(project)]) == 0
     before = files(project)
+    done = subprocess.run([*cli(project, new), *extra], capture_output=True, text=True, preexec_fn=_small_files,
+                          timeout=300)
+    return done, project, before, files(project)
 
-    def small_files():
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
 
-    done = subprocess.run(cli(project, new), capture_output=True, text=True, preexec_fn=small_files, timeout=300)
+def test_a_disk_error_exits_4_and_changes_nothing(tmp_path):
+    done, project, before, after = _export_on_a_full_disk(tmp_path)
     assert done.returncode == 4, done.stderr
     assert "nothing was changed" in done.stderr and str(project) in done.stderr
-    assert files(project) == before
+    assert after == before
     listed = done.stdout.split("what the agent receives:")[0]
     changes = [line.strip() for line in listed.splitlines() if line.startswith("  ")]
     assert changes and all(line.startswith("would ") for line in changes), done.stdout  # never reported as done
 
 
 def test_a_disk_error_in_json_says_nothing_was_written(tmp_path):
-    old = make_profile(tmp_path / "a", "a", 5, "old")
-    new = make_profile(tmp_path / "b", "b", 8, "new")
-    project = tmp_path / "proj"
-    project.mkdir()
-    assert main(["export", "pi", str(old), "--project", str(project)]) == 0
-
-    def small_files():
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
-
-    done = subprocess.run([*cli(project, new), "--format", "json"], capture_output=True, text=True,
-                          preexec_fn=small_files, timeout=300)
-    assert done.returncode == 4, done.stderr
+    done, project, before, after = _export_on_a_full_disk(tmp_path, "--format", "json")
+    assert done.returncode == 4 and after == before, done.stderr
     document = json.loads(done.stdout)
     assert document["written"] is False and document["changes"]
-    again = subprocess.run([*cli(project, new), "--format", "json"], capture_output=True, text=True, timeout=300)
+    again = subprocess.run([*done.args[:-2], "--format", "json"], capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and json.loads(again.stdout)["written"] is True
 
 

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 from pipeline.cli import main
+from pipeline.compiler import compile_profile
+from pipeline.export.opencode import summary_texts
 
 from .profiles import TEAM, dry_report, replacing, run_export
 
@@ -39,7 +41,7 @@ def test_the_team_sections_are_an_instructions_file_kilo_json_names(tmp_path, ca
 def test_base_profile_is_the_code_agents_prompt_after_kilos_opening(tmp_path, capsys):
     assert export(tmp_path, replacing(tmp_path)) == 0
     config = json.loads((tmp_path / "kilo.json").read_text())
-    assert config["agent"] == {"code": {"prompt": "{file:./.kilo/context-pipeline/prompt.md}"}}
+    assert config["agent"]["code"] == {"prompt": "{file:./.kilo/context-pipeline/prompt.md}"}
     assert "instructions" not in config
     got = report(tmp_path, capsys, replacing(tmp_path))
     assert got["system_prompt"]["how"] == "native" and "opening paragraph stays" in got["system_prompt"]["where"]
@@ -56,8 +58,19 @@ def test_compaction_keys_and_the_reserve_note(tmp_path, capsys):
     got = report(tmp_path, capsys, str(profile))
     assert got["compaction.reserve_tokens"]["how"] == "native" and "limit.input" in got["compaction.reserve_tokens"][
         "where"]
-    for key in ("summary.instructions.initial", "summary.system_prompt", "retry", "compaction.branch.reserve_tokens"):
+    for key in ("summary.instructions.update", "summary.validity", "retry", "compaction.branch.reserve_tokens"):
         assert got[key]["how"] == "lost" and got[key]["why"], key
+    # the summary's system prompt is the compaction agent's; its instructions the plugin's
+    system, prompt = summary_texts(compile_profile(str(profile)))
+    assert config["agent"]["compaction"]["prompt"] == system
+    assert got["summary.system_prompt"]["how"] == "native" and "agent.compaction.prompt" in got[
+        "summary.system_prompt"]["where"]
+    assert json.loads((tmp_path / ".kilo/context-pipeline/plugin.json").read_text()) == {
+        "cwd_marker": None, "compaction_prompt": prompt}
+    assert (tmp_path / ".kilo/plugin/context-pipeline.js").read_text() == (
+        Path(__file__).resolve().parents[2] / "pipeline/export/opencode_plugin.js").read_text()
+    for key in ("summary.instructions.initial", "summary.schema"):
+        assert got[key]["how"] == "extension" and ".kilo/plugin/context-pipeline.js" in got[key]["where"], key
     profile.write_text("extends: builtin:default\nname: p\ncompaction:\n  trigger: {percent_of_window: 50}\n")
     got = report(tmp_path, capsys, str(profile))
     assert got["compaction.trigger"]["how"] == "lost" and "Kilo CLI" in got["compaction.trigger"]["why"]
