@@ -10,7 +10,8 @@ opencode that reads the same kinds of files under ``.kilo/`` and ``kilo.json``).
   Kilo sends it in place of its default agent's prompt, **after Kilo's own opening
   paragraph**, which stays (the report says so).
 * A section holding the working directory is lost: Kilo states the directory in each user
-  message (``<environment_details>``), and no plugin of Kilo's was run here to write it in.
+  message (``<environment_details>``); the exported plugin's hook that writes it in for
+  opencode was not tried on Kilo, so the export does not rely on it.
 * **Templates**: ``.kilo/command/NAME.md`` in opencode's dialect (``$ARGUMENTS``, 1-based
   ``$N``, the highest taking the rest; slices and defaults lost per template).
 * **Compaction**: ``kilo.json`` ``compaction.auto``, ``compaction.reserved``,
