@@ -15,15 +15,29 @@ Gemini CLI that reads the same kinds of files under ``.qwen/``).
   pi's ``$@``/``$ARGUMENTS`` become it, a template with a positional ``$N``, a slice or a
   default is not written and is reported lost.
 * **Compaction**: ``.qwen/settings.json`` ``context.autoCompactThreshold`` (a fraction of the
-  window) for a share-of-window trigger. Qwen Code's summary prompt is fixed and it has no
-  keep-recent or reserve key.
+  window) for a share-of-window trigger. Qwen Code has no keep-recent or reserve key.
+* **The summary request**: Qwen Code's own, with the profile's initial instructions (the
+  schema rendered in) added by a ``PreCompact`` hook of ``.qwen/settings.json``: the hook
+  prints ``.qwen/context-pipeline/precompact.json``, whose
+  ``hookSpecificOutput.additionalContext`` Qwen Code 0.24.4 appends to its summary prompt
+  (``Additional Instructions:``), keeping its first :data:`HOOK_LIMIT` characters; longer
+  instructions are not exported and are reported lost. The user's own ``PreCompact`` hooks
+  stay beside the export's. Project hooks run only in a folder Qwen Code trusts.
 """
 
 from __future__ import annotations
 
-from pipeline.export.base import Key
+import json
+import shlex
+from dataclasses import replace
+from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
 from pipeline.export.gemini import GeminiTarget, MemoryFiles
 from pipeline.export.losses import Row, summary_lost
+from pipeline.export.opencode import summary_texts
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.facade import Pipeline
 
 AGENT = "Qwen Code"
 HOST = {
@@ -36,6 +50,9 @@ HOST = {
 CWD_WHY = ("the exported file is shared by every checkout, so it cannot hold the working directory; Qwen Code "
            "states it in its first user message (<system-reminder>)")
 FIXED = "Qwen Code's summary prompt is fixed (a PreCompact hook may only add to it)"
+#: the characters of a PreCompact hook's instructions Qwen Code 0.24.4 keeps (MAX_HOOK_INSTRUCTIONS_CHARS)
+HOOK_LIMIT = 4000
+HOOK_FILE = "context-pipeline/precompact.json"
 QWEN = MemoryFiles(AGENT, "QWEN.md", "QWEN_SYSTEM_MD", "Qwen Code's own system prompt",
                    "Qwen Code appends it to its system message",
                    "Qwen Code sends it as its system message, in place of its own prompt", HOST, CWD_WHY)
@@ -57,7 +74,8 @@ LOSSES = (
     Row("compaction.model_overrides", why="Qwen Code's compaction settings are not per model", when=("per_model",)),
     Row("compaction.strategy", why="Qwen Code always summarizes", when=("not_summarize",)),
     Row("compaction.pins", why="Qwen Code has no pinned messages", when=("pins",)),
-    *summary_lost(FIXED),
+    *summary_lost(FIXED, ("system_prompt", "instructions.update", "instructions.turn_prefix", "instructions.branch",
+                          "branch_schema", "on_schema_violation", "validity", "labels", "tags")),
     Row("summarizer", why="not exported (Qwen Code summarizes with the session's model)", when=("summarizer",)),
 )
 
@@ -69,5 +87,37 @@ class QwenCodeTarget(GeminiTarget):
     threshold: Key = ("context", "autoCompactThreshold")
     table = LOSSES
 
+    def build(self, pipeline: "Pipeline", place: Place, pre: str) -> Export:
+        export = super().build(pipeline, place, pre)
+        files, keys, report = _precompact(pipeline, place, pre)
+        [settings] = export.shared
+        extend = (("hooks", "PreCompact"),)  # the user's own PreCompact hooks stay beside the export's
+        return replace(export, files=export.files + tuple(files), report=export.report + tuple(report),
+                       shared=(SharedJson(settings.path, settings.keys + tuple(keys), extend),))
+
 
 TARGET = QwenCodeTarget("qwen-code", "Qwen Code 0.24.4", ".qwen/")
+
+
+def _precompact(pipeline: "Pipeline", place: Place, pre: str) -> tuple[list[OwnedFile], list[tuple[Key, object]],
+                                                                      list[Carried]]:
+    """The PreCompact hook that adds the profile's initial instructions to Qwen Code's summary
+    request, the file it prints, and the report of the instructions and the schema."""
+    _, instructions = summary_texts(pipeline)
+    keys = ("summary.instructions.initial", "summary.schema")
+    if pipeline.profile.compaction.strategy == "mask_tool_results":
+        return [], [], [Carried(k, "lost", why="the profile masks tool results: it asks for no summary") for k in keys]
+    if len(instructions) > HOOK_LIMIT:
+        why = (f"the instructions are {len(instructions)} characters; Qwen Code keeps the first {HOOK_LIMIT} of a "
+               "PreCompact hook's, so the export writes no hook")
+        return [], [], [Carried(k, "lost", why=why) for k in keys]
+    where = f"{pre}{HOOK_FILE}"
+    output = {"hookSpecificOutput": {"hookEventName": "PreCompact", "additionalContext": instructions}}
+    path = f"{place.root}/{HOOK_FILE}" if place.user else f"$QWEN_PROJECT_DIR/{where}"
+    command = f"cat {shlex.quote(path)}" if place.user else f'cat "{path}"'
+    hook = [{"matcher": "", "hooks": [{"type": "command", "command": command}]}]
+    what = (f"{pre}settings.json hooks.PreCompact prints {where}; Qwen Code adds it to its summary prompt "
+            "(Additional Instructions)")
+    return ([OwnedFile(where, json.dumps(output, indent=1, ensure_ascii=False) + "\n")], [(("hooks", "PreCompact"), hook)],
+            [Carried("summary.instructions.initial", "extension", what),
+             Carried("summary.schema", "extension", what + ", inside the instructions")])

@@ -19,7 +19,8 @@ Then, per target, what the export wrote natively or through its extension comes 
   applies; Codex ``model_auto_compact_token_limit`` and
   ``compact_prompt``; opencode ``compaction.*``, ``agent.compaction.prompt`` and the
   plugin's compaction prompt; Gemini ``model.compressionThreshold``; Qwen Code
-  ``context.autoCompactThreshold``; Kilo CLI the same keys as opencode, in ``kilo.json``;
+  ``context.autoCompactThreshold`` and its PreCompact hook's instructions; Kilo CLI the same
+  keys as opencode, in ``kilo.json``;
   Claude Code ``env.DISABLE_AUTO_COMPACT`` and the PreCompact instructions file).
 
 What the export reported lost does not come back: the imported profile has the base's value.
@@ -549,6 +550,10 @@ def _qwen(project: Path, overlay: Overlay) -> None:
     threshold = _get(settings, "context", "autoCompactThreshold")
     if isinstance(threshold, (int, float)) and not isinstance(threshold, bool):
         overlay.values[("compaction", "trigger")] = {"percent_of_window": round(threshold * 100, 9)}
+    hook = _json_object(project / ".qwen" / "context-pipeline" / "precompact.json", "PreCompact hook output")
+    instructions = _get(hook, "hookSpecificOutput", "additionalContext")
+    if isinstance(instructions, str):
+        _summary_initial(overlay, instructions)
 
 
 __all__ = ["DIRS", "exported_overlay", "find_export"]

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 from pipeline.cli import main
+from pipeline.compiler import compile_profile
+from pipeline.export.opencode import summary_texts
 
 from .profiles import TEAM, dry_report, replacing, run_export
 
@@ -40,15 +42,15 @@ def test_the_team_gets_a_block_of_qwen_md_and_qwens_prompt_stays(tmp_path, capsy
 
 
 def test_base_profile_writes_system_md_and_the_env_file(tmp_path):
-    from pipeline import compile_profile
-
     assert export(tmp_path, replacing(tmp_path)) == 0
     manifest = json.loads((tmp_path / ".qwen/context-pipeline-export.json").read_text())
-    assert manifest["target"] == "qwen-code" and set(manifest["files"]) == {".qwen/system.md", ".qwen/.env"}
+    assert manifest["target"] == "qwen-code" and set(manifest["files"]) == {".qwen/system.md", ".qwen/.env",
+                                                                             ".qwen/context-pipeline/precompact.json"}
     assert (tmp_path / ".qwen/.env").read_text() == "QWEN_SYSTEM_MD=true\n"
     system = (tmp_path / ".qwen/system.md").read_text()
     assert compile_profile("default").profile.system_prompt.sections[1].text.render() in system
-    assert not (tmp_path / "QWEN.md").exists() and not (tmp_path / ".qwen/settings.json").exists()
+    assert not (tmp_path / "QWEN.md").exists()
+    assert list(json.loads((tmp_path / ".qwen/settings.json").read_text())) == ["hooks"]  # the PreCompact hook alone
 
 
 def test_a_users_env_file_is_a_conflict(tmp_path, capsys):
@@ -79,12 +81,14 @@ def test_a_share_of_window_trigger_is_the_auto_compact_threshold_merged(tmp_path
     assert "context.autoCompactThreshold" in carried["compaction.trigger"]["where"]
     assert export(project, str(profile)) == 0
     data = json.loads((project / ".qwen/settings.json").read_text())
+    hooks = data.pop("hooks")  # the export's PreCompact hook (test_the_precompact_hook_...)
+    assert list(hooks) == ["PreCompact"]
     assert data == {"ui": {"theme": "x"}, "context": {"fileName": "A.md", "autoCompactThreshold": 0.3}}
     profile.write_text("extends: builtin:default\nname: p\ncompaction:\n  trigger: {tokens: 9000}\n")
     assert report(project, capsys, str(profile))["compaction.trigger"]["how"] == "lost"
     assert export(project, str(profile)) == 0  # the key goes, the user's keys stay
-    assert json.loads((project / ".qwen/settings.json").read_text()) == {"ui": {"theme": "x"},
-                                                                         "context": {"fileName": "A.md"}}
+    data = json.loads((project / ".qwen/settings.json").read_text())
+    assert data.pop("hooks") == hooks and data == {"ui": {"theme": "x"}, "context": {"fileName": "A.md"}}
 
 
 def test_templates_in_qwens_dialect_and_what_it_cannot_say(tmp_path, capsys):
@@ -109,7 +113,7 @@ def test_templates_in_qwens_dialect_and_what_it_cannot_say(tmp_path, capsys):
 
 def test_the_report_names_the_losses_and_check_accepts_them(tmp_path, capsys):
     got = report(tmp_path, capsys)
-    for key in ("summary.instructions.initial", "summary.schema", "compaction.keep_recent_tokens",
+    for key in ("summary.system_prompt", "summary.instructions.update", "compaction.keep_recent_tokens",
                 "compaction.reserve_tokens", "retry", "system_prompt.sections.skills"):
         assert got[key]["how"] == "lost" and got[key]["why"], key
     assert export(tmp_path) == 0
@@ -133,3 +137,32 @@ def test_import_reads_the_export_back_and_without_one_is_a_located_error(tmp_pat
     assert export(tmp_path, str(tmp_path / "team.yaml")) == 0
     assert main(["import", "qwen-code", "--project", str(tmp_path), "-o", str(tmp_path / "back.yaml")]) == 0
     assert "{dialect: gemini, path: \".qwen/commands\"}" in (tmp_path / "back.yaml").read_text()
+
+
+def test_the_precompact_hook_prints_the_profiles_instructions_beside_the_users_hooks(tmp_path, capsys):
+    """The hook's file holds Qwen Code's hook output; the user's own PreCompact hook stays; instructions
+    longer than Qwen Code keeps are not exported and reported lost."""
+    (tmp_path / ".qwen").mkdir()
+    mine = {"matcher": "auto", "hooks": [{"type": "command", "command": "echo mine"}]}
+    (tmp_path / ".qwen/settings.json").write_text(json.dumps({"hooks": {"PreCompact": [mine]}}))
+    assert export(tmp_path) == 0
+    hooks = json.loads((tmp_path / ".qwen/settings.json").read_text())["hooks"]["PreCompact"]
+    assert hooks[0] == mine and hooks[1]["hooks"][0]["command"] == (
+        'cat "$QWEN_PROJECT_DIR/.qwen/context-pipeline/precompact.json"')
+    _, instructions = summary_texts(compile_profile("builtin:default"))
+    output = json.loads((tmp_path / ".qwen/context-pipeline/precompact.json").read_text())
+    assert output == {"hookSpecificOutput": {"hookEventName": "PreCompact", "additionalContext": instructions}}
+    got = report(tmp_path, capsys)
+    assert got["summary.instructions.initial"]["how"] == got["summary.schema"]["how"] == "extension"
+    short = tmp_path / "short.yaml"  # read back by import
+    short.write_text("extends: builtin:default\nname: short\nsummary:\n  instructions:\n    initial: "
+                     "Keep every file path the session touched.\n")
+    assert export(tmp_path, str(short)) == 0
+    assert main(["import", "qwen-code", "--project", str(tmp_path), "-o", str(tmp_path / "back.yaml")]) == 0
+    assert "Keep every file path the session touched." in (tmp_path / "back.yaml").read_text()
+    profile = tmp_path / "long.yaml"
+    profile.write_text("extends: builtin:default\nname: long\nsummary:\n  instructions:\n    initial: "
+                       + json.dumps("Keep every path. " * 300) + "\n")
+    got = report(tmp_path, capsys, str(profile))
+    assert got["summary.instructions.initial"]["how"] == "lost" and "keeps the first 4000" in got[
+        "summary.instructions.initial"]["why"]
