@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import replace
+
 from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
 from pipeline.export.gemini import GeminiTarget, MemoryFiles
 from pipeline.export.losses import Row, summary_lost
