@@ -49,7 +49,7 @@ def test_init_target_hook_checks_that_export(tmp_path, capsys, monkeypatch, targ
     hook = next(h["entry"] for r in config["repos"] for h in r["hooks"] if h["id"] == f"pipeline-export-{target}")
     assert hook.startswith(f"pipeline export {target} --check")
     capsys.readouterr()
-    if target in ("gemini", "qwen-code", "copilot", "agents-md"):  # the starter gives nothing to write: the agent's own prompt stays, no key
+    if target in ("gemini", "copilot", "agents-md"):  # the starter gives nothing to write: the agent's own prompt stays, no key
         assert main(shlex.split(hook)[1:]) == 0
     else:
         assert main(shlex.split(hook)[1:]) == 1  # nothing exported yet: drift
