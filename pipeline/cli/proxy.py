@@ -20,7 +20,8 @@ Once it accepts connections it prints one line on stderr,
 it finishes the requests in flight (cancelling those still running after --graceful
 seconds) and exits 0. The client's credentials go upstream untouched, never logged or
 stored. Upstreams get the profile's deadlines: no silence past summarizer.timeout_s, the
-whole answer within summarizer.call_deadline_s (raise it for answers that stream longer). Beyond loopback the proxy serves only clients presenting the token held in the
+whole answer within summarizer.call_deadline_s (raise it for answers that stream longer).
+Beyond loopback the proxy serves only clients presenting the token held in the
 --token-env variable (header x-pipeline-token).
 
 GET /_pipeline/stats returns the proxy's counters as JSON (requests, unchanged,

@@ -27,12 +27,12 @@ With ``--user-dir`` the root is laid out as ``~/.claude``.
 from __future__ import annotations
 
 import json
-import shlex
 from typing import Any
 
 from pipeline.export.base import Carried, Export, FolderTarget, Key, OwnedFile, Place, SharedJson
 from pipeline.export.losses import Row, carried, lost, own_summary
-from pipeline.export.static_prompt import command_files, replaces_prompt, static_prompt
+from pipeline.export.static_prompt import (command_files, precompact_hook, replaces_prompt, static_prompt,
+                                           summary_instructions)
 from pipeline.templates.dialects.export import export_template
 
 TYPE_CHECKING = False
@@ -129,19 +129,14 @@ def _compaction(pipeline: "Pipeline", place: Place, pre: str, settings: str) -> 
         list[OwnedFile], list[tuple[Key, Any]], list[Carried]]:
     """The settings keys and PreCompact hook of the profile's compaction, and its report (:data:`LOSSES`)."""
     profile = pipeline.profile
-    comp, summary = profile.compaction, profile.summary
+    comp = profile.compaction
     keys: list[tuple[Key, Any]] = []
     if comp.enabled is False:
         keys.append((("env", "DISABLE_AUTO_COMPACT"), "1"))
     files: list[OwnedFile] = []
     instructions = f"{pre}{INSTRUCTIONS}"
     if comp.strategy != "mask_tool_results":
-        from pipeline.compaction.summary_schema import render_schema
-
-        schema = render_schema(summary.schema_, summary.schema_format)
-        files.append(OwnedFile(instructions, summary.instructions.initial.render(schema=schema) + "\n"))
-        path = f"{place.root}/{INSTRUCTIONS}" if place.user else f"$CLAUDE_PROJECT_DIR/{instructions}"
-        command = f"cat {shlex.quote(path)}" if place.user else f'cat "{path}"'
-        keys.append((("hooks", "PreCompact"), [{"matcher": "", "hooks": [{"type": "command", "command": command}]}]))
+        files.append(OwnedFile(instructions, summary_instructions(pipeline) + "\n"))
+        keys.append((("hooks", "PreCompact"), precompact_hook(place, pre, INSTRUCTIONS, "CLAUDE_PROJECT_DIR")))
     hook = f"{settings} hooks.PreCompact prints {instructions}; Claude Code adds it to its summary request"
     return files, keys, carried(profile, LOSSES, settings=settings, hook=hook)

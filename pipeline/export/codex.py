@@ -33,7 +33,7 @@ from typing import Any
 
 from pipeline.export.base import Carried, Export, FolderTarget, Key, OwnedFile, Place, SharedToml
 from pipeline.export.losses import Row, carried, lost, own_summary
-from pipeline.export.static_prompt import replaces_prompt, static_prompt, templates_lost
+from pipeline.export.static_prompt import replaces_prompt, static_prompt, summary_instructions, templates_lost
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -123,18 +123,16 @@ LOSSES = (
 
 def _compaction(pipeline: "Pipeline", config: str) -> tuple[list[tuple[Key, Any]], list[Carried]]:
     """The config.toml keys of the profile's compaction, and its report (:data:`LOSSES`)."""
-    from pipeline.compaction.summary_schema import render_schema
     from pipeline.model.compaction import TokensTrigger
 
     profile = pipeline.profile
-    comp, summary = profile.compaction, profile.summary
+    comp = profile.compaction
     keys: list[tuple[Key, Any]] = []
     if comp.enabled is False:
         keys.append((("model_auto_compact_token_limit",), NEVER))
     elif isinstance(comp.trigger, TokensTrigger):
         keys.append((("model_auto_compact_token_limit",), comp.trigger.tokens))
     if comp.strategy != "mask_tool_results":
-        schema = render_schema(summary.schema_, summary.schema_format)
-        keys.append((("compact_prompt",), summary.instructions.initial.render(schema=schema)))
+        keys.append((("compact_prompt",), summary_instructions(pipeline)))
     prompt = f"{config} compact_prompt (Codex sends it as the last user message of its summary request)"
     return keys, carried(profile, LOSSES, limit=f"{config} model_auto_compact_token_limit", prompt=prompt)

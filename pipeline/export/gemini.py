@@ -151,6 +151,8 @@ class GeminiTarget(FolderTarget):
     threshold: Key = ("model", "compressionThreshold")
     #: the compaction, summary and retry table of the report
     table: tuple[Row, ...] = LOSSES
+    #: settings keys holding a list the user shares (the export's items added to it)
+    extend: tuple[Key, ...] = ()
 
     @property
     def block_file(self) -> str:
@@ -167,8 +169,16 @@ class GeminiTarget(FolderTarget):
         if trigger is not None and hasattr(trigger, "percent_of_window"):
             keys.append((self.threshold, trigger.percent_of_window / 100))
         compaction = losses(pipeline.profile, self.table, settings=settings)
-        return Export(self.name, tuple(files + commands), (SharedJson(settings, tuple(keys)),),
-                      blocks=tuple(blocks), report=tuple(report + carried + compaction))
+        hook_files, hook_keys, hook_report = self.summary_hook(pipeline, place, pre)
+        return Export(self.name, tuple(files + commands + hook_files),
+                      (SharedJson(settings, tuple(keys + hook_keys), self.extend),), blocks=tuple(blocks),
+                      report=tuple(report + carried + compaction + hook_report))
+
+    def summary_hook(self, pipeline: "Pipeline", place: Place, pre: str) -> tuple[
+            list[OwnedFile], list[tuple[Key, Any]], list[Carried]]:
+        """What adds to the agent's own summary request: files, settings keys and their report
+        (Gemini CLI has no such hook; Qwen Code's PreCompact hook)."""
+        return [], [], []
 
     def _translate(self, template) -> tuple:
         return translate_toml(template, self.memory.agent)

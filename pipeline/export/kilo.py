@@ -46,8 +46,8 @@ from typing import Any
 
 from pipeline.export.base import Carried, Export, FolderTarget, Key, OwnedFile, Place, SharedJson
 from pipeline.export.losses import Row, carried, lost, own_summary
-from pipeline.export.opencode import PLUGIN, compaction_keys, plugin_files, summary_texts, translate_md
-from pipeline.export.static_prompt import command_files, replaces_prompt, static_prompt
+from pipeline.export.opencode import PLUGIN, compaction_keys, plugin_files, translate_md
+from pipeline.export.static_prompt import command_files, replaces_prompt, static_prompt, summary_instructions
 from pipeline.llm.providers import PROVIDERS
 
 TYPE_CHECKING = False
@@ -131,12 +131,12 @@ def _prompt(pipeline: "Pipeline", place: Place, pre: str) -> tuple[list[OwnedFil
 
 def _summary(pipeline: "Pipeline", pre: str) -> tuple[list[tuple[Key, Any]], str, list[Carried]]:
     """``agent.compaction.prompt``, the prompt the plugin sets, and their report (:data:`LOSSES`)."""
-    system, prompt = summary_texts(pipeline)
     hook = (f"{pre}{PLUGIN} (experimental.session.compacting sets the prompt of Kilo CLI's last summary request, "
             "which merges the summaries of the conversation's chunks; the chunks are summarized with Kilo's own "
             "instructions)")
-    return [(("agent", "compaction", "prompt"), system)], prompt, carried(pipeline.profile, LOSSES, config=CONFIG,
-                                                                          hook=hook)
+    system = pipeline.profile.summary.system_prompt.render()
+    return ([(("agent", "compaction", "prompt"), system)], summary_instructions(pipeline),
+            carried(pipeline.profile, LOSSES, config=CONFIG, hook=hook))
 
 
 def summarizer_keys(pipeline: "Pipeline") -> tuple[list[tuple[Key, Any]], list[Carried]]:

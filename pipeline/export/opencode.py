@@ -34,7 +34,8 @@ from typing import Any
 
 from pipeline.export.base import Carried, Export, FolderTarget, Key, OwnedFile, Place, SharedJson
 from pipeline.export.losses import Row, carried, lost, own_summary
-from pipeline.export.static_prompt import command_files, rendered_for, replaces_prompt, static_prompt
+from pipeline.export.static_prompt import (command_files, rendered_for, replaces_prompt, static_prompt,
+                                           summary_instructions)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -188,21 +189,10 @@ def _compaction(pipeline: "Pipeline", config: str, plugin: str) -> tuple[list[tu
     and the compaction prompt the plugin sets."""
     profile = pipeline.profile
     keys, report = compaction_keys(pipeline, config, "opencode")
-    system, prompt = summary_texts(pipeline)
-    keys.append((("agent", "compaction", "prompt"), system))
+    prompt = summary_instructions(pipeline)
+    keys.append((("agent", "compaction", "prompt"), profile.summary.system_prompt.render()))
     hook = f"{plugin} (experimental.session.compacting replaces opencode's compaction prompt)"
     return keys, report + carried(profile, LOSSES, config=config, hook=hook), prompt
-
-
-def summary_texts(pipeline: "Pipeline") -> tuple[str, str]:
-    """The summary's system prompt (``agent.compaction.prompt``) and its first instructions,
-    the schema rendered in (what the plugin's ``experimental.session.compacting`` sets);
-    opencode's and Kilo CLI's."""
-    from pipeline.compaction.summary_schema import render_schema
-
-    summary = pipeline.profile.summary
-    schema = render_schema(summary.schema_, summary.schema_format)
-    return summary.system_prompt.render(), summary.instructions.initial.render(schema=schema)
 
 
 def plugin_files(pre: str, marker: "str | None", compaction_prompt: str) -> list[OwnedFile]:

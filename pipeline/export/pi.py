@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from pipeline.export.base import Carried, Export, FolderTarget, Key, OwnedFile, Place, SharedJson
-from pipeline.export.static_prompt import FOLDER_WHY, command_files
+from pipeline.export.static_prompt import command_files, folder_lost
 from pipeline.model.pi_plan import (
     PLAN_VERSION,
     Branch,
@@ -78,8 +78,8 @@ class PiTarget(FolderTarget):
             OwnedFile(f"{pre}{EXTENSION_DIR}/profile.json", plan_json(pipeline)),
         ]
         report.append(Carried("system_prompt", "extension", f"{pre}{EXTENSION_DIR}/ (before_agent_start)"))
-        report += [Carried(f"system_prompt.sections.{section.id}.folder", "lost", why=FOLDER_WHY.format(agent="pi"))
-                   for section in pipeline.profile.system_prompt.sections if section.folder is not None]
+        report += [folder_lost(section.id, "pi") for section in pipeline.profile.system_prompt.sections
+                   if section.folder is not None]
         files += self._templates(pipeline, place, pre, report)
         report += _compaction_losses(pipeline, pre)
         return Export(self.name, tuple(files), (SharedJson(f"{pre}settings.json", tuple(keys)),), tuple(report))

@@ -28,13 +28,12 @@ Gemini CLI that reads the same kinds of files under ``.qwen/``).
 from __future__ import annotations
 
 import json
-import shlex
-from dataclasses import replace
+from typing import Any
 
-from pipeline.export.base import Carried, Export, Key, OwnedFile, Place, SharedJson
+from pipeline.export.base import Carried, Key, OwnedFile, Place
 from pipeline.export.gemini import GeminiTarget, MemoryFiles
 from pipeline.export.losses import Row, summary_lost
-from pipeline.export.opencode import summary_texts
+from pipeline.export.static_prompt import precompact_hook, summary_instructions
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -87,24 +86,21 @@ class QwenCodeTarget(GeminiTarget):
     memory = QWEN
     threshold: Key = ("context", "autoCompactThreshold")
     table = LOSSES
+    extend: tuple[Key, ...] = (("hooks", "PreCompact"),)  # the user's own PreCompact hooks stay beside the export's
 
-    def build(self, pipeline: "Pipeline", place: Place, pre: str) -> Export:
-        export = super().build(pipeline, place, pre)
-        files, keys, report = _precompact(pipeline, place, pre)
-        [settings] = export.shared
-        extend = (("hooks", "PreCompact"),)  # the user's own PreCompact hooks stay beside the export's
-        return replace(export, files=export.files + tuple(files), report=export.report + tuple(report),
-                       shared=(SharedJson(settings.path, settings.keys + tuple(keys), extend),))
+    def summary_hook(self, pipeline: "Pipeline", place: Place, pre: str) -> tuple[
+            list[OwnedFile], list[tuple[Key, Any]], list[Carried]]:
+        return _precompact(pipeline, place, pre)
 
 
 TARGET = QwenCodeTarget("qwen-code", "Qwen Code 0.24.4", ".qwen/")
 
 
-def _precompact(pipeline: "Pipeline", place: Place, pre: str) -> tuple[list[OwnedFile], list[tuple[Key, object]],
+def _precompact(pipeline: "Pipeline", place: Place, pre: str) -> tuple[list[OwnedFile], list[tuple[Key, Any]],
                                                                       list[Carried]]:
     """The PreCompact hook that adds the profile's initial instructions to Qwen Code's summary
     request, the file it prints, and the report of the instructions and the schema."""
-    _, instructions = summary_texts(pipeline)
+    instructions = summary_instructions(pipeline)
     keys = ("summary.instructions.initial", "summary.schema")
     if pipeline.profile.compaction.strategy == "mask_tool_results":
         return [], [], [Carried(k, "lost", why="the profile masks tool results: it asks for no summary") for k in keys]
@@ -114,9 +110,7 @@ def _precompact(pipeline: "Pipeline", place: Place, pre: str) -> tuple[list[Owne
         return [], [], [Carried(k, "lost", why=why) for k in keys]
     where = f"{pre}{HOOK_FILE}"
     output = {"hookSpecificOutput": {"hookEventName": "PreCompact", "additionalContext": instructions}}
-    path = f"{place.root}/{HOOK_FILE}" if place.user else f"$QWEN_PROJECT_DIR/{where}"
-    command = f"cat {shlex.quote(path)}" if place.user else f'cat "{path}"'
-    hook = [{"matcher": "", "hooks": [{"type": "command", "command": command}]}]
+    hook = precompact_hook(place, pre, HOOK_FILE, "QWEN_PROJECT_DIR")
     what = (f"{pre}settings.json hooks.PreCompact prints {where}; Qwen Code adds it to its summary prompt "
             "(Additional Instructions)")
     return ([OwnedFile(where, json.dumps(output, indent=1, ensure_ascii=False) + "\n")], [(("hooks", "PreCompact"), hook)],

@@ -32,14 +32,17 @@ Then, section by section, in both modes:
   ``folder``, if it has one, is **lost** (the file is read in every folder; only the
   agents-md target writes a folder's own file, and says so in its report).
 
-Template translation shared by these targets is here too: :func:`command_files`.
+Template translation shared by these targets is here too: :func:`command_files`; and what
+they give an agent's own summary request: :func:`summary_instructions` and
+:func:`precompact_hook`.
 """
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from pipeline.export.base import Carried, OwnedFile, Place
 from pipeline.export.paths import template_name_problem
@@ -57,9 +60,6 @@ if TYPE_CHECKING:  # pragma: no cover
 _CWD_PROBES = ("/context-pipeline-probe-a", "/context-pipeline-probe-b")
 #: the section kinds a target fills from its own inputs
 HOST_KINDS = ("custom_prompt", "append_prompt", "context_files", "skills")
-#: why a kept section's ``folder`` is lost (agents-md reports it native: :mod:`pipeline.export.agents_md`)
-FOLDER_WHY = ("{agent} reads the section in every folder of the project: only `pipeline export agents-md` writes a "
-              "folder's own file (its AGENTS.md)")
 
 
 @dataclass(frozen=True)
@@ -116,9 +116,17 @@ def static_prompt(pipeline: "Pipeline", where: str, host: Mapping[str, str], cwd
                 kept.append(a)
                 report.append(_kept(key, where, section, mine, replaces, tools, agent))
                 if section.id in folders:
-                    report.append(Carried(f"{key}.folder", "lost", why=FOLDER_WHY.format(agent=agent)))
+                    report.append(folder_lost(section.id, agent))
     text = "".join(("" if i == 0 else s.separator) + s.text for i, s in enumerate(kept))
     return StaticPrompt(text, tuple(kept), tuple(report))
+
+
+def folder_lost(section_id: str, agent: str) -> Carried:
+    """A section's ``folder`` in the report of a target that writes one file for every folder
+    (agents-md reports it native: :mod:`pipeline.export.agents_md`)."""
+    return Carried(f"system_prompt.sections.{section_id}.folder", "lost",
+                   why=f"{agent} reads the section in every folder of the project: only `pipeline export agents-md` "
+                       "writes a folder's own file (its AGENTS.md)")
 
 
 def rendered_for(pipeline: "Pipeline", cwd: str, replaces: Optional[bool] = None) -> dict[str, RenderedSection]:
@@ -142,6 +150,25 @@ def _tool_dependent(section) -> bool:
         return True
     when = section.when
     return when is not None and bool(when.tools_include or when.tools_exclude or when.selected_any)
+
+
+def summary_instructions(pipeline: "Pipeline") -> str:
+    """The summary's first instructions, the schema rendered in: what an agent that writes its own
+    summary request is given (Codex's ``compact_prompt``, Claude Code's and Qwen Code's PreCompact
+    hook, opencode's and Kilo CLI's plugin)."""
+    from pipeline.compaction.summary_schema import render_schema
+
+    summary = pipeline.profile.summary
+    return summary.instructions.initial.render(schema=render_schema(summary.schema_, summary.schema_format))
+
+
+def precompact_hook(place: Place, pre: str, relpath: str, project_dir: str) -> list[dict[str, Any]]:
+    """A ``hooks.PreCompact`` entry (Claude Code's settings, Qwen Code's) whose command prints the
+    export's file ``relpath``: by the agent's ``project_dir`` variable in a project export, by its
+    absolute path in a user-level one."""
+    path = f"{place.root}/{relpath}" if place.user else f"${project_dir}/{pre}{relpath}"
+    command = f"cat {shlex.quote(path)}" if place.user else f'cat "{path}"'
+    return [{"matcher": "", "hooks": [{"type": "command", "command": command}]}]
 
 
 Translate = Callable[["PromptTemplate"], tuple[Optional[str], Optional[str], tuple[str, ...], tuple[str, ...]]]

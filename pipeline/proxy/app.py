@@ -207,12 +207,10 @@ class ProxyApp:
                      send: Send, conversation: Optional[str], booked: Optional[Awaitable[None]] = None) -> None:
         try:
             response = await self.client().request(method, where.url, headers, body)
-        except AnswerTimeout:
+        except UpstreamTimeout as err:
             self.store.count("upstream_errors")
-            raise ProxyFailure(504, self._too_long(where)) from None
-        except UpstreamTimeout:
-            self.store.count("upstream_errors")
-            raise ProxyFailure(504, f"the upstream {_host(where.url)} did not answer in time") from None
+            silent = f"the upstream {_host(where.url)} did not answer in time"
+            raise ProxyFailure(504, self._too_long(where) if isinstance(err, AnswerTimeout) else silent) from None
         except UpstreamError as err:
             self.store.count("upstream_errors")
             raise ProxyFailure(502, f"cannot reach the upstream {_host(where.url)}: {err.reason()}") from None

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.compiler import compile_profile
-from pipeline.export.opencode import summary_texts
+from pipeline.export.static_prompt import summary_instructions
 from pipeline.export.verify.agents import Invocation, KiloRecipe, system_message
 from pipeline.loopback.chat import LoopbackServer
 
@@ -122,7 +122,8 @@ def test_kilo_compacts_as_the_exported_auto_says_with_the_summarizer_model(tmp_p
         json.dumps(b)[:300] for b in summarizer.bodies]
     assert not _summaries(session), [json.dumps(b["messages"][-1])[:200] for b in session]
     if enabled:
-        system, prompt = summary_texts(compile_profile(str(tmp_path / "team.yaml")))
+        compiled = compile_profile(str(tmp_path / "team.yaml"))
+        system, prompt = compiled.profile.summary.system_prompt.render(), summary_instructions(compiled)
         assert all(system in (system_message(b) or "") for b in sent)
         assert (system_message(sent[0]) or "").startswith("You are Kilo")
         chunk, last = (user_text(b, "<environment_details>") for b in sent)

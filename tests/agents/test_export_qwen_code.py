@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.compiler import compile_profile
-from pipeline.export.opencode import summary_texts
+from pipeline.export.static_prompt import summary_instructions
 from pipeline.export.verify.agents import RECIPES, Invocation, system_message
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -92,6 +92,6 @@ def test_qwen_compacts_at_the_exported_threshold(tmp_path, qwen_env, percent, co
     # 100,000 tokens pass 30% of the window (60,000) and not 90% (capped at the window less 33,000: 167,000)
     assert bool(summaries) is compacts, [(system_message(b) or "")[:80] for b in bodies]
     if compacts:  # the exported PreCompact hook adds the profile's instructions to Qwen Code's summary prompt
-        _, instructions = summary_texts(compile_profile(str(tmp_path / "team.yaml")))
+        instructions = summary_instructions(compile_profile(str(tmp_path / "team.yaml")))
         assert report["summary.instructions.initial"]["how"] == "extension"
         assert "Additional Instructions:\n" + instructions in system_message(summaries[0])

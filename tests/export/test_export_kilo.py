@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pipeline.cli import main
 from pipeline.compiler import compile_profile
-from pipeline.export.opencode import summary_texts
+from pipeline.export.static_prompt import summary_instructions
 
 from .profiles import TEAM, dry_report, replacing, run_export
 
@@ -61,7 +61,8 @@ def test_compaction_keys_and_the_reserve_note(tmp_path, capsys):
     for key in ("summary.instructions.update", "summary.validity", "retry", "compaction.branch.reserve_tokens"):
         assert got[key]["how"] == "lost" and got[key]["why"], key
     # the summary's system prompt is the compaction agent's; its instructions the plugin's
-    system, prompt = summary_texts(compile_profile(str(profile)))
+    compiled = compile_profile(str(profile))
+    system, prompt = compiled.profile.summary.system_prompt.render(), summary_instructions(compiled)
     assert config["agent"]["compaction"]["prompt"] == system
     assert got["summary.system_prompt"]["how"] == "native" and "agent.compaction.prompt" in got[
         "summary.system_prompt"]["where"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pipeline.cli import main
 from pipeline.compiler import compile_profile
-from pipeline.export.opencode import summary_texts
+from pipeline.export.static_prompt import summary_instructions
 
 from .profiles import TEAM, dry_report, replacing, run_export
 
@@ -149,7 +149,7 @@ def test_the_precompact_hook_prints_the_profiles_instructions_beside_the_users_h
     hooks = json.loads((tmp_path / ".qwen/settings.json").read_text())["hooks"]["PreCompact"]
     assert hooks[0] == mine and hooks[1]["hooks"][0]["command"] == (
         'cat "$QWEN_PROJECT_DIR/.qwen/context-pipeline/precompact.json"')
-    _, instructions = summary_texts(compile_profile("builtin:default"))
+    instructions = summary_instructions(compile_profile("builtin:default"))
     output = json.loads((tmp_path / ".qwen/context-pipeline/precompact.json").read_text())
     assert output == {"hookSpecificOutput": {"hookEventName": "PreCompact", "additionalContext": instructions}}
     got = report(tmp_path, capsys)
