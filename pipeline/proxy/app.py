@@ -222,13 +222,15 @@ class ProxyApp:
                 await asyncio.shield(booked)  # the counters a client reads after its answer count it
             await send({"type": "http.response.start", "status": response.status, "headers": back})
             tap = UsageTap(response.header(b"content-type") or "", response.header(b"content-encoding") is not None)
+            last = b""
             try:
                 async for chunk in response.chunks():
                     tap.feed(chunk)
+                    last = chunk
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
             except UpstreamError as err:
                 self.store.count("upstream_errors")
-                await self._cut(where, response, err, send)
+                await self._cut(where, response, err, last, send)
                 return
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             reported = tap.reported() if conversation is not None and response.status < 400 else None
@@ -237,12 +239,15 @@ class ProxyApp:
         finally:
             response.release()
 
-    async def _cut(self, where: Route, response: Answer, err: UpstreamError, send: Send) -> None:
+    async def _cut(self, where: Route, response: Answer, err: UpstreamError, last: bytes, send: Send) -> None:
         """An answer the upstream broke off, or that ran past the answer deadline, once its head
         went to the client: an event stream sent in chunks ends with the error as its last event
         (in the provider's shape) and the stream's proper end; any other answer is left cut, so
         the server closes the connection and the client sees a body shorter than announced,
-        never a whole-looking one."""
+        never a whole-looking one. An event the upstream left half-written (``last``, the piece
+        sent last, does not end with a blank line) is closed by one first: a blank line ends it,
+        and an event without data is dropped by every reader of the format, so the error event is
+        read on its own."""
         kind = (response.header(b"content-type") or "").lower()
         if (kind.startswith("text/event-stream") and response.header(b"content-length") is None
                 and response.header(b"content-encoding") is None):
@@ -250,8 +255,10 @@ class ProxyApp:
                 status, message = 504, self._too_long(where)
             else:
                 status, message = 502, f"the upstream {_host(where.url)} broke off its answer: {err.reason()}"
-            await send({"type": "http.response.body", "body": error_event(where.provider, status, message),
-                        "more_body": False})
+            event = error_event(where.provider, status, message)
+            if not last.endswith((b"\n\n", b"\r\n\r\n")):
+                event = b"\n\n" + event
+            await send({"type": "http.response.body", "body": event, "more_body": False})
 
     def _too_long(self, where: Route) -> str:
         return (f"the upstream {_host(where.url)} did not finish its answer within {self.settings.answer_timeout:g} s "

@@ -271,6 +271,41 @@ def test_an_answer_cut_after_its_head_reaches_the_client_short_never_whole_looki
     assert not [line for line in proxy.stderr_lines if "ERROR" in line or "Traceback" in line]
 
 
+def test_a_stream_the_upstream_breaks_off_ends_with_a_502_event_and_an_answer_too_slow_to_start_is_a_504(
+        tmp_path, upstream):
+    """An event stream whose upstream closes the connection mid-chunk: the client's last event is
+    the error (502, naming the break); with a call deadline shorter than the silence allowed, an
+    upstream that says nothing is a 504 naming the call deadline, not the silence."""
+    def broken(handler, seen) -> None:
+        handler.send_response(200)
+        handler.send_header("content-type", "text/event-stream")
+        handler.send_header("transfer-encoding", "chunked")
+        handler.end_headers()
+        _chunk(handler, b'event: ping\ndata: {"type": "ping"}\n\n')
+        handler.wfile.write(b"40\r\nevent: ping")  # a chunk cut short, then the connection ends
+        handler.close_connection = True
+
+    def silent(handler, seen) -> None:
+        time.sleep(3)
+
+    profile = tmp_path / "short-call.yaml"
+    profile.write_text("extends: builtin:default\nsummarizer:\n  timeout_s: 30\n  call_deadline_s: 1\n")
+    body = b'{"model":"claude-x","max_tokens":5,"stream":true,"messages":[{"role":"user","content":"hi"}]}'
+    with _proxy(tmp_path, upstream, str(profile)) as proxy:
+        upstream.recorder.answer = broken
+        with httpx.stream("POST", proxy.url + "/v1/messages", content=body, timeout=30) as answer:
+            text = b"".join(answer.iter_bytes()).decode()
+        upstream.recorder.answer = silent
+        late = httpx.post(proxy.url + "/v1/messages", content=ANTHROPIC_BODY, timeout=30)
+    name, data = text.strip().split("\n\n")[-1].split("\n", 1)
+    error = json.loads(data.removeprefix("data: "))
+    assert name == "event: error" and error["error"]["type"] == "api_error"
+    assert "broke off its answer" in error["error"]["message"]
+    assert late.status_code == 504 and late.json()["error"]["type"] == "timeout_error"
+    assert "within 1 s" in late.json()["error"]["message"]
+    assert not [line for line in proxy.stderr_lines if "ERROR" in line or "Traceback" in line]
+
+
 def test_a_cookie_the_upstream_sets_goes_to_that_client_and_never_with_another_request(tmp_path, upstream):
     """The proxy's one upstream client is shared by every agent: it keeps no cookie jar."""
     def with_cookie(handler, seen) -> None:
