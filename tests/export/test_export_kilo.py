@@ -136,3 +136,13 @@ def test_the_summarizer_model_is_the_compaction_agents_model_and_is_read_back(tm
         assert f'model: "{model}"' in back.read_text() and f'provider: "{name}"' in back.read_text()
         capsys.readouterr()
         assert export(project, str(back), "--dry-run") == 0 and "no change" in capsys.readouterr().out
+
+
+def test_user_dir_holds_the_plugin_in_kilos_config_folder(tmp_path):
+    home = tmp_path / "dot-config-kilo"
+    home.mkdir()
+    assert main(["export", "kilo", "--user-dir", str(home)]) == 0
+    assert (home / "plugin/context-pipeline.js").is_file()
+    data = json.loads((home / "context-pipeline/plugin.json").read_text())
+    assert data["cwd_marker"] is None and data["compaction_prompt"] == summary_instructions(compile_profile("default"))
+    assert json.loads((home / "kilo.json").read_text())["agent"]["compaction"]["prompt"]

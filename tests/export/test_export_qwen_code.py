@@ -166,3 +166,20 @@ def test_the_precompact_hook_prints_the_profiles_instructions_beside_the_users_h
     got = report(tmp_path, capsys, str(profile))
     assert got["summary.instructions.initial"]["how"] == "lost" and "keeps the first 4000" in got[
         "summary.instructions.initial"]["why"]
+
+
+def test_the_hook_in_a_user_dir_names_its_file_by_path_and_a_masking_profile_gets_none(tmp_path, capsys):
+    home = tmp_path / "dot-qwen"
+    home.mkdir()
+    assert main(["export", "qwen-code", "--user-dir", str(home)]) == 0
+    command = json.loads((home / "settings.json").read_text())["hooks"]["PreCompact"][0]["hooks"][0]["command"]
+    assert command == f"cat {home}/context-pipeline/precompact.json"
+    assert json.loads((home / "context-pipeline/precompact.json").read_text())["hookSpecificOutput"]
+    masking = tmp_path / "mask.yaml"
+    masking.write_text("extends: builtin:default\nname: mask\ncompaction:\n  strategy: mask_tool_results\n")
+    (tmp_path / "proj").mkdir()
+    got = report(tmp_path / "proj", capsys, str(masking))
+    assert got["summary.instructions.initial"]["how"] == "lost" and "asks for no summary" in got[
+        "summary.instructions.initial"]["why"]
+    assert export(tmp_path / "proj", str(masking)) == 0
+    assert not (tmp_path / "proj/.qwen/context-pipeline/precompact.json").exists()
